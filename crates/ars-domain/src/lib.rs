@@ -1,0 +1,21 @@
+//! The ARS domain: the types every other crate speaks and the rules that hold for them.
+//!
+//! This crate does no I/O. It knows what an agent, a user and a share are, which writes are
+//! valid, who may see or manage what, and how an agent's runtime context is layered over the
+//! server defaults. Storage, HTTP and the runtime build on it and never re-state its rules.
+
+pub mod access;
+pub mod agent;
+pub mod context;
+pub mod credentials;
+pub mod error;
+pub mod ids;
+pub mod time;
+pub mod user;
+
+pub use access::Caller;
+pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
+pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
+pub use error::{FieldError, ValidationError};
+pub use ids::{AgentId, TokenId, UserId};
+pub use user::{ApiToken, Role, User};

@@ -1,0 +1,85 @@
+//! Operator configuration of the local sandbox.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// How `execute` runs shell commands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShellMode {
+    /// Isolated under bubblewrap: only the scope is visible, at its virtual paths. The default,
+    /// and the only mode that keeps SPEC §6's promises.
+    #[default]
+    Bubblewrap,
+    /// An unconfined `bash` on the host, for development machines without `bwrap`. The
+    /// environment is still cleared and the cwd is still the workdir, but nothing else is
+    /// isolated, so the server must log this loudly at start-up.
+    Host,
+}
+
+/// Everything the local sandbox needs from the server's configuration.
+///
+/// Build it with [`SandboxConfig::new`] and override fields; the defaults are the limits the
+/// agent tools are tuned for.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SandboxConfig {
+    /// The server's data root. User workspaces live under `users/<user_id>/user-data`, the
+    /// shared Skills projection under `skills`.
+    pub data_dir: PathBuf,
+    /// Isolated (default) or host shell.
+    #[serde(default)]
+    pub shell: ShellMode,
+    /// Where `bwrap` lives. `None` searches `PATH` and the usual system locations at each
+    /// `execute`, so installing bubblewrap does not need a restart.
+    #[serde(default)]
+    pub bwrap_path: Option<PathBuf>,
+    /// Extra host directories made visible read-only inside the isolated shell at the same
+    /// path (for example a toolchain under `/opt`). Missing ones are skipped.
+    #[serde(default)]
+    pub extra_ro_binds: Vec<PathBuf>,
+    /// Cap on captured bytes per output stream of a command; the rest is discarded and the
+    /// outcome says `truncated`.
+    #[serde(default = "defaults::max_output_bytes")]
+    pub max_output_bytes: usize,
+    /// Cap on a command's timeout, whatever the caller asks for.
+    #[serde(default = "defaults::max_timeout_secs")]
+    pub max_timeout_secs: u64,
+    /// Cap on the bytes one `read` returns, so a huge file cannot flood the model context.
+    #[serde(default = "defaults::max_read_bytes")]
+    pub max_read_bytes: usize,
+    /// Cap on the entries `list` returns and the matches `glob` and `grep` return.
+    #[serde(default = "defaults::max_results")]
+    pub max_results: usize,
+}
+
+impl SandboxConfig {
+    /// A configuration with default limits over `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            shell: ShellMode::default(),
+            bwrap_path: None,
+            extra_ro_binds: Vec::new(),
+            max_output_bytes: defaults::max_output_bytes(),
+            max_timeout_secs: defaults::max_timeout_secs(),
+            max_read_bytes: defaults::max_read_bytes(),
+            max_results: defaults::max_results(),
+        }
+    }
+}
+
+mod defaults {
+    pub(super) fn max_output_bytes() -> usize {
+        64 * 1024
+    }
+    pub(super) fn max_timeout_secs() -> u64 {
+        30 * 60
+    }
+    pub(super) fn max_read_bytes() -> usize {
+        256 * 1024
+    }
+    pub(super) fn max_results() -> usize {
+        500
+    }
+}

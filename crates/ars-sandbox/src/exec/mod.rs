@@ -1,0 +1,106 @@
+//! `execute`: running a shell command for the agent.
+//!
+//! [`plan`] turns a scope and request into a ready-to-spawn command — isolated under bubblewrap
+//! by default, or an unconfined host shell when the operator chose [`ShellMode::Host`] — and
+//! [`supervise::run`] runs it to its end.
+
+mod bwrap;
+mod supervise;
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+use tokio::process::Command;
+
+pub(crate) use supervise::run;
+
+use crate::config::{SandboxConfig, ShellMode};
+use crate::error::SandboxError;
+use crate::paths::{Access, Layout, Root};
+use crate::scope::Scope;
+use bwrap::{SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args};
+
+/// Where `bwrap` is looked for after `PATH` (which a service manager may have trimmed).
+const BWRAP_FALLBACKS: &[&str] = &["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
+
+/// What an operator must do when bubblewrap is missing; part of the error the model and the
+/// logs see.
+const INSTALL_HINT: &str = "bubblewrap (`bwrap`) is not installed on the server; an operator \
+    can install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install \
+    bubblewrap` (Fedora), or explicitly opt into the unconfined host shell (shell = \"host\")";
+
+/// Builds the command for `command` in `scope`. Blocking: it resolves and checks paths.
+///
+/// The scope's directories must exist (see [`crate::Sandbox::prepare`]).
+pub(crate) fn plan(
+    config: &SandboxConfig,
+    layout: &Layout,
+    scope: &Scope,
+    command: &str,
+    allow_network: bool,
+) -> Result<Command, SandboxError> {
+    let workdir = layout.resolve(scope, &scope.virtual_workdir(), Access::Write)?;
+    match config.shell {
+        ShellMode::Bubblewrap => {
+            let bwrap = find_bwrap(config)?;
+            let mounts = ScopeMounts {
+                user_data: layout.canonical_root(scope.user_id, Root::UserData)?,
+                skills: layout.canonical_root(scope.user_id, Root::Skills)?,
+                virtual_workdir: workdir.virtual_path,
+            };
+            let mut cmd = Command::new(bwrap);
+            // bwrap itself needs no environment; clearing it keeps the server's secrets out of
+            // even the sandbox's launcher.
+            cmd.env_clear().args(bwrap_args(
+                &mounts,
+                command,
+                allow_network,
+                &config.extra_ro_binds,
+            ));
+            Ok(cmd)
+        }
+        ShellMode::Host => {
+            let home = layout.canonical_root(scope.user_id, Root::UserData)?;
+            let mut cmd = Command::new("/bin/bash");
+            cmd.env_clear()
+                .env("PATH", SHELL_PATH)
+                .env("HOME", home)
+                .env("LANG", SHELL_LANG)
+                .current_dir(&workdir.host)
+                .arg("-c")
+                .arg(command);
+            Ok(cmd)
+        }
+    }
+}
+
+/// Locates `bwrap`: the configured path, else `PATH`, else the usual system locations.
+pub(crate) fn find_bwrap(config: &SandboxConfig) -> Result<PathBuf, SandboxError> {
+    if let Some(path) = &config.bwrap_path {
+        return if path.is_file() {
+            Ok(path.clone())
+        } else {
+            Err(SandboxError::ShellUnavailable(format!(
+                "{INSTALL_HINT} (the configured bwrap_path does not exist)"
+            )))
+        };
+    }
+    let from_path: Vec<PathBuf> = env::var_os("PATH")
+        .map(|paths| {
+            env::split_paths(&paths)
+                .map(|dir| dir.join("bwrap"))
+                .collect()
+        })
+        .unwrap_or_default();
+    from_path
+        .into_iter()
+        .chain(BWRAP_FALLBACKS.iter().map(PathBuf::from))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| SandboxError::ShellUnavailable(INSTALL_HINT.to_owned()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}

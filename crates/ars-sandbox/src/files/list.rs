@@ -1,0 +1,58 @@
+//! `list`: one directory's entries.
+
+use std::fs;
+
+use crate::error::SandboxError;
+use crate::paths::{Access, Layout};
+use crate::sandbox::{DirEntry, EntryKind, ListOutcome};
+use crate::scope::Scope;
+
+/// Lists a directory, sorted by name, at most `max_entries` entries. Symlinks are reported,
+/// not followed.
+pub(crate) fn list(
+    layout: &Layout,
+    scope: &Scope,
+    path: &str,
+    max_entries: usize,
+) -> Result<ListOutcome, SandboxError> {
+    let resolved = layout.resolve(scope, path, Access::Read)?;
+    let shown = &resolved.virtual_path;
+    let io_err = |err: std::io::Error| SandboxError::io(shown, &err);
+    if !fs::metadata(&resolved.host).map_err(io_err)?.is_dir() {
+        return Err(SandboxError::NotDirectory {
+            path: shown.clone(),
+        });
+    }
+    let mut entries = Vec::new();
+    for entry in fs::read_dir(&resolved.host).map_err(io_err)? {
+        let entry = entry.map_err(io_err)?;
+        // `DirEntry::metadata` does not follow symlinks, which is what a listing wants.
+        let Ok(meta) = entry.metadata() else {
+            continue; // Vanished between readdir and stat.
+        };
+        let file_type = meta.file_type();
+        let kind = if file_type.is_symlink() {
+            EntryKind::Symlink
+        } else if file_type.is_dir() {
+            EntryKind::Directory
+        } else if file_type.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        };
+        entries.push(DirEntry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            path: resolved.child_virtual(&entry.path()),
+            kind,
+            size: meta.len(),
+        });
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let truncated = entries.len() > max_entries;
+    entries.truncate(max_entries);
+    Ok(ListOutcome {
+        path: resolved.virtual_path.clone(),
+        entries,
+        truncated,
+    })
+}

@@ -1,0 +1,37 @@
+//! The ARS sandbox: where the agents' built-in file and shell tools act (SPEC §6).
+//!
+//! - [`Sandbox`] is the seam: `prepare`, `list`, `read`, `write`, `edit`, `glob`, `grep` and
+//!   `execute`, all addressed in *virtual* paths within a [`Scope`].
+//! - [`LocalSandbox`] is the embedded implementation over the server's data dir, with the shell
+//!   isolated by bubblewrap.
+//! - `paths` holds the virtual layout and the one function that maps virtual paths to host
+//!   paths; every file operation goes through it.
+//!
+//! **Invariant:** nothing leaves a scope. `..`, foreign absolute paths, symlinks pointing out,
+//! NUL bytes and over-long paths are refused; `/home/gem/skills` is read-only; the shell sees
+//! only the scope's directories, no network unless allowed, and an environment with none of
+//! the server's secrets.
+//!
+//! **Boundary:** this crate knows nothing of agents, runs or HTTP; it takes a scope and a
+//! request and returns an outcome.
+
+mod config;
+mod error;
+mod exec;
+mod files;
+mod local;
+mod paths;
+mod sandbox;
+mod scope;
+
+pub use config::{SandboxConfig, ShellMode};
+pub use error::SandboxError;
+pub use local::LocalSandbox;
+pub use paths::{
+    HOME_DIR, MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT,
+};
+pub use sandbox::{
+    DEFAULT_READ_LINES, DirEntry, EditOutcome, EntryKind, ExecOutcome, ExecRequest, GlobOutcome,
+    GrepMatch, GrepOutcome, ListOutcome, ReadOutcome, Sandbox, WriteOutcome,
+};
+pub use scope::Scope;

@@ -1,0 +1,229 @@
+//! `LocalSandbox`: the embedded [`Sandbox`] over directories under the server's data dir.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{SandboxConfig, ShellMode};
+use crate::error::SandboxError;
+use crate::paths::{Access, Layout, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
+use crate::sandbox::{
+    EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ReadOutcome,
+    Sandbox, WriteOutcome,
+};
+use crate::scope::Scope;
+use crate::{exec, files};
+
+/// The embedded sandbox: file tools on the local data dir, shell commands under bubblewrap.
+///
+/// A cheap `Clone` handle; all clones share one configuration.
+#[derive(Clone, Debug)]
+pub struct LocalSandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: SandboxConfig,
+    layout: Layout,
+}
+
+impl LocalSandbox {
+    /// A sandbox over `config.data_dir`. Touches nothing on disk until a call needs it.
+    pub fn new(config: SandboxConfig) -> Self {
+        let layout = Layout::new(config.data_dir.clone());
+        Self {
+            inner: Arc::new(Inner { config, layout }),
+        }
+    }
+
+    /// The configuration this sandbox runs with.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.inner.config
+    }
+
+    /// Checks at start-up that `execute` can work, so the server can log the shell mode (and
+    /// warn loudly about [`ShellMode::Host`]) before the first agent needs it. Returns the
+    /// `bwrap` path in isolated mode, `None` in host mode.
+    pub fn check_shell(&self) -> Result<Option<PathBuf>, SandboxError> {
+        match self.inner.config.shell {
+            ShellMode::Bubblewrap => exec::find_bwrap(&self.inner.config).map(Some),
+            ShellMode::Host => Ok(None),
+        }
+    }
+
+    /// Runs a blocking file-system job on tokio's blocking pool.
+    async fn blocking<T, F>(&self, job: F) -> Result<T, SandboxError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, SandboxError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || job(&inner))
+            .await
+            .map_err(|err| SandboxError::Io {
+                path: USER_DATA_ROOT.to_owned(),
+                message: format!("the sandbox worker failed: {err}"),
+            })?
+    }
+}
+
+impl Inner {
+    /// Creates the workspace, personal Skills dir, shared Skills dir and workdir.
+    fn prepare(&self, scope: &Scope) -> Result<(), SandboxError> {
+        scope.validate()?;
+        for (dir, shown) in [
+            (self.layout.user_data(scope.user_id), USER_DATA_ROOT),
+            (self.layout.skills(), SKILLS_ROOT),
+        ] {
+            fs::create_dir_all(&dir).map_err(|err| SandboxError::io(shown, &err))?;
+        }
+        // These two go through resolution: the workspace is writable by the shell, so a
+        // component on the way could be a symlink planted to make us create directories
+        // elsewhere.
+        for dir in [PERSONAL_SKILLS_DIR.to_owned(), scope.virtual_workdir()] {
+            let resolved = self.layout.resolve(scope, &dir, Access::Write)?;
+            fs::create_dir_all(&resolved.host)
+                .map_err(|err| SandboxError::io(&resolved.virtual_path, &err))?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Sandbox for LocalSandbox {
+    async fn prepare(&self, scope: &Scope) -> Result<(), SandboxError> {
+        let scope = scope.clone();
+        self.blocking(move |inner| inner.prepare(&scope)).await
+    }
+
+    async fn list(&self, scope: &Scope, path: &str) -> Result<ListOutcome, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        self.blocking(move |inner| {
+            files::list(&inner.layout, &scope, &path, inner.config.max_results)
+        })
+        .await
+    }
+
+    async fn read(
+        &self,
+        scope: &Scope,
+        path: &str,
+        offset_line: usize,
+        limit_lines: Option<usize>,
+    ) -> Result<ReadOutcome, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        self.blocking(move |inner| {
+            let max_bytes = inner.config.max_read_bytes;
+            files::read(
+                &inner.layout,
+                &scope,
+                &path,
+                offset_line,
+                limit_lines,
+                max_bytes,
+            )
+        })
+        .await
+    }
+
+    async fn write(
+        &self,
+        scope: &Scope,
+        path: &str,
+        content: &str,
+    ) -> Result<WriteOutcome, SandboxError> {
+        let (scope, path, content) = (scope.clone(), path.to_owned(), content.to_owned());
+        self.blocking(move |inner| files::write(&inner.layout, &scope, &path, &content))
+            .await
+    }
+
+    async fn edit(
+        &self,
+        scope: &Scope,
+        path: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+    ) -> Result<EditOutcome, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        let (old, new) = (old.to_owned(), new.to_owned());
+        self.blocking(move |inner| {
+            files::edit(&inner.layout, &scope, &path, &old, &new, replace_all)
+        })
+        .await
+    }
+
+    async fn glob(
+        &self,
+        scope: &Scope,
+        pattern: &str,
+        base: Option<&str>,
+    ) -> Result<GlobOutcome, SandboxError> {
+        let (scope, pattern) = (scope.clone(), pattern.to_owned());
+        let base = base.map(str::to_owned);
+        self.blocking(move |inner| {
+            let max = inner.config.max_results;
+            files::glob(&inner.layout, &scope, &pattern, base.as_deref(), max)
+        })
+        .await
+    }
+
+    async fn grep(
+        &self,
+        scope: &Scope,
+        pattern: &str,
+        path: Option<&str>,
+        glob: Option<&str>,
+    ) -> Result<GrepOutcome, SandboxError> {
+        let (scope, pattern) = (scope.clone(), pattern.to_owned());
+        let (path, glob) = (path.map(str::to_owned), glob.map(str::to_owned));
+        self.blocking(move |inner| {
+            let max = inner.config.max_results;
+            files::grep(
+                &inner.layout,
+                &scope,
+                &pattern,
+                path.as_deref(),
+                glob.as_deref(),
+                max,
+            )
+        })
+        .await
+    }
+
+    async fn execute(
+        &self,
+        scope: &Scope,
+        request: ExecRequest,
+        cancel: CancellationToken,
+    ) -> Result<ExecOutcome, SandboxError> {
+        let scope = scope.clone();
+        let ExecRequest {
+            command,
+            timeout,
+            allow_network,
+        } = request;
+        let cmd = self
+            .blocking(move |inner| {
+                // The workdir becomes the cwd, so it must exist; preparing is idempotent.
+                inner.prepare(&scope)?;
+                exec::plan(
+                    &inner.config,
+                    &inner.layout,
+                    &scope,
+                    &command,
+                    allow_network,
+                )
+            })
+            .await?;
+        let config = &self.inner.config;
+        let timeout = timeout.min(Duration::from_secs(config.max_timeout_secs));
+        tracing::debug!(?timeout, allow_network, shell = ?config.shell, "sandbox execute");
+        exec::run(cmd, timeout, cancel, config.max_output_bytes).await
+    }
+}

@@ -1,0 +1,245 @@
+//! The `Sandbox` seam: what the agents' built-in file and shell tools can do, and what they get
+//! back.
+//!
+//! **Invariant:** every path in a request is a virtual path (absolute under `/home/gem/…` or
+//! relative to the workdir) and every path in an outcome or error is a virtual path too; host
+//! paths never cross this boundary.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::SandboxError;
+use crate::scope::Scope;
+
+/// The sandbox behind the agents' file and shell tools.
+///
+/// Object-safe so the runtime can hold an `Arc<dyn Sandbox>` and a remote implementation (a
+/// container per `runtime_scope_id`) can replace the local one without touching the tools.
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    /// Creates the scope's directories (workspace, personal Skills, workdir). Idempotent; the
+    /// runtime calls it before a run's first tool call.
+    async fn prepare(&self, scope: &Scope) -> Result<(), SandboxError>;
+
+    /// Lists a directory (not recursive), sorted by name.
+    async fn list(&self, scope: &Scope, path: &str) -> Result<ListOutcome, SandboxError>;
+
+    /// Reads a text file as numbered lines, starting at 1-based `offset_line` (0 means 1), at
+    /// most `limit_lines` lines (default [`DEFAULT_READ_LINES`]) and at most the configured byte
+    /// cap. Binary files are refused.
+    async fn read(
+        &self,
+        scope: &Scope,
+        path: &str,
+        offset_line: usize,
+        limit_lines: Option<usize>,
+    ) -> Result<ReadOutcome, SandboxError>;
+
+    /// Creates or replaces a file, creating missing parent directories. The new content
+    /// appears atomically (temp file + rename), so a concurrent reader never sees half of it.
+    async fn write(
+        &self,
+        scope: &Scope,
+        path: &str,
+        content: &str,
+    ) -> Result<WriteOutcome, SandboxError>;
+
+    /// Replaces the exact text `old` with `new`. Fails if `old` is absent, or occurs more than
+    /// once and `replace_all` is false, so the model never edits the wrong spot.
+    async fn edit(
+        &self,
+        scope: &Scope,
+        path: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+    ) -> Result<EditOutcome, SandboxError>;
+
+    /// Finds files whose path matches a glob (`*` stays within a directory, `**` crosses
+    /// them). A relative pattern is matched below `base` (default: the workdir); an absolute
+    /// one below its literal leading directories.
+    async fn glob(
+        &self,
+        scope: &Scope,
+        pattern: &str,
+        base: Option<&str>,
+    ) -> Result<GlobOutcome, SandboxError>;
+
+    /// Searches file contents with a regular expression, below `path` (a directory or one
+    /// file; default: the workdir), optionally only in files matching `glob`. Returns at most
+    /// the configured number of matches.
+    async fn grep(
+        &self,
+        scope: &Scope,
+        pattern: &str,
+        path: Option<&str>,
+        glob: Option<&str>,
+    ) -> Result<GrepOutcome, SandboxError>;
+
+    /// Runs `bash -c <command>` in the workdir, isolated to the scope. A non-zero exit, a
+    /// timeout or a cancellation is an outcome, not an error; errors mean the command could
+    /// not be started at all.
+    async fn execute(
+        &self,
+        scope: &Scope,
+        request: ExecRequest,
+        cancel: CancellationToken,
+    ) -> Result<ExecOutcome, SandboxError>;
+}
+
+/// How many lines `read` returns when the caller sets no limit.
+pub const DEFAULT_READ_LINES: usize = 2000;
+
+/// What kind of directory entry this is. Symlinks are reported as such, never followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link (its target is not resolved by `list`).
+    Symlink,
+    /// Anything else (socket, fifo, device).
+    Other,
+}
+
+/// One entry of a directory listing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DirEntry {
+    /// The entry's file name.
+    pub name: String,
+    /// The entry's virtual path.
+    pub path: String,
+    /// File, directory, symlink or other.
+    pub kind: EntryKind,
+    /// Size in bytes (of the link itself for symlinks).
+    pub size: u64,
+}
+
+/// Result of [`Sandbox::list`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ListOutcome {
+    /// The listed directory's virtual path.
+    pub path: String,
+    /// Entries sorted by name.
+    pub entries: Vec<DirEntry>,
+    /// True when the directory had more entries than the configured cap.
+    pub truncated: bool,
+}
+
+/// Result of [`Sandbox::read`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReadOutcome {
+    /// The file's virtual path.
+    pub path: String,
+    /// The selected lines, each as `<line number>\t<text>\n` (cat -n style).
+    pub content: String,
+    /// The 1-based number of the first returned line.
+    pub first_line: usize,
+    /// How many lines `content` holds.
+    pub lines_returned: usize,
+    /// How many lines the whole file has, so the model knows what is left.
+    pub total_lines: usize,
+    /// True when the byte cap stopped the slice early or a very long line was shortened.
+    pub truncated: bool,
+}
+
+/// Result of [`Sandbox::write`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WriteOutcome {
+    /// The written file's virtual path.
+    pub path: String,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// True when the file did not exist before.
+    pub created: bool,
+}
+
+/// Result of [`Sandbox::edit`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EditOutcome {
+    /// The edited file's virtual path.
+    pub path: String,
+    /// How many occurrences were replaced.
+    pub replacements: usize,
+}
+
+/// Result of [`Sandbox::glob`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GlobOutcome {
+    /// The virtual directory the pattern was matched below.
+    pub base: String,
+    /// Virtual paths of the matching files, sorted.
+    pub matches: Vec<String>,
+    /// True when more files matched than the configured cap (or the walk was cut short).
+    pub truncated: bool,
+}
+
+/// One line matched by [`Sandbox::grep`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GrepMatch {
+    /// The file's virtual path.
+    pub path: String,
+    /// The 1-based line number.
+    pub line: usize,
+    /// The line's text (shortened if very long).
+    pub text: String,
+}
+
+/// Result of [`Sandbox::grep`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GrepOutcome {
+    /// Matches in path order, then line order.
+    pub matches: Vec<GrepMatch>,
+    /// How many files were searched.
+    pub files_searched: usize,
+    /// True when the match cap stopped the search early.
+    pub truncated: bool,
+}
+
+impl GrepOutcome {
+    /// The matches as `path:line:text` lines, the format models know from grep.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for m in &self.matches {
+            // Writing to a String cannot fail.
+            let _ = writeln!(out, "{}:{}:{}", m.path, m.line, m.text);
+        }
+        out
+    }
+}
+
+/// A shell command to run in the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecRequest {
+    /// Passed to `bash -c` verbatim.
+    pub command: String,
+    /// Wall-clock limit; capped by the configuration. The whole process group is killed when
+    /// it runs out.
+    pub timeout: Duration,
+    /// Whether the command may use the network (the agent's config decides).
+    pub allow_network: bool,
+}
+
+/// What a command did. Expected endings (non-zero exit, timeout, cancel) are reported here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExecOutcome {
+    /// The exit code; `128 + n` when killed by signal `n`; `None` when we killed it (timeout
+    /// or cancellation).
+    pub exit_code: Option<i32>,
+    /// Captured standard output (lossy UTF-8), at most the configured cap.
+    pub stdout: String,
+    /// Captured standard error (lossy UTF-8), at most the configured cap.
+    pub stderr: String,
+    /// True when either stream was cut at the cap.
+    pub truncated: bool,
+    /// True when the timeout killed the command.
+    pub timed_out: bool,
+    /// True when the cancellation token killed the command.
+    pub cancelled: bool,
+}

@@ -1,0 +1,263 @@
+//! The OpenAI-compatible provider: OpenAI, DeepSeek, vLLM, Ollama, llama.cpp server, LM Studio.
+//!
+//! A call is `POST {base_url}/chat/completions` with `stream: true` and
+//! `stream_options.include_usage`, read as server-sent events. Servers that refuse to stream
+//! when tools are present get the same request without streaming, and the whole answer is
+//! replayed as events; the provider remembers such models so later calls skip the refusal.
+
+mod http;
+mod sse;
+mod wire;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::secret::ApiKey;
+use crate::{
+    ChatModel, ChatRequest, ChatStream, ModelError, OpenAiOptions, ProviderConfig, SamplingParams,
+};
+
+/// One configured OpenAI-compatible server. Cheap to clone; clones share the HTTP connection
+/// pool and what was learnt about the server's models.
+#[derive(Clone, Debug)]
+pub struct OpenAiProvider {
+    shared: Arc<Shared>,
+}
+
+/// What every model of one provider shares.
+pub(crate) struct Shared {
+    name: String,
+    base_url: String,
+    /// `{base_url}/chat/completions`.
+    endpoint: String,
+    /// `Bearer <key>`, marked sensitive so the http stack never logs it.
+    authorization: Option<HeaderValue>,
+    api_key: Option<ApiKey>,
+    /// Said in an auth error when the key's environment variable was not set.
+    missing_key_hint: Option<String>,
+    /// Configured extra headers.
+    headers: HeaderMap,
+    client: reqwest::Client,
+    options: OpenAiOptions,
+    /// Models that refused `stream: true` together with tools. A std mutex: it is only held
+    /// to look up or insert, never across an `.await`.
+    non_streaming_with_tools: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    fn redact(&self, text: &str) -> String {
+        self.api_key
+            .as_ref()
+            .map_or_else(|| text.to_string(), |key| key.redact(text))
+    }
+
+    fn prefers_non_streaming(&self, model: &str) -> bool {
+        self.non_streaming_with_tools
+            .lock()
+            .map(|set| set.contains(model))
+            .unwrap_or(false)
+    }
+
+    fn remember_non_streaming(&self, model: &str) {
+        if let Ok(mut set) = self.non_streaming_with_tools.lock() {
+            set.insert(model.to_string());
+        }
+    }
+}
+
+impl OpenAiProvider {
+    /// Builds a provider from its configuration. `api_key` comes from the environment variable
+    /// the configuration names; `missing_key_hint` is said in auth errors when that variable
+    /// was unset.
+    pub fn new(
+        config: &ProviderConfig,
+        api_key: Option<ApiKey>,
+        missing_key_hint: Option<String>,
+        options: OpenAiOptions,
+    ) -> Result<Self, ModelError> {
+        let invalid =
+            |what: String| ModelError::Config(format!("provider `{}`: {what}", config.name));
+        let base_url = config.base_url.trim().trim_end_matches('/').to_string();
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(invalid(format!(
+                "base_url `{base_url}` must start with http:// or https://"
+            )));
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in &config.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| invalid(format!("`{name}` is not a valid header name")))?;
+            let mut value = HeaderValue::from_str(value)
+                .map_err(|_| invalid(format!("the value of header `{name}` is not valid")))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let authorization = match &api_key {
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                    .map_err(|_| invalid("the API key contains invalid characters".into()))?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            None => None,
+        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .build()
+            .map_err(|e| invalid(format!("cannot build an HTTP client: {e}")))?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                name: config.name.clone(),
+                endpoint: format!("{base_url}/chat/completions"),
+                base_url,
+                authorization,
+                api_key,
+                missing_key_hint,
+                headers,
+                client,
+                options,
+                non_streaming_with_tools: Mutex::new(HashSet::new()),
+            }),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The API root, without credentials; safe to show.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    /// A [`ChatModel`] for `model` on this server. `defaults` are the agent's configured
+    /// sampling parameters; a request's own parameters override them.
+    pub fn model(&self, model: impl Into<String>, defaults: SamplingParams) -> OpenAiModel {
+        OpenAiModel {
+            shared: Arc::clone(&self.shared),
+            model: model.into(),
+            defaults,
+        }
+    }
+}
+
+/// A model on an OpenAI-compatible server.
+#[derive(Debug)]
+pub struct OpenAiModel {
+    shared: Arc<Shared>,
+    model: String,
+    defaults: SamplingParams,
+}
+
+impl OpenAiModel {
+    fn body(&self, request: &ChatRequest, streaming: bool) -> Bytes {
+        let params = request.params.or(self.defaults);
+        let body = wire::request_body(&self.model, request, params, streaming);
+        Bytes::from(body.to_string())
+    }
+
+    /// The request without streaming, its whole answer replayed as events.
+    async fn non_streaming(&self, request: &ChatRequest) -> Result<ChatStream, ModelError> {
+        let shared = &self.shared;
+        let limit = shared.options.non_streaming_timeout;
+        let response = http::send(shared, self.body(request, false), limit)
+            .await
+            .map_err(|failure| self.failure_error(failure))?;
+        let body = match tokio::time::timeout(limit, response.text()).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(error)) => {
+                return Err(ModelError::Connect {
+                    provider: shared.name.clone(),
+                    message: shared.redact(&http::describe(&error)),
+                });
+            }
+            Err(_) => {
+                return Err(ModelError::Timeout {
+                    provider: shared.name.clone(),
+                    phase: "reading a non-streaming answer",
+                    waited: limit,
+                });
+            }
+        };
+        let events = wire::completion_events(&body).map_err(|error| match error {
+            wire::ChunkError::Malformed(message) => ModelError::MalformedStream {
+                provider: shared.name.clone(),
+                message,
+            },
+            wire::ChunkError::Provider(message) => ModelError::Provider(shared.redact(&message)),
+        })?;
+        Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
+    }
+
+    fn failure_error(&self, failure: http::Failure) -> ModelError {
+        match failure {
+            http::Failure::Refused { status, body } => {
+                http::refusal_error(&self.shared, &self.model, status, &body)
+            }
+            http::Failure::Error(error) => error,
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiModel {
+    fn provider(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, ModelError> {
+        let shared = &self.shared;
+        let has_tools = !request.tools.is_empty();
+        if has_tools && shared.prefers_non_streaming(&self.model) {
+            return self.non_streaming(&request).await;
+        }
+        let sent = http::send(
+            shared,
+            self.body(&request, true),
+            shared.options.request_timeout,
+        )
+        .await;
+        match sent {
+            Ok(response) => Ok(sse::chat_stream(
+                response,
+                shared.name.clone(),
+                shared.options.idle_timeout,
+                shared.api_key.clone(),
+            )),
+            Err(http::Failure::Refused { status, body })
+                if has_tools
+                    && status.is_client_error()
+                    && wire::refuses_stream_with_tools(&body) =>
+            {
+                tracing::info!(
+                    provider = %shared.name,
+                    model = %self.model,
+                    "server refuses to stream with tools; using non-streaming requests for this model"
+                );
+                shared.remember_non_streaming(&self.model);
+                self.non_streaming(&request).await
+            }
+            Err(failure) => Err(self.failure_error(failure)),
+        }
+    }
+}

@@ -1,4 +1,10 @@
-//! Store errors.
+//! Store errors, and the one place where database errors become them.
+//!
+//! Every sqlx error reaches callers through [`From<sqlx::Error>`], so a `?` anywhere in the
+//! store classifies constraint violations the same way: unique → [`StoreError::Conflict`],
+//! foreign key or check → [`StoreError::Invalid`], undecodable column → [`StoreError::Corrupt`].
+
+use sqlx::error::{DatabaseError, ErrorKind};
 
 /// What can go wrong in a store call. Expected outcomes (a missing row) are `Option`/`bool`
 /// return values, not errors.
@@ -11,13 +17,47 @@ pub enum StoreError {
     #[error("not found")]
     NotFound,
     /// The write names a row that does not exist (a foreign key), or breaks a check constraint.
-    #[error("invalid reference: {0}")]
+    #[error("invalid write: {0}")]
     Invalid(String),
     /// Stored data could not be decoded into domain types.
     #[error("corrupt row: {0}")]
     Corrupt(String),
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(#[source] sqlx::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Unique constraints and the payload field each one guards, matched against the constraint
+/// name (PostgreSQL: `users_username_key`) or the message (SQLite: `… failed: users.username`).
+/// The first match wins; anything else (a primary key) is reported as `id`.
+const UNIQUE_FIELDS: [&str; 4] = ["username", "slug", "token_hash", "is_default"];
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        if let sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) = error {
+            return Self::Corrupt(error.to_string());
+        }
+        let Some(db) = error.as_database_error() else {
+            return Self::Database(error);
+        };
+        match db.kind() {
+            ErrorKind::UniqueViolation => Self::Conflict {
+                field: unique_field(db),
+            },
+            ErrorKind::ForeignKeyViolation
+            | ErrorKind::CheckViolation
+            | ErrorKind::NotNullViolation => Self::Invalid(db.message().to_string()),
+            _ => Self::Database(error),
+        }
+    }
+}
+
+/// Which payload field a unique violation is about.
+fn unique_field(db: &dyn DatabaseError) -> &'static str {
+    let names = [db.constraint().unwrap_or_default(), db.message()];
+    UNIQUE_FIELDS
+        .into_iter()
+        .find(|field| names.iter().any(|name| name.contains(field)))
+        .unwrap_or("id")
 }

@@ -1,0 +1,152 @@
+//! Every query the stores run, written once for both databases.
+//!
+//! Placeholders are `$1, $2, …`: PostgreSQL reads them natively and sqlx's SQLite driver binds
+//! `$N` to argument N, so one string serves both. Booleans are written `TRUE`/`FALSE` (SQLite
+//! knows them as 1/0). Only the migrations differ per database.
+//!
+//! **Invariant:** the visibility filter of [`LIST_AGENTS`] is `ars_domain::Caller::can_view` for
+//! a non-admin caller; the conformance suite checks the two agree.
+
+/// The user columns, in [`crate::rows::UserRow`] order.
+macro_rules! user_columns {
+    () => {
+        "id, username, role, created_at, updated_at"
+    };
+}
+
+/// The agent columns, in [`crate::rows::AgentRow`] order; unqualified so they also serve
+/// `RETURNING` clauses.
+macro_rules! agent_columns {
+    () => {
+        "id, slug, name, description, backend_id, is_subagent, config_json, visibility, \
+         owner_id, is_default, is_builtin, created_at, updated_at"
+    };
+}
+
+/// The agents a list returns. `$1`: include subagents; `$2`: the viewing user's id, or NULL
+/// for every agent. A user sees public agents, their own, those they manage, and `users`
+/// agents that list them.
+macro_rules! listed_agents_filter {
+    () => {
+        "($1 OR NOT is_subagent) \
+         AND ($2 IS NULL \
+              OR visibility = 'public' \
+              OR owner_id = $2 \
+              OR EXISTS (SELECT 1 FROM agent_shares vs \
+                         WHERE vs.agent_id = agents.id AND vs.user_id = $2 \
+                           AND (vs.role = 'manager' OR agents.visibility = 'users')))"
+    };
+}
+
+// Users.
+
+pub(crate) const INSERT_USER: &str = "INSERT INTO users \
+     (id, username, password_hash, role, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+
+pub(crate) const USER_BY_ID: &str =
+    concat!("SELECT ", user_columns!(), " FROM users WHERE id = $1");
+
+pub(crate) const CREDENTIALS_BY_USERNAME: &str = concat!(
+    "SELECT ",
+    user_columns!(),
+    ", password_hash FROM users WHERE username = $1"
+);
+
+pub(crate) const LIST_USERS: &str = concat!(
+    "SELECT ",
+    user_columns!(),
+    " FROM users ORDER BY username, id"
+);
+
+pub(crate) const COUNT_USERS: &str = "SELECT COUNT(*) FROM users";
+
+/// `SELECT id FROM users WHERE id IN ($1, …, $n)` for `n` ids (`n` ≥ 1).
+pub(crate) fn existing_users(n: usize) -> String {
+    let placeholders: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
+    format!(
+        "SELECT id FROM users WHERE id IN ({})",
+        placeholders.join(", ")
+    )
+}
+
+// API tokens.
+
+pub(crate) const INSERT_TOKEN: &str = "INSERT INTO api_tokens \
+     (id, user_id, name, token_hash, created_at, expires_at) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+
+/// `$1`: token hash; `$2`: now. A token expiring exactly now is already expired.
+pub(crate) const TOKEN_USER: &str = "SELECT u.id, u.username, u.role, u.created_at, \
+     u.updated_at, t.id AS token_id \
+     FROM api_tokens t JOIN users u ON u.id = t.user_id \
+     WHERE t.token_hash = $1 AND (t.expires_at IS NULL OR t.expires_at > $2)";
+
+pub(crate) const LIST_TOKENS: &str = "SELECT id, user_id, name, created_at, expires_at \
+     FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id";
+
+pub(crate) const REVOKE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1 AND user_id = $2";
+
+// Agents.
+
+pub(crate) const INSERT_AGENT: &str = "INSERT INTO agents \
+     (id, slug, name, description, backend_id, is_subagent, config_json, visibility, owner_id, \
+      is_default, is_builtin, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, FALSE, $11, $11)";
+
+/// Replaces every writable column; `is_builtin`, `owner_id` and `created_at` stay as stored.
+pub(crate) const UPDATE_AGENT: &str = concat!(
+    "UPDATE agents SET slug = $2, name = $3, description = $4, backend_id = $5, \
+     is_subagent = $6, config_json = $7, visibility = $8, is_default = $9, updated_at = $10 \
+     WHERE id = $1 RETURNING ",
+    agent_columns!()
+);
+
+pub(crate) const AGENT_BY_ID: &str =
+    concat!("SELECT ", agent_columns!(), " FROM agents WHERE id = $1");
+
+pub(crate) const AGENT_BY_SLUG: &str =
+    concat!("SELECT ", agent_columns!(), " FROM agents WHERE slug = $1");
+
+pub(crate) const DEFAULT_AGENT: &str =
+    concat!("SELECT ", agent_columns!(), " FROM agents WHERE is_default");
+
+/// Built-in rows first, then by name and id. Names sort by byte order in both databases (the
+/// PostgreSQL column uses the "C" collation), so both stores list in the same order.
+pub(crate) const LIST_AGENTS: &str = concat!(
+    "SELECT ",
+    agent_columns!(),
+    " FROM agents WHERE ",
+    listed_agents_filter!(),
+    " ORDER BY is_builtin DESC, name, id"
+);
+
+/// The shares of every agent [`LIST_AGENTS`] returns for the same binds: one query, not one
+/// per agent.
+pub(crate) const LIST_AGENTS_SHARES: &str = concat!(
+    "SELECT agent_id, user_id, role FROM agent_shares WHERE agent_id IN \
+     (SELECT id FROM agents WHERE ",
+    listed_agents_filter!(),
+    ")"
+);
+
+pub(crate) const DELETE_AGENT: &str = "DELETE FROM agents WHERE id = $1";
+
+/// `$1`: the agent that keeps (or gets) the default; `$2`: now.
+pub(crate) const CLEAR_OTHER_DEFAULTS: &str =
+    "UPDATE agents SET is_default = FALSE, updated_at = $2 WHERE is_default AND id <> $1";
+
+pub(crate) const SET_DEFAULT: &str = concat!(
+    "UPDATE agents SET is_default = TRUE, updated_at = $2 WHERE id = $1 RETURNING ",
+    agent_columns!()
+);
+
+// Agent shares.
+
+pub(crate) const SHARES_OF_AGENT: &str =
+    "SELECT agent_id, user_id, role FROM agent_shares WHERE agent_id = $1";
+
+pub(crate) const INSERT_SHARE: &str =
+    "INSERT INTO agent_shares (agent_id, user_id, role) VALUES ($1, $2, $3)";
+
+pub(crate) const DELETE_SHARES: &str = "DELETE FROM agent_shares WHERE agent_id = $1";

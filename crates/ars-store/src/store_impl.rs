@@ -1,0 +1,395 @@
+//! The one [`Store`](crate::Store) implementation, expanded for each database.
+//!
+//! sqlx's executor traits make a generic `impl<DB> Store for SqlStore<DB>` a wall of bounds, so
+//! the body is a `macro_rules!` instead: [`impl_store!`] expands the same code, running the same
+//! [`crate::sql`] strings, for [`crate::SqliteStore`] and [`crate::PgStore`]. A store type only
+//! supplies a `pool` field and a `begin_write` method (how that database starts a write
+//! transaction).
+//!
+//! **Invariant:** every write is one transaction (or one statement), and agents are returned as
+//! read back inside that transaction, so callers see exactly what was stored.
+
+/// Implements `Store` (and, with `test-utils`, `RawSql`) for `$store` over database `$db`.
+macro_rules! impl_store {
+    ($store:ident, $db:ty, $kind:literal) => {
+        impl $store {
+            /// `row` with its shares, read on the same connection (or transaction).
+            async fn agent_with_shares(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                row: Option<$crate::rows::AgentRow>,
+            ) -> $crate::Result<Option<ars_domain::Agent>> {
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let shares =
+                    sqlx::query_as::<_, $crate::rows::ShareRow>($crate::sql::SHARES_OF_AGENT)
+                        .bind(row.id())
+                        .fetch_all(&mut *conn)
+                        .await?;
+                row.into_agent(shares).map(Some)
+            }
+
+            /// The agent that `sql` selects by its one bind, `key`.
+            async fn agent_where(
+                &self,
+                sql: &'static str,
+                key: String,
+            ) -> $crate::Result<Option<ars_domain::Agent>> {
+                let mut conn = self.pool.acquire().await?;
+                let row = sqlx::query_as::<_, $crate::rows::AgentRow>(sql)
+                    .bind(key)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Self::agent_with_shares(&mut conn, row).await
+            }
+
+            /// Clears the default flag of every agent except `keep`.
+            async fn clear_other_defaults(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                keep: ars_domain::AgentId,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<()> {
+                sqlx::query($crate::sql::CLEAR_OTHER_DEFAULTS)
+                    .bind(keep.to_string())
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(())
+            }
+
+            /// Inserts the share rows of `share` for agent `id` (which has none yet).
+            async fn insert_shares(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                id: ars_domain::AgentId,
+                share: &ars_domain::ShareConfig,
+            ) -> $crate::Result<()> {
+                for (user, role) in $crate::rows::share_rows(share) {
+                    sqlx::query($crate::sql::INSERT_SHARE)
+                        .bind(id.to_string())
+                        .bind(user.to_string())
+                        .bind(role)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::Store for $store {
+            fn kind(&self) -> &'static str {
+                $kind
+            }
+
+            async fn create_user(&self, new: $crate::NewUser) -> $crate::Result<ars_domain::User> {
+                let now = ars_domain::time::now();
+                let user = ars_domain::User {
+                    id: ars_domain::UserId::new(),
+                    username: new.username,
+                    role: new.role,
+                    created_at: now,
+                    updated_at: now,
+                };
+                sqlx::query($crate::sql::INSERT_USER)
+                    .bind(user.id.to_string())
+                    .bind(&user.username)
+                    .bind(&new.password_hash)
+                    .bind(user.role.as_str())
+                    .bind(now)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(user)
+            }
+
+            async fn user(
+                &self,
+                id: ars_domain::UserId,
+            ) -> $crate::Result<Option<ars_domain::User>> {
+                sqlx::query_as::<_, $crate::rows::UserRow>($crate::sql::USER_BY_ID)
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::rows::UserRow::into_user)
+                    .transpose()
+            }
+
+            async fn user_credentials(
+                &self,
+                username: &str,
+            ) -> $crate::Result<Option<(ars_domain::User, String)>> {
+                let row = sqlx::query_as::<_, $crate::rows::CredentialsRow>(
+                    $crate::sql::CREDENTIALS_BY_USERNAME,
+                )
+                .bind(username)
+                .fetch_optional(&self.pool)
+                .await?;
+                row.map(|row| Ok((row.user.into_user()?, row.password_hash)))
+                    .transpose()
+            }
+
+            async fn list_users(&self) -> $crate::Result<Vec<ars_domain::User>> {
+                sqlx::query_as::<_, $crate::rows::UserRow>($crate::sql::LIST_USERS)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::UserRow::into_user)
+                    .collect()
+            }
+
+            async fn count_users(&self) -> $crate::Result<u64> {
+                let (count,): (i64,) = sqlx::query_as($crate::sql::COUNT_USERS)
+                    .fetch_one(&self.pool)
+                    .await?;
+                u64::try_from(count)
+                    .map_err(|_| $crate::StoreError::Corrupt(format!("user count {count}")))
+            }
+
+            async fn existing_users(
+                &self,
+                ids: &[ars_domain::UserId],
+            ) -> $crate::Result<Vec<ars_domain::UserId>> {
+                let mut found = std::collections::HashSet::new();
+                // Chunks keep each statement well under both databases' bind-parameter limits.
+                for chunk in ids.chunks($crate::EXISTING_USERS_CHUNK) {
+                    let sql = $crate::sql::existing_users(chunk.len());
+                    let mut query = sqlx::query_as::<_, (String,)>(&sql);
+                    for id in chunk {
+                        query = query.bind(id.to_string());
+                    }
+                    for (id,) in query.fetch_all(&self.pool).await? {
+                        found.insert($crate::rows::parse_user_id(&id)?);
+                    }
+                }
+                Ok(ids
+                    .iter()
+                    .filter(|id| found.contains(id))
+                    .copied()
+                    .collect())
+            }
+
+            async fn create_token(
+                &self,
+                new: $crate::NewToken,
+            ) -> $crate::Result<ars_domain::ApiToken> {
+                let token = ars_domain::ApiToken {
+                    id: ars_domain::TokenId::new(),
+                    user_id: new.user_id,
+                    name: new.name,
+                    created_at: ars_domain::time::now(),
+                    // Microseconds are what PostgreSQL keeps; truncating here makes every store
+                    // return exactly the value it was given.
+                    expires_at: new
+                        .expires_at
+                        .map(|at| chrono::SubsecRound::trunc_subsecs(at, 6)),
+                };
+                sqlx::query($crate::sql::INSERT_TOKEN)
+                    .bind(token.id.to_string())
+                    .bind(token.user_id.to_string())
+                    .bind(&token.name)
+                    .bind(&new.token_hash)
+                    .bind(token.created_at)
+                    .bind(token.expires_at)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(token)
+            }
+
+            async fn token_user(
+                &self,
+                token_hash: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Option<(ars_domain::User, ars_domain::TokenId)>> {
+                let row = sqlx::query_as::<_, $crate::rows::TokenUserRow>($crate::sql::TOKEN_USER)
+                    .bind(token_hash)
+                    .bind(now)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.map(|row| {
+                    let token = $crate::rows::parse_token_id(&row.token_id)?;
+                    Ok((row.user.into_user()?, token))
+                })
+                .transpose()
+            }
+
+            async fn list_tokens(
+                &self,
+                user: ars_domain::UserId,
+            ) -> $crate::Result<Vec<ars_domain::ApiToken>> {
+                sqlx::query_as::<_, $crate::rows::TokenRow>($crate::sql::LIST_TOKENS)
+                    .bind(user.to_string())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::TokenRow::into_token)
+                    .collect()
+            }
+
+            async fn revoke_token(
+                &self,
+                user: ars_domain::UserId,
+                id: ars_domain::TokenId,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::sql::REVOKE_TOKEN)
+                    .bind(id.to_string())
+                    .bind(user.to_string())
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn create_agent(
+                &self,
+                draft: &ars_domain::AgentDraft,
+                owner: Option<ars_domain::UserId>,
+            ) -> $crate::Result<ars_domain::Agent> {
+                let id = ars_domain::AgentId::new();
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                if draft.is_default {
+                    Self::clear_other_defaults(&mut tx, id, now).await?;
+                }
+                sqlx::query($crate::sql::INSERT_AGENT)
+                    .bind(id.to_string())
+                    .bind(&draft.slug)
+                    .bind(&draft.name)
+                    .bind(&draft.description)
+                    .bind(draft.backend.as_str())
+                    .bind(draft.is_subagent())
+                    .bind(sqlx::types::Json(&draft.config))
+                    .bind(draft.share_config.visibility.as_str())
+                    .bind(owner.map(|owner| owner.to_string()))
+                    .bind(draft.is_default)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(&mut tx, id, &draft.share_config).await?;
+                let row = sqlx::query_as::<_, $crate::rows::AgentRow>($crate::sql::AGENT_BY_ID)
+                    .bind(id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let agent = Self::agent_with_shares(&mut tx, row)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(agent)
+            }
+
+            async fn agent(
+                &self,
+                id: ars_domain::AgentId,
+            ) -> $crate::Result<Option<ars_domain::Agent>> {
+                self.agent_where($crate::sql::AGENT_BY_ID, id.to_string())
+                    .await
+            }
+
+            async fn agent_by_slug(&self, slug: &str) -> $crate::Result<Option<ars_domain::Agent>> {
+                self.agent_where($crate::sql::AGENT_BY_SLUG, slug.to_string())
+                    .await
+            }
+
+            async fn list_agents(
+                &self,
+                filter: $crate::AgentFilter,
+            ) -> $crate::Result<Vec<ars_domain::Agent>> {
+                let viewer = filter.visible_to.map(|user| user.to_string());
+                let rows = sqlx::query_as::<_, $crate::rows::AgentRow>($crate::sql::LIST_AGENTS)
+                    .bind(filter.include_subagents)
+                    .bind(viewer.clone())
+                    .fetch_all(&self.pool)
+                    .await?;
+                let shares =
+                    sqlx::query_as::<_, $crate::rows::ShareRow>($crate::sql::LIST_AGENTS_SHARES)
+                        .bind(filter.include_subagents)
+                        .bind(viewer)
+                        .fetch_all(&self.pool)
+                        .await?;
+                $crate::rows::assemble_agents(rows, shares)
+            }
+
+            async fn update_agent(
+                &self,
+                id: ars_domain::AgentId,
+                draft: &ars_domain::AgentDraft,
+            ) -> $crate::Result<ars_domain::Agent> {
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                if draft.is_default {
+                    Self::clear_other_defaults(&mut tx, id, now).await?;
+                }
+                let row = sqlx::query_as::<_, $crate::rows::AgentRow>($crate::sql::UPDATE_AGENT)
+                    .bind(id.to_string())
+                    .bind(&draft.slug)
+                    .bind(&draft.name)
+                    .bind(&draft.description)
+                    .bind(draft.backend.as_str())
+                    .bind(draft.is_subagent())
+                    .bind(sqlx::types::Json(&draft.config))
+                    .bind(draft.share_config.visibility.as_str())
+                    .bind(draft.is_default)
+                    .bind(now)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                // Dropping `tx` on any early return rolls the whole write back.
+                let row = row.ok_or($crate::StoreError::NotFound)?;
+                sqlx::query($crate::sql::DELETE_SHARES)
+                    .bind(id.to_string())
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(&mut tx, id, &draft.share_config).await?;
+                let agent = Self::agent_with_shares(&mut tx, Some(row))
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(agent)
+            }
+
+            async fn delete_agent(&self, id: ars_domain::AgentId) -> $crate::Result<bool> {
+                // Shares go with the row (ON DELETE CASCADE), in the same statement.
+                let done = sqlx::query($crate::sql::DELETE_AGENT)
+                    .bind(id.to_string())
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn set_default_agent(
+                &self,
+                id: ars_domain::AgentId,
+            ) -> $crate::Result<ars_domain::Agent> {
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                Self::clear_other_defaults(&mut tx, id, now).await?;
+                let row = sqlx::query_as::<_, $crate::rows::AgentRow>($crate::sql::SET_DEFAULT)
+                    .bind(id.to_string())
+                    .bind(now)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let agent = Self::agent_with_shares(&mut tx, row)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(agent)
+            }
+
+            async fn default_agent(&self) -> $crate::Result<Option<ars_domain::Agent>> {
+                let mut conn = self.pool.acquire().await?;
+                let row = sqlx::query_as::<_, $crate::rows::AgentRow>($crate::sql::DEFAULT_AGENT)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Self::agent_with_shares(&mut conn, row).await
+            }
+        }
+
+        #[cfg(feature = "test-utils")]
+        #[async_trait::async_trait]
+        impl $crate::test_support::RawSql for $store {
+            async fn execute_raw(&self, sql: &str) -> $crate::Result<u64> {
+                let done = sqlx::raw_sql(sql).execute(&self.pool).await?;
+                Ok(done.rows_affected())
+            }
+        }
+    };
+}
+
+pub(crate) use impl_store;

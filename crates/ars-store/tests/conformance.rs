@@ -1,0 +1,70 @@
+//! The `Store` conformance suite: every check runs against SQLite, and against PostgreSQL when
+//! `ARS_TEST_DATABASE_URL` is set (skipped quietly otherwise).
+//!
+//! A check is a plain `async fn check_xxx(store: &dyn Store)` (or generic over
+//! `Store + RawSql` when it must write behind the trait's back) and gets a fresh database.
+//! Each `conformance!` entry becomes `sqlite::<check>` and `postgres::<check>` tests.
+
+// The checks are plain async fns rather than `#[test]`s, so clippy's test exemption for
+// `unwrap` does not reach them; a failed call should fail the test loudly all the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "conformance/agents.rs"]
+mod agents;
+#[path = "conformance/fixtures.rs"]
+mod fixtures;
+#[path = "conformance/schema.rs"]
+mod schema;
+#[path = "conformance/users.rs"]
+mod users;
+#[path = "conformance/visibility.rs"]
+mod visibility;
+
+/// Runs each `module::check` once per store, each time on a fresh database.
+macro_rules! conformance {
+    ($($module:ident :: $check:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
+                    super::$module::$check(&store).await;
+                }
+            )*
+        }
+
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let Some(url) = ars_store::test_support::pg_url() else {
+                        return;
+                    };
+                    let store = ars_store::test_support::pg_fresh(&url).await;
+                    super::$module::$check(&store).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    users::check_users_create_and_lookup,
+    users::check_duplicate_username_conflicts,
+    users::check_count_and_existing_users,
+    users::check_tokens_lookup_and_expiry,
+    users::check_revoke_only_own_tokens,
+    agents::check_agent_create_and_lookup,
+    agents::check_duplicate_slug_conflicts_and_writes_nothing,
+    agents::check_unknown_share_user_is_invalid,
+    agents::check_update_replaces_fields_and_shares,
+    agents::check_update_missing_agent_is_not_found,
+    agents::check_delete_cascades_shares,
+    agents::check_general_purpose_is_built_in,
+    agents::check_only_one_default,
+    visibility::check_list_filter_matrix,
+    visibility::check_list_order,
+    schema::check_schema_rejects_forbidden_rows,
+    schema::check_deleting_a_user_clears_ownership_and_shares,
+    schema::check_timestamps_round_trip,
+);

@@ -1,0 +1,158 @@
+//! List filtering and order: the SQL filter must agree with `Caller::can_view`.
+
+use std::collections::BTreeSet;
+
+use ars_domain::ids::GENERAL_PURPOSE_ID;
+use ars_domain::{Agent, AgentDraft, Backend, Caller, Role, Visibility};
+use ars_store::{AgentFilter, Store};
+
+use crate::fixtures::{draft, everything, shares, user};
+
+fn slugs(agents: &[Agent]) -> BTreeSet<&str> {
+    agents.iter().map(|a| a.slug.as_str()).collect()
+}
+
+pub async fn check_list_filter_matrix(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let manager = user(store, "manager").await;
+    let listed = user(store, "listed").await;
+    let stranger = user(store, "stranger").await;
+
+    // Every visibility × backend, owned by `owner`, listing `listed` and managed by `manager`.
+    for visibility in [Visibility::Private, Visibility::Users, Visibility::Public] {
+        for backend in Backend::ALL {
+            let slug = format!(
+                "{}-{}",
+                visibility.as_str(),
+                backend.as_str().to_lowercase()
+            );
+            let agent = AgentDraft {
+                backend,
+                share_config: shares(visibility, &[listed.id], &[manager.id]),
+                ..draft(&slug)
+            };
+            store.create_agent(&agent, Some(owner.id)).await.unwrap();
+        }
+    }
+    // A `users` agent that lists nobody, and a private system-owned one.
+    let unlisted = AgentDraft {
+        share_config: shares(Visibility::Users, &[], &[]),
+        ..draft("users-unlisted")
+    };
+    store.create_agent(&unlisted, Some(owner.id)).await.unwrap();
+    store
+        .create_agent(&draft("system-private"), None)
+        .await
+        .unwrap();
+
+    let all = store.list_agents(everything()).await.unwrap();
+    assert_eq!(all.len(), 9);
+    let normal = AgentFilter {
+        visible_to: None,
+        include_subagents: false,
+    };
+    let expected: Vec<Agent> = all.iter().filter(|a| !a.is_subagent).cloned().collect();
+    assert_eq!(store.list_agents(normal).await.unwrap(), expected);
+
+    for viewer in [&owner, &manager, &listed, &stranger] {
+        let caller = Caller {
+            id: viewer.id,
+            role: Role::User,
+        };
+        for include_subagents in [true, false] {
+            let filter = AgentFilter {
+                visible_to: Some(viewer.id),
+                include_subagents,
+            };
+            let got = store.list_agents(filter).await.unwrap();
+            let expected: Vec<Agent> = all
+                .iter()
+                .filter(|a| caller.can_view(a) && (include_subagents || !a.is_subagent))
+                .cloned()
+                .collect();
+            assert_eq!(got, expected, "{} {filter:?}", viewer.username);
+        }
+    }
+
+    // The same rules spelled out, so the check does not rest on `can_view` alone.
+    let visible = |viewer: &ars_domain::User| {
+        let filter = AgentFilter {
+            visible_to: Some(viewer.id),
+            include_subagents: true,
+        };
+        async move { store.list_agents(filter).await.unwrap() }
+    };
+    let every_owned: BTreeSet<&str> = [
+        "general-purpose",
+        "private-defaultbackend",
+        "private-subagentbackend",
+        "users-defaultbackend",
+        "users-subagentbackend",
+        "public-defaultbackend",
+        "public-subagentbackend",
+    ]
+    .into();
+    let mut owned = every_owned.clone();
+    owned.insert("users-unlisted");
+    assert_eq!(slugs(&visible(&owner).await), owned);
+    assert_eq!(slugs(&visible(&manager).await), every_owned);
+    assert_eq!(
+        slugs(&visible(&listed).await),
+        [
+            "general-purpose",
+            "users-defaultbackend",
+            "users-subagentbackend",
+            "public-defaultbackend",
+            "public-subagentbackend",
+        ]
+        .into()
+    );
+    let strangers = visible(&stranger).await;
+    assert_eq!(
+        slugs(&strangers),
+        [
+            "general-purpose",
+            "public-defaultbackend",
+            "public-subagentbackend"
+        ]
+        .into()
+    );
+    let chat_list = AgentFilter {
+        visible_to: Some(stranger.id),
+        include_subagents: false,
+    };
+    assert_eq!(
+        slugs(&store.list_agents(chat_list).await.unwrap()),
+        ["public-defaultbackend"].into()
+    );
+}
+
+pub async fn check_list_order(store: &dyn Store) {
+    let named = |slug: &str, name: &str| AgentDraft {
+        name: name.to_string(),
+        share_config: shares(Visibility::Public, &[], &[]),
+        ..draft(slug)
+    };
+    // Byte order: uppercase before lowercase, and equal names fall back to the id.
+    for (slug, name) in [
+        ("b", "beta"),
+        ("z", "Zulu"),
+        ("a", "alpha"),
+        ("t1", "twin"),
+        ("t2", "twin"),
+        ("aa", "Alpha"),
+    ] {
+        store.create_agent(&named(slug, name), None).await.unwrap();
+    }
+    let all = store.list_agents(everything()).await.unwrap();
+    assert_eq!(all[0].id, GENERAL_PURPOSE_ID, "built-in rows come first");
+    let rest: Vec<(&str, String)> = all[1..]
+        .iter()
+        .map(|a| (a.name.as_str(), a.id.to_string()))
+        .collect();
+    let mut sorted = rest.clone();
+    sorted.sort();
+    assert_eq!(rest, sorted);
+    let names: Vec<&str> = rest.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["Alpha", "Zulu", "alpha", "beta", "twin", "twin"]);
+}

@@ -12,6 +12,8 @@ use crate::{AssistantTurn, ChatEvent, ChatStream, FinishReason, ModelError, Tool
 /// Joins the text deltas and assembles tool calls by index from their fragments.
 #[derive(Debug, Default)]
 pub struct TurnAccumulator {
+    /// Named in the error when the stream was malformed.
+    provider: String,
     text: String,
     /// By index, so calls interleaved in the stream come out in the model's order.
     calls: BTreeMap<usize, PartialCall>,
@@ -29,6 +31,14 @@ struct PartialCall {
 impl TurnAccumulator {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An accumulator whose errors name `provider`.
+    pub fn for_provider(provider: impl Into<String>) -> Self {
+        Self {
+            provider: provider.into(),
+            ..Self::default()
+        }
     }
 
     /// Takes one event into account.
@@ -67,7 +77,7 @@ impl TurnAccumulator {
         for (index, call) in self.calls {
             if call.name.is_empty() {
                 return Err(ModelError::MalformedStream {
-                    provider: String::new(),
+                    provider: self.provider,
                     message: format!("tool call #{index} has no function name"),
                 });
             }
@@ -95,8 +105,8 @@ impl TurnAccumulator {
     }
 
     /// Drains `stream` and returns the finished turn, for callers that do not need the deltas.
-    pub async fn collect(mut stream: ChatStream) -> Result<AssistantTurn, ModelError> {
-        let mut acc = Self::new();
+    pub async fn collect(self, mut stream: ChatStream) -> Result<AssistantTurn, ModelError> {
+        let mut acc = self;
         while let Some(event) = stream.next().await {
             acc.push(&event?);
         }

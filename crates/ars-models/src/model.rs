@@ -27,6 +27,8 @@ pub trait ChatModel: Send + Sync {
     /// Runs a call to the end and returns the whole turn, for callers that need no deltas.
     async fn complete(&self, request: ChatRequest) -> Result<AssistantTurn, ModelError> {
         let stream = self.stream(request).await?;
-        TurnAccumulator::collect(stream).await
+        TurnAccumulator::for_provider(self.provider())
+            .collect(stream)
+            .await
     }
 }

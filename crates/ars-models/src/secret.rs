@@ -3,8 +3,8 @@
 use std::fmt;
 
 /// An API key. It has no `Display`, and its `Debug` prints a placeholder, so it cannot reach a
-/// log line or an error message by accident; [`ApiKey::expose`] is the one way out, used only to
-/// build the `Authorization` header.
+/// log line or an error message by accident; the crate-private `expose` is the one way out,
+/// used only to build the `Authorization` header.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
 

@@ -51,7 +51,7 @@ async fn model_on(server: &MockServer) -> ars_models::OpenAiModel {
 async fn error_of(model: &dyn ChatModel, request: ChatRequest) -> ModelError {
     match model.stream(request).await {
         Err(error) => error,
-        Ok(stream) => TurnAccumulator::collect(stream).await.unwrap_err(),
+        Ok(stream) => TurnAccumulator::new().collect(stream).await.unwrap_err(),
     }
 }
 

@@ -10,9 +10,33 @@
 //! the user (`You said: {{input}}`).
 //!
 //! Text streams as word-sized deltas; tool-call ids default to `call_<turn>_<i>`; usage, when
-//! the turn gives none, is estimated as a quarter of the characters in and out. The format
-//! itself is documented in the `script` module below; [`validate_script`] checks a script when
-//! an agent is saved.
+//! the turn gives none, is estimated as a quarter of the characters in and out.
+//! [`validate_script`] checks a script when an agent is saved.
+//!
+//! # Script format
+//!
+//! An array of turns, or `{ "turns": [...] }`. A turn:
+//!
+//! | field            | type                                 | meaning                                      |
+//! |------------------|--------------------------------------|----------------------------------------------|
+//! | `text`           | string                               | answer text, streamed in word-sized deltas   |
+//! | `tool_calls`     | `[{name, arguments, id?}]`           | `arguments`: an object, or raw JSON text     |
+//! | `delay_ms`       | integer                              | wait before the first event                  |
+//! | `chunk_delay_ms` | integer                              | wait between text deltas                     |
+//! | `error`          | string                               | after any text, fail with `ModelError::Provider` |
+//! | `usage`          | `{prompt_tokens, completion_tokens}` | reported usage; estimated when absent        |
+//!
+//! Text, error messages and the string values inside object `arguments` may use `{{input}}`
+//! (the last user message), `{{last_tool_result}}` (the last tool message), `{{user_turns}}`
+//! (how many user messages the request has) and `{{system_prompt}}`. Delays are capped at ten
+//! minutes. Example, a one-step tool loop:
+//!
+//! ```json
+//! [
+//!   { "text": "Let me check.", "tool_calls": [{ "name": "shell", "arguments": { "command": "ls" } }] },
+//!   { "text": "The directory holds: {{last_tool_result}}" }
+//! ]
+//! ```
 
 mod script;
 

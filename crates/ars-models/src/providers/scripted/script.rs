@@ -1,19 +1,5 @@
-//! The script format of the scripted model, its validation, and placeholder rendering.
-//!
-//! A script is an array of turns, or `{ "turns": [...] }`. A turn:
-//!
-//! | field            | type                                   | meaning                                          |
-//! |------------------|----------------------------------------|--------------------------------------------------|
-//! | `text`           | string                                 | answer text, streamed in word-sized deltas       |
-//! | `tool_calls`     | `[{name, arguments, id?}]`             | tool calls; `arguments` is an object or raw JSON text |
-//! | `delay_ms`       | integer                                | wait before the first event                      |
-//! | `chunk_delay_ms` | integer                                | wait between text deltas                         |
-//! | `error`          | string                                 | after any text, fail with `ModelError::Provider` |
-//! | `usage`          | `{prompt_tokens, completion_tokens}`   | reported usage; estimated when absent            |
-//!
-//! Text, error messages and string values inside `arguments` may use `{{input}}` (the last
-//! user message), `{{last_tool_result}}` (the last tool message), `{{user_turns}}` (how many
-//! user messages the request has) and `{{system_prompt}}`.
+//! The script format of the scripted model (documented on the parent module), its
+//! validation, and placeholder rendering.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -69,6 +69,7 @@ impl SandboxConfig {
     }
 }
 
+/// Default limits, as functions because serde's `default = "…"` needs a path to call.
 mod defaults {
     pub(super) fn max_output_bytes() -> usize {
         64 * 1024

@@ -227,3 +227,29 @@ impl Sandbox for LocalSandbox {
         exec::run(cmd, timeout, cancel, config.max_output_bytes).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_sandbox_is_usable_as_a_trait_object() {
+        // The runtime holds `Arc<dyn Sandbox>`; this stops the trait from losing object safety.
+        let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(SandboxConfig::new("data")));
+        let _clone = Arc::clone(&sandbox);
+    }
+
+    #[test]
+    fn check_shell_reports_the_mode() {
+        let mut config = SandboxConfig::new("data");
+        config.shell = ShellMode::Host;
+        assert_eq!(LocalSandbox::new(config.clone()).check_shell(), Ok(None));
+        config.shell = ShellMode::Bubblewrap;
+        config.bwrap_path = Some("/nonexistent/bwrap".into());
+        let err = LocalSandbox::new(config).check_shell().unwrap_err();
+        assert!(
+            err.to_string().contains("apt-get install bubblewrap"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! Account operations shared by the HTTP API and the admin CLI: creating users (hashing off
+//! the async threads), creating tokens, and the first-start admin.
+
+use std::sync::OnceLock;
+
+use ars_domain::user::{ADMIN_USERNAME, validate_password, validate_username};
+use ars_domain::{ApiToken, Role, User, credentials};
+use ars_store::{NewToken, NewUser, Store};
+
+use crate::ApiError;
+
+/// Hashes on a blocking thread: argon2 is slow on purpose and must not stall the runtime.
+pub async fn hash_password(password: String) -> Result<String, ApiError> {
+    tokio::task::spawn_blocking(move || credentials::hash_password(&password))
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+/// Verifies on a blocking thread. With no stored hash, a dummy hash is still checked so that
+/// unknown usernames take as long as wrong passwords.
+pub async fn verify_password(password: String, stored: Option<String>) -> bool {
+    static DUMMY: OnceLock<String> = OnceLock::new();
+    tokio::task::spawn_blocking(move || match stored {
+        Some(hash) => credentials::verify_password(&password, &hash),
+        None => {
+            let dummy = DUMMY.get_or_init(|| {
+                credentials::hash_password("not a real password").unwrap_or_default()
+            });
+            let _ = credentials::verify_password(&password, dummy);
+            false
+        }
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// Validates and creates a user.
+pub async fn create_user(
+    store: &dyn Store,
+    username: &str,
+    password: &str,
+    role: Role,
+) -> Result<User, ApiError> {
+    validate_username(username)?;
+    validate_password(password)?;
+    let password_hash = hash_password(password.to_string()).await?;
+    Ok(store.create_user(NewUser { username: username.to_string(), password_hash, role }).await?)
+}
+
+/// Creates a token for `user`; returns the secret (shown once) and its metadata.
+pub async fn create_token(
+    store: &dyn Store,
+    user: &User,
+    name: &str,
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<(String, ApiToken), ApiError> {
+    let secret = credentials::generate_token();
+    let token = store
+        .create_token(NewToken {
+            user_id: user.id,
+            name: name.to_string(),
+            token_hash: credentials::token_hash(&secret),
+            expires_at,
+        })
+        .await?;
+    Ok((secret, token))
+}
+
+/// The result of [`ensure_admin`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum AdminBootstrap {
+    /// Users already exist; nothing was done.
+    Existing,
+    /// The admin was created with the configured password.
+    Created,
+    /// The admin was created with this generated password, to be shown once.
+    CreatedWithPassword(String),
+}
+
+/// On an empty database, creates the `admin` user. Safe to race: when another instance
+/// created it first, the unique username makes this a no-op.
+pub async fn ensure_admin(
+    store: &dyn Store,
+    configured_password: Option<&str>,
+) -> Result<AdminBootstrap, ApiError> {
+    if store.count_users().await? > 0 {
+        return Ok(AdminBootstrap::Existing);
+    }
+    let (password, generated) = match configured_password {
+        Some(p) => (p.to_string(), false),
+        None => (credentials::generate_password(), true),
+    };
+    match create_user(store, ADMIN_USERNAME, &password, Role::Admin).await {
+        Ok(_) if generated => Ok(AdminBootstrap::CreatedWithPassword(password)),
+        Ok(_) => Ok(AdminBootstrap::Created),
+        Err(ApiError::Conflict { .. }) => Ok(AdminBootstrap::Existing),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,179 @@
+//! Request extractors whose rejections are [`ApiError`]s: JSON bodies, query strings, and the
+//! authenticated caller.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{header, request::Parts, StatusCode};
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+
+use ars_domain::{credentials, Caller, TokenId, User};
+
+use crate::{ApiError, AppState};
+
+/// A JSON body. Malformed JSON is a 400; JSON of the wrong shape (wrong types, unknown or
+/// missing fields) is a 422 naming the field; an oversized body is a 413.
+#[derive(Debug)]
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|mime| {
+                let mime = mime.trim();
+                mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+            })
+            .unwrap_or(false);
+        if !is_json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let limit = body_limit(&req);
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge { limit }
+            } else {
+                ApiError::BadRequest(rejection.body_text())
+            }
+        })?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// The configured body limit, recorded in the request extensions by the app's layers.
+fn body_limit(req: &Request) -> usize {
+    req.extensions().get::<BodyLimit>().map_or(crate::DEFAULT_BODY_LIMIT, |l| l.0)
+}
+
+/// The body limit in force, as a request extension (so the 413 message can state it).
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
+
+/// Deserializes a JSON object from `bytes`, turning serde's error into a field-naming
+/// [`ApiError`].
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed: Result<T, _> = serde_path_to_error::deserialize(&mut de);
+    let value = parsed.map_err(|err| {
+        let path = err.path().to_string();
+        json_error(path, err.into_inner())
+    });
+    // serde reads a struct from an array too (positionally); every body here is an object.
+    let is_object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match value {
+        Err(ApiError::Unprocessable { .. }) | Ok(_) if !is_object => {
+            Err(ApiError::Unprocessable { message: "the body must be a JSON object".into(), field: None })
+        }
+        Err(e) => Err(e),
+        Ok(value) => {
+            de.end().map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
+            Ok(value)
+        }
+    }
+}
+
+fn json_error(path: String, err: serde_json::Error) -> ApiError {
+    use serde_json::error::Category;
+    match err.classify() {
+        Category::Syntax | Category::Eof | Category::Io => {
+            ApiError::BadRequest(format!("malformed JSON: {err}"))
+        }
+        Category::Data => {
+            let message = strip_position(&err.to_string());
+            let parent = if path == "." { String::new() } else { path };
+            // serde names the offending key only inside its message; lift it into the path.
+            let field = backticked(&message, "unknown field `")
+                .or_else(|| backticked(&message, "missing field `"))
+                .map(|key| join_path(&parent, key))
+                .unwrap_or(parent);
+            let field = if field.is_empty() { None } else { Some(field) };
+            ApiError::Unprocessable { message, field }
+        }
+    }
+}
+
+fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = message.strip_prefix(prefix)?;
+    rest.split('`').next()
+}
+
+fn join_path(parent: &str, key: &str) -> String {
+    if parent.is_empty() || parent.ends_with(key) {
+        // serde_path_to_error already records the unknown key itself as the last segment.
+        if parent.is_empty() { key.to_string() } else { parent.to_string() }
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// serde_json appends " at line L column C"; the field path says more to an API client.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// A query string, rejected as a 400 JSON error when it does not parse.
+#[derive(Debug)]
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| ApiQuery(q.0))
+            .map_err(|rejection: QueryRejection| ApiError::BadRequest(rejection.body_text()))
+    }
+}
+
+/// The authenticated caller: a user resolved from `Authorization: Bearer <token>`.
+#[derive(Clone, Debug)]
+pub struct Auth {
+    pub user: User,
+    /// The token this request came with (so logout can revoke exactly it).
+    pub token_id: TokenId,
+}
+
+impl Auth {
+    pub fn caller(&self) -> Caller {
+        Caller::from(&self.user)
+    }
+
+    /// Refuses non-admins with a 403.
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        if self.user.is_admin() { Ok(()) } else { Err(ApiError::forbidden("admin rights required")) }
+    }
+}
+
+impl FromRequestParts<AppState> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| ApiError::Unauthorized("missing `Authorization: Bearer <token>` header".into()))?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && t.len() <= 512)
+            .ok_or_else(|| ApiError::Unauthorized("malformed Authorization header; expected `Bearer <token>`".into()))?;
+        let hash = credentials::token_hash(token);
+        let (user, token_id) = state
+            .store
+            .token_user(&hash, ars_domain::time::now())
+            .await?
+            .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
+        Ok(Auth { user, token_id })
+    }
+}

@@ -1,0 +1,118 @@
+//! The ARS HTTP API.
+//!
+//! [`app`] builds the whole router from an [`AppState`]; [`serve`] runs it on a listener until a
+//! shutdown future resolves. Tests start the server exactly as the binary does.
+//!
+//! **Boundary:** this is the only crate that knows axum, HTTP status codes and the JSON wire
+//! shapes of requests and errors. Rules live in `ars-domain`; persistence in `ars-store`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Request};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use ars_domain::ContextDefaults;
+use ars_store::Store;
+
+pub mod accounts;
+mod error;
+mod extract;
+mod openapi;
+mod routes;
+
+pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use extract::{ApiJson, Auth};
+
+/// The request body limit unless configured otherwise: 1 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// What the API needs from server configuration.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// `BaseContext` and `SubAgentContext`: the layers under every agent's own context.
+    pub defaults: ContextDefaults,
+    /// The largest request body accepted, in bytes; larger bodies get a 413.
+    pub body_limit: usize,
+    /// How long a token from `POST /api/auth/login` stays valid.
+    pub session_ttl: chrono::Duration,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            defaults: ContextDefaults::default(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            session_ttl: chrono::Duration::days(30),
+        }
+    }
+}
+
+/// Shared state of every handler: a cheap `Clone` of a few `Arc`s.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub config: Arc<ApiConfig>,
+}
+
+impl AppState {
+    pub fn new(store: Arc<dyn Store>, config: ApiConfig) -> Self {
+        Self { store, config: Arc::new(config) }
+    }
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The API routes and their OpenAPI document, before state is attached.
+fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi()).nest("/api", routes::router())
+}
+
+/// The OpenAPI 3.1 document of every endpoint, generated from the handlers.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    api_router().into_openapi()
+}
+
+/// The whole application: API routes, JSON fallbacks, body limit, request ids and tracing.
+pub fn app(state: AppState) -> Router {
+    let limit = state.config.body_limit;
+    let (router, doc) = api_router().split_for_parts();
+    let doc = Arc::new(doc);
+    router
+        .route(
+            "/api/openapi.json",
+            axum::routing::get(move || {
+                let doc = Arc::clone(&doc);
+                async move { axum::Json(doc) }
+            }),
+        )
+        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::Extension(extract::BodyLimit(limit)))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &Request<_>| {
+                    let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
+                })
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// Serves [`app`] on `listener` until `shutdown` resolves, then drains in-flight requests.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+}

@@ -1,0 +1,36 @@
+//! The OpenAPI document's frame: title, security scheme, shared schemas. Paths come from the
+//! `#[utoipa::path]` attributes on the handlers, collected by the router.
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::ErrorBody;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "ARS",
+        description = "Agent runtime server: agents, subagents, threads and runs.",
+    ),
+    modifiers(&BearerAuth),
+    components(schemas(ErrorBody)),
+    tags(
+        (name = "auth", description = "Login and API tokens"),
+        (name = "users", description = "User accounts"),
+        (name = "agents", description = "Agents and subagents (one kind of row)"),
+        (name = "system", description = "Health and metadata"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}

@@ -1,0 +1,332 @@
+//! Agents and subagents: one CRUD API over one kind of row (SPEC §1–3).
+//!
+//! Every write goes through [`AgentInput::validate`] (the domain's rules) and a check that the
+//! users named in `share_config` exist; reads go through [`Caller::can_view`]. An agent the
+//! caller cannot see answers 404, never 403, so its existence does not leak.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use ars_domain::{
+    Agent, AgentConfig, AgentDraft, AgentId, AgentInput, Caller, ResolvedContext, ShareConfig,
+};
+use ars_store::AgentFilter;
+
+use crate::extract::{ApiJson, ApiQuery, parse_json};
+use crate::{ApiError, AppState, Auth, ErrorBody};
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Include subagents (the management page's full list). Default: only chat-usable agents.
+    #[serde(default)]
+    include_subagents: bool,
+}
+
+/// The body of `POST /api/agent` and `PUT /api/agent/{id}`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentWrite {
+    /// Unique, `[a-z0-9-]`; the name `task` tools use (`subagent_slug`).
+    slug: String,
+    name: String,
+    #[serde(default)]
+    description: String,
+    /// `DefaultBackend` (default) or `SubAgentBackend`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backend_id: Option<String>,
+    /// May be omitted: derived from `backend_id`. A contradicting value is a 422.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    is_subagent: Option<bool>,
+    #[serde(default)]
+    config_json: AgentConfig,
+    #[serde(default)]
+    share_config: ShareConfig,
+    /// Omitted: keep the stored flag. `true` needs admin rights; never for a subagent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    is_default: Option<bool>,
+}
+
+impl From<AgentWrite> for AgentInput {
+    fn from(w: AgentWrite) -> Self {
+        AgentInput {
+            slug: w.slug,
+            name: w.name,
+            description: w.description,
+            backend_id: w.backend_id,
+            is_subagent: w.is_subagent,
+            config_json: w.config_json,
+            share_config: w.share_config,
+            is_default: w.is_default,
+        }
+    }
+}
+
+impl From<AgentInput> for AgentWrite {
+    fn from(i: AgentInput) -> Self {
+        AgentWrite {
+            slug: i.slug,
+            name: i.name,
+            description: i.description,
+            backend_id: i.backend_id,
+            is_subagent: i.is_subagent,
+            config_json: i.config_json,
+            share_config: i.share_config,
+            is_default: i.is_default,
+        }
+    }
+}
+
+/// Loads an agent by id (or slug) that `caller` can see; anything else is a 404.
+async fn visible_agent(state: &AppState, caller: &Caller, key: &str) -> Result<Agent, ApiError> {
+    let found = match AgentId::parse(key) {
+        Some(id) => state.store.agent(id).await?,
+        None if key.len() <= 64 => state.store.agent_by_slug(key).await?,
+        None => None,
+    };
+    found.filter(|a| caller.can_view(a)).ok_or_else(|| ApiError::not_found("agent"))
+}
+
+/// Loads an agent `caller` may manage: 404 when invisible, 403 when only visible.
+async fn managed_agent(state: &AppState, caller: &Caller, key: &str) -> Result<Agent, ApiError> {
+    let agent = visible_agent(state, caller, key).await?;
+    if !caller.can_manage(&agent) {
+        let message = if agent.is_builtin {
+            "only admins can edit a built-in agent"
+        } else {
+            "you can use this agent but not manage it"
+        };
+        return Err(ApiError::forbidden(message));
+    }
+    Ok(agent)
+}
+
+/// Validates a write and checks that every user `share_config` names exists.
+async fn validated(
+    state: &AppState,
+    caller: &Caller,
+    input: AgentInput,
+    existing: Option<&Agent>,
+) -> Result<AgentDraft, ApiError> {
+    let draft = input.validate(caller, existing)?;
+    let share = &draft.share_config;
+    let named: Vec<_> = share.referenced_users().collect();
+    if !named.is_empty() {
+        let found = state.store.existing_users(&named).await?;
+        for (field, ids) in [("share_config.user_ids", &share.user_ids), ("share_config.manager_ids", &share.manager_ids)] {
+            if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
+                return Err(ApiError::unprocessable(field, format!("no user has id {missing}")));
+            }
+        }
+    }
+    Ok(draft)
+}
+
+/// Lists agents the caller can see: chat-usable agents, or all with `include_subagents`.
+#[utoipa::path(get, path = "/agent", tag = "agents", security(("bearer" = [])), params(ListQuery),
+    responses((status = 200, body = [Agent]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list_agents(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<Vec<Agent>>, ApiError> {
+    let caller = auth.caller();
+    let filter = AgentFilter {
+        visible_to: (!caller.is_admin()).then_some(caller.id),
+        include_subagents: query.include_subagents,
+    };
+    Ok(Json(state.store.list_agents(filter).await?))
+}
+
+/// Creates an agent or subagent owned by the caller.
+#[utoipa::path(post, path = "/agent", tag = "agents", security(("bearer" = [])), request_body = AgentWrite,
+    responses(
+        (status = 201, body = Agent),
+        (status = 400, body = ErrorBody, description = "Malformed JSON"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "is_default without admin rights"),
+        (status = 409, body = ErrorBody, description = "Duplicate slug"),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "A rule is broken; `field` names it"),
+    ))]
+pub async fn create_agent(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiJson(body): ApiJson<AgentWrite>,
+) -> Result<(StatusCode, Json<Agent>), ApiError> {
+    let caller = auth.caller();
+    let draft = validated(&state, &caller, body.into(), None).await?;
+    let agent = state.store.create_agent(&draft, Some(caller.id)).await?;
+    Ok((StatusCode::CREATED, Json(agent)))
+}
+
+/// One agent the caller can see, by id or slug.
+#[utoipa::path(get, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Agent id or slug")),
+    responses((status = 200, body = Agent), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_agent(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Agent>, ApiError> {
+    Ok(Json(visible_agent(&state, &auth.caller(), &id).await?))
+}
+
+/// Replaces an agent's writable fields. `is_default` omitted keeps the stored flag.
+#[utoipa::path(put, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Agent id or slug")), request_body = AgentWrite,
+    responses(
+        (status = 200, body = Agent),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Visible but not manageable"),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
+    ))]
+pub async fn put_agent(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<AgentWrite>,
+) -> Result<Json<Agent>, ApiError> {
+    let caller = auth.caller();
+    let existing = managed_agent(&state, &caller, &id).await?;
+    let draft = validated(&state, &caller, body.into(), Some(&existing)).await?;
+    Ok(Json(state.store.update_agent(existing.id, &draft).await?))
+}
+
+/// Updates some fields: the body is a JSON merge patch (RFC 7396) over the agent's writable
+/// fields, and the result is validated exactly like a `PUT`.
+#[utoipa::path(patch, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Agent id or slug")),
+    request_body(content = Object, content_type = "application/json", description = "JSON merge patch over AgentWrite"),
+    responses(
+        (status = 200, body = Agent),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
+    ))]
+pub async fn patch_agent(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    ApiJson(patch): ApiJson<Value>,
+) -> Result<Json<Agent>, ApiError> {
+    if !patch.is_object() {
+        return Err(ApiError::Unprocessable {
+            message: "a merge patch must be a JSON object".into(),
+            field: None,
+        });
+    }
+    let caller = auth.caller();
+    let existing = managed_agent(&state, &caller, &id).await?;
+    let mut merged = serde_json::to_value(AgentWrite::from(AgentInput::from_agent(&existing)))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    merge_patch(&mut merged, patch);
+    let bytes = serde_json::to_vec(&merged).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let body: AgentWrite = parse_json(&bytes)?;
+    let draft = validated(&state, &caller, body.into(), Some(&existing)).await?;
+    Ok(Json(state.store.update_agent(existing.id, &draft).await?))
+}
+
+/// RFC 7396: objects merge key by key, `null` removes a key, anything else replaces.
+fn merge_patch(target: &mut Value, patch: Value) {
+    match patch {
+        Value::Object(fields) => {
+            if !target.is_object() {
+                *target = Value::Object(serde_json::Map::new());
+            }
+            if let Value::Object(map) = target {
+                for (key, value) in fields {
+                    if value.is_null() {
+                        map.remove(&key);
+                    } else {
+                        merge_patch(map.entry(key).or_insert(Value::Null), value);
+                    }
+                }
+            }
+        }
+        other => *target = other,
+    }
+}
+
+/// Deletes an agent. Built-in agents are never deleted.
+#[utoipa::path(delete, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Agent id or slug")),
+    responses(
+        (status = 204), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Built-in, or visible but not manageable"),
+        (status = 404, body = ErrorBody),
+    ))]
+pub async fn delete_agent(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let caller = auth.caller();
+    let agent = visible_agent(&state, &caller, &id).await?;
+    if agent.is_builtin {
+        return Err(ApiError::forbidden("built-in agents cannot be deleted"));
+    }
+    if !caller.can_delete(&agent) {
+        return Err(ApiError::forbidden("you can use this agent but not delete it"));
+    }
+    if state.store.delete_agent(agent.id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("agent"))
+    }
+}
+
+/// Makes an agent the one default agent (admins only; never a subagent).
+#[utoipa::path(post, path = "/agent/{id}/default", tag = "agents", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Agent id or slug")),
+    responses(
+        (status = 200, body = Agent), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Not an admin"),
+        (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "A subagent cannot be the default"),
+    ))]
+pub async fn set_default(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Agent>, ApiError> {
+    let caller = auth.caller();
+    let agent = visible_agent(&state, &caller, &id).await?;
+    auth.require_admin()?;
+    if agent.is_subagent {
+        return Err(ApiError::unprocessable("is_default", "a subagent can never be the default agent"));
+    }
+    Ok(Json(state.store.set_default_agent(agent.id).await?))
+}
+
+/// The context the agent actually runs with: its own, over the backend defaults, over
+/// `BaseContext`, with the layer each field came from.
+#[utoipa::path(get, path = "/agent/{id}/resolved-context", tag = "agents", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Agent id or slug")),
+    responses((status = 200, body = ResolvedContext), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn resolved_context(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<ResolvedContext>, ApiError> {
+    let agent = visible_agent(&state, &auth.caller(), &id).await?;
+    Ok(Json(state.config.defaults.resolve(agent.backend_id, &agent.config_json.context)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_follows_rfc_7396() {
+        let mut doc = json!({"a": 1, "b": {"c": 2, "d": 3}});
+        merge_patch(&mut doc, json!({"a": null, "b": {"c": 5}, "e": [1]}));
+        assert_eq!(doc, json!({"b": {"c": 5, "d": 3}, "e": [1]}));
+    }
+}

@@ -1,0 +1,144 @@
+//! Login, logout, the current user, and API tokens.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use ars_domain::{ApiToken, TokenId, User};
+
+use crate::extract::ApiJson;
+use crate::{ApiError, AppState, Auth, ErrorBody, accounts};
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    username: String,
+    password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct LoginResponse {
+    /// The bearer token for every other endpoint.
+    token: String,
+    user: User,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+/// Exchanges a username and password for a bearer token.
+#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest,
+    responses(
+        (status = 200, body = LoginResponse),
+        (status = 400, body = ErrorBody, description = "Malformed JSON"),
+        (status = 401, body = ErrorBody, description = "Wrong credentials"),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "Wrong shape"),
+    ))]
+pub async fn login(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<LoginRequest>,
+) -> Result<Json<LoginResponse>, ApiError> {
+    let found = if req.username.len() <= 64 {
+        state.store.user_credentials(&req.username).await?
+    } else {
+        None
+    };
+    let (user, hash) = match found {
+        Some((user, hash)) => (Some(user), Some(hash)),
+        None => (None, None),
+    };
+    let verified = accounts::verify_password(req.password, hash).await;
+    let user = user
+        .filter(|_| verified)
+        .ok_or_else(|| ApiError::Unauthorized("invalid username or password".into()))?;
+    let expires_at = Some(ars_domain::time::now() + state.config.session_ttl);
+    let (token, _) = accounts::create_token(state.store.as_ref(), &user, "login", expires_at).await?;
+    Ok(Json(LoginResponse { token, user, expires_at }))
+}
+
+/// Revokes the token this request was made with.
+#[utoipa::path(post, path = "/auth/logout", tag = "auth", security(("bearer" = [])),
+    responses((status = 204), (status = 401, body = ErrorBody)))]
+pub async fn logout(State(state): State<AppState>, auth: Auth) -> Result<StatusCode, ApiError> {
+    state.store.revoke_token(auth.user.id, auth.token_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The authenticated user.
+#[utoipa::path(get, path = "/me", tag = "auth", security(("bearer" = [])),
+    responses((status = 200, body = User), (status = 401, body = ErrorBody)))]
+pub async fn me(auth: Auth) -> Json<User> {
+    Json(auth.user)
+}
+
+/// The caller's API tokens (metadata only; secrets are never shown again).
+#[utoipa::path(get, path = "/tokens", tag = "auth", security(("bearer" = [])),
+    responses((status = 200, body = [ApiToken]), (status = 401, body = ErrorBody)))]
+pub async fn list_tokens(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> Result<Json<Vec<ApiToken>>, ApiError> {
+    Ok(Json(state.store.list_tokens(auth.user.id).await?))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTokenRequest {
+    /// A label for the token, e.g. `ci` or `laptop`.
+    name: String,
+    /// Days until the token expires; omitted means it never expires.
+    #[serde(default)]
+    expires_in_days: Option<u32>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CreatedToken {
+    /// The secret: shown once, store it now.
+    token: String,
+    info: ApiToken,
+}
+
+/// Creates an API token for the caller.
+#[utoipa::path(post, path = "/tokens", tag = "auth", security(("bearer" = [])),
+    request_body = CreateTokenRequest,
+    responses(
+        (status = 201, body = CreatedToken),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+    ))]
+pub async fn create_token(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiJson(req): ApiJson<CreateTokenRequest>,
+) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
+    let name = req.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(ApiError::unprocessable("name", "must be 1-100 characters"));
+    }
+    let expires_at = match req.expires_in_days {
+        None => None,
+        Some(days @ 1..=3650) => Some(ars_domain::time::now() + chrono::Duration::days(days.into())),
+        Some(_) => return Err(ApiError::unprocessable("expires_in_days", "must be between 1 and 3650")),
+    };
+    let (token, info) = accounts::create_token(state.store.as_ref(), &auth.user, name, expires_at).await?;
+    Ok((StatusCode::CREATED, Json(CreatedToken { token, info })))
+}
+
+/// Revokes one of the caller's tokens.
+#[utoipa::path(delete, path = "/tokens/{id}", tag = "auth", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Token id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn revoke_token(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = TokenId::parse(&id).ok_or_else(|| ApiError::not_found("token"))?;
+    if state.store.revoke_token(auth.user.id, id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("token"))
+    }
+}

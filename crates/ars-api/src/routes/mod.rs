@@ -1,0 +1,26 @@
+//! Route table: each resource module owns its handlers and request/response types.
+
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+
+mod agents;
+mod auth;
+mod health;
+mod users;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(health::health))
+        .routes(routes!(auth::login))
+        .routes(routes!(auth::logout))
+        .routes(routes!(auth::me))
+        .routes(routes!(auth::list_tokens, auth::create_token))
+        .routes(routes!(auth::revoke_token))
+        .routes(routes!(users::list_users, users::create_user))
+        .routes(routes!(agents::list_agents, agents::create_agent))
+        .routes(routes!(agents::get_agent, agents::put_agent, agents::patch_agent, agents::delete_agent))
+        .routes(routes!(agents::set_default))
+        .routes(routes!(agents::resolved_context))
+}

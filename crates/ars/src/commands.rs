@@ -1,0 +1,151 @@
+//! What each subcommand does.
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use ars_api::accounts::{self, AdminBootstrap};
+use ars_domain::Role;
+use ars_store::Store;
+
+use crate::cli::{Command, TokenCommand, UserCommand};
+use crate::config::Config;
+
+pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
+    match command {
+        Command::Serve => serve(config).await,
+        Command::Migrate => {
+            let store = open_store(&config).await?;
+            tracing::info!(store = store.kind(), "migrations applied");
+            Ok(())
+        }
+        Command::User(cmd) => user(cmd, &*open_store(&config).await?).await,
+        Command::Token(cmd) => token(cmd, &*open_store(&config).await?).await,
+    }
+}
+
+/// Connects (creating the data dir for SQLite) and runs migrations.
+async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    let url = config.database_url();
+    ars_store::connect(&url).await.with_context(|| format!("cannot open the store at {}", redact(&url)))
+}
+
+/// Hides a password in a database URL before it is logged.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let store = open_store(&config).await?;
+    match accounts::ensure_admin(&*store, config.admin_password.as_deref()).await? {
+        AdminBootstrap::Existing => {}
+        AdminBootstrap::Created => tracing::info!("created user `admin` with ARS_ADMIN_PASSWORD"),
+        AdminBootstrap::CreatedWithPassword(password) => tracing::warn!(
+            %password,
+            "created user `admin` with a generated password; it is shown only this once"
+        ),
+    }
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.bind))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(store = store.kind(), data_dir = %config.data_dir.display(), "listening on http://{addr}");
+    let state = ars_api::AppState::new(store, config.api_config());
+    ars_api::serve(listener, state, shutdown_signal()).await?;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for ctrl-c");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}
+
+async fn user(cmd: UserCommand, store: &dyn Store) -> anyhow::Result<()> {
+    match cmd {
+        UserCommand::Add { username, admin, password_stdin } => {
+            let (password, generated) = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line)?;
+                (line.trim_end_matches(['\r', '\n']).to_string(), false)
+            } else {
+                (ars_domain::credentials::generate_password(), true)
+            };
+            let role = if admin { Role::Admin } else { Role::User };
+            let user = accounts::create_user(store, &username, &password, role)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot create user: {e}"))?;
+            println!("created {} ({}, id {})", user.username, user.role.as_str(), user.id);
+            if generated {
+                println!("password: {password}");
+            }
+            Ok(())
+        }
+        UserCommand::List => {
+            for user in store.list_users().await? {
+                println!("{}\t{}\t{}", user.id, user.username, user.role.as_str());
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn token(cmd: TokenCommand, store: &dyn Store) -> anyhow::Result<()> {
+    let TokenCommand::Create { username, name, expires_in_days } = cmd;
+    let (user, _) = store
+        .user_credentials(&username)
+        .await?
+        .with_context(|| format!("no user named {username}"))?;
+    let expires_at = expires_in_days
+        .map(|days| ars_domain::time::now() + chrono::Duration::days(days.into()));
+    let (secret, _) = accounts::create_token(store, &user, &name, expires_at)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot create token: {e}"))?;
+    println!("{secret}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn database_passwords_are_redacted() {
+        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redact("sqlite://./data/ars.db"), "sqlite://./data/ars.db");
+    }
+}

@@ -4,7 +4,7 @@ use std::str::FromStr;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{Postgres, Transaction};
+use sqlx::{PgConnection, Postgres, Transaction};
 
 use crate::Result;
 use crate::store_impl::impl_store;
@@ -14,6 +14,9 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
 /// Connections per instance; several instances share the server's connection limit.
 const MAX_CONNECTIONS: u32 = 10;
+
+/// The advisory lock key that serializes default-agent changes (`ARS_DEFA` in ASCII).
+const DEFAULT_AGENT_LOCK: i64 = 0x4152_535f_4445_4641;
 
 /// The PostgreSQL implementation of [`crate::Store`].
 #[derive(Clone, Debug)]
@@ -41,6 +44,19 @@ impl PgStore {
     /// Starts a write transaction (PostgreSQL locks rows as statements touch them).
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
         Ok(self.pool.begin().await?)
+    }
+
+    /// Serializes default-agent changes across connections and instances until commit.
+    ///
+    /// Under READ COMMITTED, two transactions making different agents the default would each
+    /// find no other default to clear, and the second would fail on the one-default index.
+    /// With this lock the second waits, then its clearing statement sees the first's default.
+    async fn lock_default_agent(conn: &mut PgConnection) -> Result<()> {
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(DEFAULT_AGENT_LOCK)
+            .execute(conn)
+            .await?;
+        Ok(())
     }
 }
 

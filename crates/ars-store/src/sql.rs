@@ -2,7 +2,8 @@
 //!
 //! Placeholders are `$1, $2, …`: PostgreSQL reads them natively and sqlx's SQLite driver binds
 //! `$N` to argument N, so one string serves both. Booleans are written `TRUE`/`FALSE` (SQLite
-//! knows them as 1/0). Only the migrations differ per database.
+//! knows them as 1/0). Only the migrations differ per database, plus how each serializes
+//! default-agent changes (PostgreSQL takes an advisory lock; SQLite's write lock already does).
 //!
 //! **Invariant:** the visibility filter of [`LIST_AGENTS`] is `ars_domain::Caller::can_view` for
 //! a non-admin caller; the conformance suite checks the two agree.

@@ -13,7 +13,7 @@ use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Sqlite, SqliteConnection, Transaction};
 
 use crate::Result;
 use crate::store_impl::impl_store;
@@ -78,6 +78,12 @@ impl SqliteStore {
     /// Starts a write transaction holding the write lock from its first statement.
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    /// Nothing to do: a write transaction already holds the database's one write lock, so
+    /// default changes never interleave.
+    async fn lock_default_agent(_conn: &mut SqliteConnection) -> Result<()> {
+        Ok(())
     }
 }
 

@@ -3,8 +3,8 @@
 //! sqlx's executor traits make a generic `impl<DB> Store for SqlStore<DB>` a wall of bounds, so
 //! the body is a `macro_rules!` instead: [`impl_store!`] expands the same code, running the same
 //! [`crate::sql`] strings, for [`crate::SqliteStore`] and [`crate::PgStore`]. A store type only
-//! supplies a `pool` field and a `begin_write` method (how that database starts a write
-//! transaction).
+//! supplies a `pool` field, a `begin_write` method (how that database starts a write
+//! transaction) and a `lock_default_agent` function (how it serializes default changes).
 //!
 //! **Invariant:** every write is one transaction (or one statement), and agents are returned as
 //! read back inside that transaction, so callers see exactly what was stored.
@@ -43,12 +43,15 @@ macro_rules! impl_store {
                 Self::agent_with_shares(&mut conn, row).await
             }
 
-            /// Clears the default flag of every agent except `keep`.
+            /// Clears the default flag of every agent except `keep`, which the caller's
+            /// transaction then makes (or keeps) the default. Takes the store's default-agent
+            /// lock first, so concurrent default changes queue instead of colliding.
             async fn clear_other_defaults(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 keep: ars_domain::AgentId,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<()> {
+                Self::lock_default_agent(&mut *conn).await?;
                 sqlx::query($crate::sql::CLEAR_OTHER_DEFAULTS)
                     .bind(keep.to_string())
                     .bind(now)

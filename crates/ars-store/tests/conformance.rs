@@ -62,6 +62,7 @@ conformance!(
     agents::check_delete_cascades_shares,
     agents::check_general_purpose_is_built_in,
     agents::check_only_one_default,
+    agents::check_concurrent_default_changes,
     visibility::check_list_filter_matrix,
     visibility::check_list_order,
     schema::check_schema_rejects_forbidden_rows,

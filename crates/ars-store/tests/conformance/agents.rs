@@ -317,3 +317,36 @@ pub async fn check_only_one_default(store: &dyn Store) {
     );
     assert_eq!(defaults().await, vec![second.id]);
 }
+
+/// Writers racing to set the default all succeed, and one default remains. On SQLite they
+/// queue on the write lock; on PostgreSQL they must not both find "no other default" to clear.
+pub async fn check_concurrent_default_changes(store: &dyn Store) {
+    let mut ids = Vec::new();
+    for slug in ["c1", "c2", "c3", "c4"] {
+        ids.push(store.create_agent(&draft(slug), None).await.unwrap().id);
+    }
+    let default_draft = |slug: &str| ars_domain::AgentDraft {
+        is_default: true,
+        ..draft(slug)
+    };
+    let (d3, d5, d6) = (
+        default_draft("c3"),
+        default_draft("c5"),
+        default_draft("c6"),
+    );
+    let (a, b, c, d, e, f) = tokio::join!(
+        store.set_default_agent(ids[0]),
+        store.create_agent(&d5, None),
+        store.set_default_agent(ids[1]),
+        store.update_agent(ids[2], &d3),
+        store.create_agent(&d6, None),
+        store.set_default_agent(ids[3]),
+    );
+    for result in [a, b, c, d, e, f] {
+        assert!(result.is_ok(), "{result:?}");
+    }
+    let all = store.list_agents(everything()).await.unwrap();
+    assert_eq!(all.iter().filter(|a| a.is_default).count(), 1);
+    let users = tokio::join!(user(store, "u1"), user(store, "u2"), user(store, "u3"));
+    assert_eq!(store.count_users().await.unwrap(), 3, "{users:?}");
+}

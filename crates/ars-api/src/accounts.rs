@@ -45,7 +45,13 @@ pub async fn create_user(
     validate_username(username)?;
     validate_password(password)?;
     let password_hash = hash_password(password.to_string()).await?;
-    Ok(store.create_user(NewUser { username: username.to_string(), password_hash, role }).await?)
+    Ok(store
+        .create_user(NewUser {
+            username: username.to_string(),
+            password_hash,
+            role,
+        })
+        .await?)
 }
 
 /// Creates a token for `user`; returns the secret (shown once) and its metadata.

@@ -39,7 +39,10 @@ pub enum ApiError {
     Unauthorized(String),
     /// 403: authenticated, but not allowed.
     #[error("{message}")]
-    Forbidden { message: String, field: Option<String> },
+    Forbidden {
+        message: String,
+        field: Option<String>,
+    },
     /// 404: no such resource, or one the caller may not see.
     #[error("{0}")]
     NotFound(String),
@@ -48,7 +51,10 @@ pub enum ApiError {
     MethodNotAllowed,
     /// 409: the write conflicts with stored state (a taken slug or username).
     #[error("{message}")]
-    Conflict { message: String, field: Option<String> },
+    Conflict {
+        message: String,
+        field: Option<String>,
+    },
     /// 413: the body is over the limit.
     #[error("request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
@@ -57,7 +63,10 @@ pub enum ApiError {
     UnsupportedMediaType,
     /// 422: the body is JSON but breaks a rule.
     #[error("{message}")]
-    Unprocessable { message: String, field: Option<String> },
+    Unprocessable {
+        message: String,
+        field: Option<String>,
+    },
     /// 500: our fault; the detail is logged, not sent.
     #[error("internal error")]
     Internal(String),
@@ -65,11 +74,17 @@ pub enum ApiError {
 
 impl ApiError {
     pub fn unprocessable(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::Unprocessable { message: message.into(), field: Some(field.into()) }
+        Self::Unprocessable {
+            message: message.into(),
+            field: Some(field.into()),
+        }
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::Forbidden { message: message.into(), field: None }
+        Self::Forbidden {
+            message: message.into(),
+            field: None,
+        }
     }
 
     pub fn not_found(what: &str) -> Self {
@@ -126,12 +141,19 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let body = ErrorBody { error: ErrorDetail { code: self.code(), message, field: self.field() } };
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message,
+                field: self.field(),
+            },
+        };
         let mut response = (status, axum::Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
         }
         response
     }
@@ -145,7 +167,10 @@ impl From<StoreError> for ApiError {
                 field: Some(field.to_string()),
             },
             StoreError::NotFound => Self::NotFound("not found".into()),
-            StoreError::Invalid(detail) => Self::Unprocessable { message: detail, field: None },
+            StoreError::Invalid(detail) => Self::Unprocessable {
+                message: detail,
+                field: None,
+            },
             other => Self::Internal(other.to_string()),
         }
     }
@@ -154,8 +179,14 @@ impl From<StoreError> for ApiError {
 impl From<ValidationError> for ApiError {
     fn from(err: ValidationError) -> Self {
         match err {
-            ValidationError::Invalid(e) => Self::Unprocessable { message: e.message, field: Some(e.field) },
-            ValidationError::Forbidden(e) => Self::Forbidden { message: e.message, field: Some(e.field) },
+            ValidationError::Invalid(e) => Self::Unprocessable {
+                message: e.message,
+                field: Some(e.field),
+            },
+            ValidationError::Forbidden(e) => Self::Forbidden {
+                message: e.message,
+                field: Some(e.field),
+            },
         }
     }
 }

@@ -3,11 +3,11 @@
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::{header, request::Parts, StatusCode};
+use axum::http::{StatusCode, header, request::Parts};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
-use ars_domain::{credentials, Caller, TokenId, User};
+use ars_domain::{Caller, TokenId, User, credentials};
 
 use crate::{ApiError, AppState};
 
@@ -47,7 +47,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
 /// The configured body limit, recorded in the request extensions by the app's layers.
 fn body_limit(req: &Request) -> usize {
-    req.extensions().get::<BodyLimit>().map_or(crate::DEFAULT_BODY_LIMIT, |l| l.0)
+    req.extensions()
+        .get::<BodyLimit>()
+        .map_or(crate::DEFAULT_BODY_LIMIT, |l| l.0)
 }
 
 /// The body limit in force, as a request extension (so the 413 message can state it).
@@ -66,12 +68,14 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     // serde reads a struct from an array too (positionally); every body here is an object.
     let is_object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match value {
-        Err(ApiError::Unprocessable { .. }) | Ok(_) if !is_object => {
-            Err(ApiError::Unprocessable { message: "the body must be a JSON object".into(), field: None })
-        }
+        Err(ApiError::Unprocessable { .. }) | Ok(_) if !is_object => Err(ApiError::Unprocessable {
+            message: "the body must be a JSON object".into(),
+            field: None,
+        }),
         Err(e) => Err(e),
         Ok(value) => {
-            de.end().map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
+            de.end()
+                .map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
             Ok(value)
         }
     }
@@ -105,7 +109,11 @@ fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
 fn join_path(parent: &str, key: &str) -> String {
     if parent.is_empty() || parent.ends_with(key) {
         // serde_path_to_error already records the unknown key itself as the last segment.
-        if parent.is_empty() { key.to_string() } else { parent.to_string() }
+        if parent.is_empty() {
+            key.to_string()
+        } else {
+            parent.to_string()
+        }
     } else {
         format!("{parent}.{key}")
     }
@@ -149,7 +157,11 @@ impl Auth {
 
     /// Refuses non-admins with a 403.
     pub fn require_admin(&self) -> Result<(), ApiError> {
-        if self.user.is_admin() { Ok(()) } else { Err(ApiError::forbidden("admin rights required")) }
+        if self.user.is_admin() {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden("admin rights required"))
+        }
     }
 }
 
@@ -157,17 +169,23 @@ impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| ApiError::Unauthorized("missing `Authorization: Bearer <token>` header".into()))?;
+        let header = parts.headers.get(header::AUTHORIZATION).ok_or_else(|| {
+            ApiError::Unauthorized("missing `Authorization: Bearer <token>` header".into())
+        })?;
         let token = header
             .to_str()
             .ok()
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
             .map(str::trim)
             .filter(|t| !t.is_empty() && t.len() <= 512)
-            .ok_or_else(|| ApiError::Unauthorized("malformed Authorization header; expected `Bearer <token>`".into()))?;
+            .ok_or_else(|| {
+                ApiError::Unauthorized(
+                    "malformed Authorization header; expected `Bearer <token>`".into(),
+                )
+            })?;
         let hash = credentials::token_hash(token);
         let (user, token_id) = state
             .store

@@ -62,7 +62,10 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(store: Arc<dyn Store>, config: ApiConfig) -> Self {
-        Self { store, config: Arc::new(config) }
+        Self {
+            store,
+            config: Arc::new(config),
+        }
     }
 }
 
@@ -114,5 +117,7 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
 }

@@ -1,5 +1,7 @@
 //! SPEC §1–3 over HTTP: list semantics, the subagent consistency rules, defaults, built-ins.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{TestApp, normal, subagent};
@@ -14,7 +16,10 @@ async fn list_returns_only_normal_agents_unless_subagents_are_asked_for() {
     app.agent(&alice, subagent("researcher")).await;
 
     assert_eq!(app.slugs(&alice, "").await, vec!["writer"]);
-    assert_eq!(app.slugs(&alice, "?include_subagents=false").await, vec!["writer"]);
+    assert_eq!(
+        app.slugs(&alice, "?include_subagents=false").await,
+        vec!["writer"]
+    );
     let all = app.slugs(&alice, "?include_subagents=true").await;
     // Built-in rows first, then by name ("Agent writer" < "Sub researcher").
     assert_eq!(all, vec!["general-purpose", "writer", "researcher"]);
@@ -36,35 +41,87 @@ async fn masquerading_is_refused_on_post_put_and_patch_both_ways() {
     let app = TestApp::spawn().await;
     let t = &app.admin;
     // POST.
-    let r = app.post("/api/agent", t, json!({"slug": "a", "name": "A", "backend_id": "DefaultBackend", "is_subagent": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
+    let r = app
+        .post(
+            "/api/agent",
+            t,
+            json!({"slug": "a", "name": "A", "backend_id": "DefaultBackend", "is_subagent": true}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
     let r = app.post("/api/agent", t, json!({"slug": "a", "name": "A", "backend_id": "SubAgentBackend", "is_subagent": false})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
-    let r = app.post("/api/agent", t, json!({"slug": "a", "name": "A", "is_subagent": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
+    let r = app
+        .post(
+            "/api/agent",
+            t,
+            json!({"slug": "a", "name": "A", "is_subagent": true}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
 
     let agent = app.agent(t, normal("normal")).await;
     let sub = app.agent(t, subagent("sub")).await;
     let agent_path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
     let sub_path = format!("/api/agent/{}", sub["id"].as_str().unwrap());
     // PUT.
-    let r = app.put(&agent_path, t, json!({"slug": "normal", "name": "N", "is_subagent": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
+    let r = app
+        .put(
+            &agent_path,
+            t,
+            json!({"slug": "normal", "name": "N", "is_subagent": true}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
     let r = app.put(&sub_path, t, json!({"slug": "sub", "name": "S", "backend_id": "SubAgentBackend", "is_subagent": false})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
     // PATCH.
-    let r = app.patch(&agent_path, t, json!({"is_subagent": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
+    let r = app
+        .patch(&agent_path, t, json!({"is_subagent": true}))
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
     let r = app.patch(&sub_path, t, json!({"is_subagent": false})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
-    let r = app.patch(&sub_path, t, json!({"backend_id": "DefaultBackend", "is_subagent": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent")));
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
+    let r = app
+        .patch(
+            &sub_path,
+            t,
+            json!({"backend_id": "DefaultBackend", "is_subagent": true}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+    );
 
     // Nothing was changed by the refused writes.
     assert_eq!(app.get(&agent_path, t).await.body["is_subagent"], false);
     assert_eq!(app.get(&sub_path, t).await.body["is_subagent"], true);
     // A consistent change of backend is fine, and is_subagent follows it.
-    let r = app.patch(&agent_path, t, json!({"backend_id": "SubAgentBackend"})).await;
+    let r = app
+        .patch(&agent_path, t, json!({"backend_id": "SubAgentBackend"}))
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body["is_subagent"], true);
 }
@@ -72,8 +129,17 @@ async fn masquerading_is_refused_on_post_put_and_patch_both_ways() {
 #[tokio::test]
 async fn unknown_backend_is_refused_naming_backend_id() {
     let app = TestApp::spawn().await;
-    let r = app.post("/api/agent", &app.admin, json!({"slug": "x", "name": "X", "backend_id": "Nope"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("backend_id")));
+    let r = app
+        .post(
+            "/api/agent",
+            &app.admin,
+            json!({"slug": "x", "name": "X", "backend_id": "Nope"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("backend_id"))
+    );
 }
 
 #[tokio::test]
@@ -83,15 +149,26 @@ async fn a_subagent_can_never_be_the_default_agent() {
     let mut body = subagent("sub");
     body["is_default"] = json!(true);
     let r = app.post("/api/agent", t, body).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default")));
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+    );
 
     let sub = app.agent(t, subagent("sub")).await;
     let path = format!("/api/agent/{}", sub["id"].as_str().unwrap());
     let r = app.post(&format!("{path}/default"), t, json!({})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default")));
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+    );
     let r = app.patch(&path, t, json!({"is_default": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default")));
-    let r = app.post("/api/agent/general-purpose/default", t, json!({})).await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+    );
+    let r = app
+        .post("/api/agent/general-purpose/default", t, json!({}))
+        .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
 
@@ -102,19 +179,49 @@ async fn a_subagents_subagent_list_must_be_empty_on_every_write() {
     let mut body = subagent("sub");
     body["config_json"] = json!({"context": {"subagents": ["general-purpose"]}});
     let r = app.post("/api/agent", t, body).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("config_json.context.subagents")));
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("config_json.context.subagents")
+        )
+    );
 
     let sub = app.agent(t, subagent("sub")).await;
     let path = format!("/api/agent/{}", sub["id"].as_str().unwrap());
     let mut put = subagent("sub");
     put["config_json"] = json!({"context": {"subagents": ["x"]}});
     let r = app.put(&path, t, put).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("config_json.context.subagents")));
-    let r = app.patch(&path, t, json!({"config_json": {"context": {"subagents": ["x"]}}})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("config_json.context.subagents")));
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("config_json.context.subagents")
+        )
+    );
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"config_json": {"context": {"subagents": ["x"]}}}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("config_json.context.subagents")
+        )
+    );
 
     // An empty list is accepted and stored as absent.
-    let r = app.patch(&path, t, json!({"config_json": {"context": {"subagents": []}}})).await;
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"config_json": {"context": {"subagents": []}}}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(r.body["config_json"]["context"].get("subagents").is_none());
 
@@ -122,8 +229,20 @@ async fn a_subagents_subagent_list_must_be_empty_on_every_write() {
     let mut parent = normal("parent");
     parent["config_json"] = json!({"context": {"subagents": ["sub"]}});
     let parent = app.agent(t, parent).await;
-    let r = app.patch(&format!("/api/agent/{}", parent["id"].as_str().unwrap()), t, json!({"backend_id": "SubAgentBackend"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("config_json.context.subagents")));
+    let r = app
+        .patch(
+            &format!("/api/agent/{}", parent["id"].as_str().unwrap()),
+            t,
+            json!({"backend_id": "SubAgentBackend"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("config_json.context.subagents")
+        )
+    );
 }
 
 #[tokio::test]
@@ -132,15 +251,44 @@ async fn turning_the_default_agent_into_a_subagent_needs_an_explicit_clear() {
     let t = &app.admin;
     let agent = app.agent(t, normal("main")).await;
     let path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
-    assert_eq!(app.post(&format!("{path}/default"), t, json!({})).await.status, StatusCode::OK);
+    assert_eq!(
+        app.post(&format!("{path}/default"), t, json!({}))
+            .await
+            .status,
+        StatusCode::OK
+    );
 
-    let r = app.patch(&path, t, json!({"backend_id": "SubAgentBackend"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default")));
-    let r = app.put(&path, t, json!({"slug": "main", "name": "Main", "backend_id": "SubAgentBackend"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default")));
-    assert_eq!(app.get(&path, t).await.body["is_default"], true, "refused writes change nothing");
+    let r = app
+        .patch(&path, t, json!({"backend_id": "SubAgentBackend"}))
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+    );
+    let r = app
+        .put(
+            &path,
+            t,
+            json!({"slug": "main", "name": "Main", "backend_id": "SubAgentBackend"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+    );
+    assert_eq!(
+        app.get(&path, t).await.body["is_default"],
+        true,
+        "refused writes change nothing"
+    );
 
-    let r = app.patch(&path, t, json!({"backend_id": "SubAgentBackend", "is_default": false})).await;
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"backend_id": "SubAgentBackend", "is_default": false}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body["is_default"], false);
     assert_eq!(r.body["is_subagent"], true);
@@ -153,22 +301,47 @@ async fn there_is_at_most_one_default_agent_and_only_admins_set_it() {
     let a = app.agent(t, normal("a")).await;
     let b = app.agent(t, normal("b")).await;
     let (a_id, b_id) = (a["id"].as_str().unwrap(), b["id"].as_str().unwrap());
-    assert_eq!(app.post(&format!("/api/agent/{a_id}/default"), t, json!({})).await.body["is_default"], true);
-    assert_eq!(app.post(&format!("/api/agent/{b_id}/default"), t, json!({})).await.body["is_default"], true);
-    assert_eq!(app.get(&format!("/api/agent/{a_id}"), t).await.body["is_default"], false);
+    assert_eq!(
+        app.post(&format!("/api/agent/{a_id}/default"), t, json!({}))
+            .await
+            .body["is_default"],
+        true
+    );
+    assert_eq!(
+        app.post(&format!("/api/agent/{b_id}/default"), t, json!({}))
+            .await
+            .body["is_default"],
+        true
+    );
+    assert_eq!(
+        app.get(&format!("/api/agent/{a_id}"), t).await.body["is_default"],
+        false
+    );
     // Creating with is_default moves it too.
     let mut c = normal("c");
     c["is_default"] = json!(true);
     app.agent(t, c).await;
-    assert_eq!(app.get(&format!("/api/agent/{b_id}"), t).await.body["is_default"], false);
+    assert_eq!(
+        app.get(&format!("/api/agent/{b_id}"), t).await.body["is_default"],
+        false
+    );
 
     let (_, alice) = app.user("alice").await;
     let mut mine = normal("mine");
     mine["is_default"] = json!(true);
     let r = app.post("/api/agent", &alice, mine).await;
-    assert_eq!((r.status, r.field()), (StatusCode::FORBIDDEN, Some("is_default")));
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::FORBIDDEN, Some("is_default"))
+    );
     let own = app.agent(&alice, normal("own")).await;
-    let r = app.post(&format!("/api/agent/{}/default", own["id"].as_str().unwrap()), &alice, json!({})).await;
+    let r = app
+        .post(
+            &format!("/api/agent/{}/default", own["id"].as_str().unwrap()),
+            &alice,
+            json!({}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 }
 
@@ -183,28 +356,68 @@ async fn general_purpose_is_built_in_visible_to_every_user_and_undeletable() {
     assert_eq!(r.body["owner_id"], serde_json::Value::Null);
     assert_eq!(r.body["share_config"]["visibility"], "public");
     assert_eq!(r.body["config_json"], json!({"context": {}}));
-    assert!(app.slugs(&alice, "?include_subagents=true").await.contains(&"general-purpose".to_string()));
+    assert!(
+        app.slugs(&alice, "?include_subagents=true")
+            .await
+            .contains(&"general-purpose".to_string())
+    );
 
     for token in [&alice, &app.admin] {
         let r = app.delete("/api/agent/general-purpose", token).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
     }
-    assert_eq!(app.get("/api/agent/general-purpose", &alice).await.status, StatusCode::OK);
+    assert_eq!(
+        app.get("/api/agent/general-purpose", &alice).await.status,
+        StatusCode::OK
+    );
 }
 
 #[tokio::test]
 async fn only_admins_edit_general_purpose_and_it_keeps_its_identity() {
     let app = TestApp::spawn().await;
     let (_, alice) = app.user("alice").await;
-    let r = app.patch("/api/agent/general-purpose", &alice, json!({"description": "mine now"})).await;
+    let r = app
+        .patch(
+            "/api/agent/general-purpose",
+            &alice,
+            json!({"description": "mine now"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = app.patch("/api/agent/general-purpose", &app.admin, json!({"description": "Tuned by the admin"})).await;
+    let r = app
+        .patch(
+            "/api/agent/general-purpose",
+            &app.admin,
+            json!({"description": "Tuned by the admin"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body["description"], "Tuned by the admin");
-    let r = app.patch("/api/agent/general-purpose", &app.admin, json!({"slug": "renamed"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("slug")));
-    let r = app.patch("/api/agent/general-purpose", &app.admin, json!({"share_config": {"visibility": "private"}})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("share_config.visibility")));
+    let r = app
+        .patch(
+            "/api/agent/general-purpose",
+            &app.admin,
+            json!({"slug": "renamed"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("slug"))
+    );
+    let r = app
+        .patch(
+            "/api/agent/general-purpose",
+            &app.admin,
+            json!({"share_config": {"visibility": "private"}}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("share_config.visibility")
+        )
+    );
 }
 
 #[tokio::test]
@@ -221,11 +434,16 @@ async fn resolved_context_layers_subagent_defaults_over_base() {
     config.defaults.base.tools = Some(vec!["read_file".into()]);
     let app = TestApp::spawn_with(config).await;
     let (_, alice) = app.user("alice").await;
-    let r = app.get("/api/agent/general-purpose/resolved-context", &alice).await;
+    let r = app
+        .get("/api/agent/general-purpose/resolved-context", &alice)
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body["model"]["name"], "base-model");
     assert_eq!(r.body["tools"], json!(["read_file"]));
-    assert_eq!(r.body["limits"]["max_steps"], 30, "SubAgentContext limits win over base");
+    assert_eq!(
+        r.body["limits"]["max_steps"], 30,
+        "SubAgentContext limits win over base"
+    );
     assert_eq!(r.body["sources"]["model"], "base");
     assert_eq!(r.body["sources"]["limits"], serde_json::Value::Null);
     assert_eq!(r.body["sources"]["system_prompt"], "subagent_defaults");
@@ -233,7 +451,9 @@ async fn resolved_context_layers_subagent_defaults_over_base() {
     let mut own = normal("own-model");
     own["config_json"] = json!({"context": {"model": {"provider": "scripted", "name": "demo"}, "limits": {"max_steps": 3}}});
     app.agent(&alice, own).await;
-    let r = app.get("/api/agent/own-model/resolved-context", &alice).await;
+    let r = app
+        .get("/api/agent/own-model/resolved-context", &alice)
+        .await;
     assert_eq!(r.body["model"]["name"], "demo");
     assert_eq!(r.body["sources"]["model"], "agent");
     assert_eq!(r.body["limits"]["max_steps"], 3);
@@ -250,16 +470,41 @@ async fn put_replaces_and_patch_merges() {
     let agent = app.agent(t, body).await;
     let path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
 
-    let r = app.patch(&path, t, json!({"config_json": {"context": {"tools": ["ls", "grep"]}}})).await;
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"config_json": {"context": {"tools": ["ls", "grep"]}}}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert_eq!(r.body["config_json"]["context"]["system_prompt"], "Be brief.", "patch keeps siblings");
+    assert_eq!(
+        r.body["config_json"]["context"]["system_prompt"], "Be brief.",
+        "patch keeps siblings"
+    );
     assert_eq!(r.body["description"], "first");
-    let r = app.patch(&path, t, json!({"config_json": {"context": {"system_prompt": null}}})).await;
-    assert!(r.body["config_json"]["context"].get("system_prompt").is_none(), "null removes");
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"config_json": {"context": {"system_prompt": null}}}),
+        )
+        .await;
+    assert!(
+        r.body["config_json"]["context"]
+            .get("system_prompt")
+            .is_none(),
+        "null removes"
+    );
 
-    let r = app.put(&path, t, json!({"slug": "doc", "name": "Replaced"})).await;
+    let r = app
+        .put(&path, t, json!({"slug": "doc", "name": "Replaced"}))
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert_eq!(r.body["description"], "", "put replaces every writable field");
+    assert_eq!(
+        r.body["description"], "",
+        "put replaces every writable field"
+    );
     assert_eq!(r.body["config_json"], json!({"context": {}}));
     assert_eq!(r.body["created_at"], agent["created_at"]);
 }

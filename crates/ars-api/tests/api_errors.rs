@@ -1,6 +1,8 @@
 //! Bad input gets a clear JSON error and loses nothing: malformed, wrong types, unknown
 //! fields, oversized, unauthorised, conflicting.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{TestApp, normal};
@@ -12,23 +14,65 @@ async fn duplicate_slug_is_a_409_naming_slug_and_writes_nothing() {
     let app = TestApp::spawn().await;
     let t = &app.admin;
     app.agent(t, normal("taken")).await;
-    let r = app.post("/api/agent", t, json!({"slug": "taken", "name": "Other"})).await;
-    assert_eq!((r.status, r.code(), r.field()), (StatusCode::CONFLICT, Some("conflict"), Some("slug")));
+    let r = app
+        .post("/api/agent", t, json!({"slug": "taken", "name": "Other"}))
+        .await;
+    assert_eq!(
+        (r.status, r.code(), r.field()),
+        (StatusCode::CONFLICT, Some("conflict"), Some("slug"))
+    );
     let other = app.agent(t, normal("other")).await;
-    let r = app.put(&format!("/api/agent/{}", other["id"].as_str().unwrap()), t, json!({"slug": "taken", "name": "x"})).await;
+    let r = app
+        .put(
+            &format!("/api/agent/{}", other["id"].as_str().unwrap()),
+            t,
+            json!({"slug": "taken", "name": "x"}),
+        )
+        .await;
     assert_eq!((r.status, r.field()), (StatusCode::CONFLICT, Some("slug")));
-    let r = app.post("/api/agent", t, json!({"slug": "general-purpose", "name": "Fake"})).await;
+    let r = app
+        .post(
+            "/api/agent",
+            t,
+            json!({"slug": "general-purpose", "name": "Fake"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
-    assert_eq!(app.get("/api/agent/other", t).await.body["name"], "Agent other");
+    assert_eq!(
+        app.get("/api/agent/other", t).await.body["name"],
+        "Agent other"
+    );
 }
 
 #[tokio::test]
 async fn malformed_json_is_a_400() {
     let app = TestApp::spawn().await;
-    for body in [&b"{\"slug\": "[..], b"not json", b"{\"slug\":\"a\",\"name\":\"A\"} trailing"] {
-        let r = app.raw(Method::POST, "/api/agent", &app.admin, "application/json", body.to_vec()).await;
-        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, Some("bad_request")), "{}", r.body);
-        assert!(r.body["error"]["message"].as_str().unwrap().contains("malformed JSON"));
+    for body in [
+        &b"{\"slug\": "[..],
+        b"not json",
+        b"{\"slug\":\"a\",\"name\":\"A\"} trailing",
+    ] {
+        let r = app
+            .raw(
+                Method::POST,
+                "/api/agent",
+                &app.admin,
+                "application/json",
+                body.to_vec(),
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.code()),
+            (StatusCode::BAD_REQUEST, Some("bad_request")),
+            "{}",
+            r.body
+        );
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("malformed JSON")
+        );
     }
 }
 
@@ -38,14 +82,28 @@ async fn wrong_types_are_a_422_naming_the_field() {
     let t = &app.admin;
     let cases = [
         (json!({"slug": "a", "name": 5}), "name"),
-        (json!({"slug": "a", "name": "A", "is_subagent": "yes"}), "is_subagent"),
-        (json!({"slug": "a", "name": "A", "config_json": {"context": {"tools": "ls"}}}), "config_json.context.tools"),
-        (json!({"slug": "a", "name": "A", "config_json": {"context": {"limits": {"max_steps": -1}}}}), "config_json.context.limits.max_steps"),
+        (
+            json!({"slug": "a", "name": "A", "is_subagent": "yes"}),
+            "is_subagent",
+        ),
+        (
+            json!({"slug": "a", "name": "A", "config_json": {"context": {"tools": "ls"}}}),
+            "config_json.context.tools",
+        ),
+        (
+            json!({"slug": "a", "name": "A", "config_json": {"context": {"limits": {"max_steps": -1}}}}),
+            "config_json.context.limits.max_steps",
+        ),
         (json!({"name": "A"}), "slug"),
     ];
     for (body, field) in cases {
         let r = app.post("/api/agent", t, body.clone()).await;
-        assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some(field)), "{body}: {}", r.body);
+        assert_eq!(
+            (r.status, r.field()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
+            "{body}: {}",
+            r.body
+        );
     }
     let r = app.post("/api/agent", t, json!(["an", "array"])).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -57,37 +115,91 @@ async fn unknown_fields_are_a_422_naming_them() {
     let t = &app.admin;
     let cases = [
         (json!({"slug": "a", "name": "A", "colour": "red"}), "colour"),
-        (json!({"slug": "a", "name": "A", "config_json": {"ctx": {}}}), "config_json.ctx"),
-        (json!({"slug": "a", "name": "A", "config_json": {"context": {"modle": {}}}}), "config_json.context.modle"),
-        (json!({"slug": "a", "name": "A", "config_json": {"context": {"limits": {"steps": 3}}}}), "config_json.context.limits.steps"),
+        (
+            json!({"slug": "a", "name": "A", "config_json": {"ctx": {}}}),
+            "config_json.ctx",
+        ),
+        (
+            json!({"slug": "a", "name": "A", "config_json": {"context": {"modle": {}}}}),
+            "config_json.context.modle",
+        ),
+        (
+            json!({"slug": "a", "name": "A", "config_json": {"context": {"limits": {"steps": 3}}}}),
+            "config_json.context.limits.steps",
+        ),
     ];
     for (body, field) in cases {
         let r = app.post("/api/agent", t, body.clone()).await;
-        assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some(field)), "{body}: {}", r.body);
-        assert!(r.body["error"]["message"].as_str().unwrap().contains("unknown field"));
+        assert_eq!(
+            (r.status, r.field()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
+            "{body}: {}",
+            r.body
+        );
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("unknown field")
+        );
     }
     let agent = app.agent(t, normal("p")).await;
-    let r = app.patch(&format!("/api/agent/{}", agent["id"].as_str().unwrap()), t, json!({"colour": "red"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("colour")));
-    let r = app.post("/api/users", t, json!({"username": "u", "password": "password1", "admin": true})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("admin")));
+    let r = app
+        .patch(
+            &format!("/api/agent/{}", agent["id"].as_str().unwrap()),
+            t,
+            json!({"colour": "red"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("colour"))
+    );
+    let r = app
+        .post(
+            "/api/users",
+            t,
+            json!({"username": "u", "password": "password1", "admin": true}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("admin"))
+    );
 }
 
 #[tokio::test]
 async fn oversized_bodies_are_a_413() {
-    let config = ars_api::ApiConfig { body_limit: 64 * 1024, ..ars_api::ApiConfig::default() };
+    let config = ars_api::ApiConfig {
+        body_limit: 64 * 1024,
+        ..ars_api::ApiConfig::default()
+    };
     let app = TestApp::spawn_with(config).await;
     let prompt = "x".repeat(100 * 1024);
     let body = json!({"slug": "big", "name": "Big", "config_json": {"context": {"system_prompt": prompt}}});
     let r = app.post("/api/agent", &app.admin, body).await;
-    assert_eq!((r.status, r.code()), (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large")));
-    assert_eq!(app.get("/api/agent/big", &app.admin).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large"))
+    );
+    assert_eq!(
+        app.get("/api/agent/big", &app.admin).await.status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
 async fn non_json_content_type_is_a_415() {
     let app = TestApp::spawn().await;
-    let r = app.raw(Method::POST, "/api/agent", &app.admin, "text/plain", b"{}".to_vec()).await;
+    let r = app
+        .raw(
+            Method::POST,
+            "/api/agent",
+            &app.admin,
+            "text/plain",
+            b"{}".to_vec(),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 }
 
@@ -95,7 +207,10 @@ async fn non_json_content_type_is_a_415() {
 async fn missing_or_invalid_tokens_are_a_401() {
     let app = TestApp::spawn().await;
     let r = app.call(Method::GET, "/api/agent", None, None).await;
-    assert_eq!((r.status, r.code()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::UNAUTHORIZED, Some("unauthorized"))
+    );
     assert_eq!(r.headers["www-authenticate"], "Bearer");
     let r = app.get("/api/agent", "ars_not-a-real-token").await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
@@ -107,7 +222,9 @@ async fn missing_or_invalid_tokens_are_a_401() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-    let r = app.call(Method::POST, "/api/agent", None, Some(normal("x"))).await;
+    let r = app
+        .call(Method::POST, "/api/agent", None, Some(normal("x")))
+        .await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 }
 
@@ -115,12 +232,27 @@ async fn missing_or_invalid_tokens_are_a_401() {
 async fn unknown_routes_and_methods_answer_json() {
     let app = TestApp::spawn().await;
     let r = app.get("/api/nope", &app.admin).await;
-    assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, Some("not_found")));
-    let r = app.call(Method::DELETE, "/api/agent", Some(&app.admin), None).await;
-    assert_eq!((r.status, r.code()), (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed")));
-    let r = app.get("/api/agent/00000000-0000-7000-8000-00000000ffff", &app.admin).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    let r = app
+        .call(Method::DELETE, "/api/agent", Some(&app.admin), None)
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+    let r = app
+        .get(
+            "/api/agent/00000000-0000-7000-8000-00000000ffff",
+            &app.admin,
+        )
+        .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
-    let r = app.get("/api/agent?include_subagents=maybe", &app.admin).await;
+    let r = app
+        .get("/api/agent?include_subagents=maybe", &app.admin)
+        .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 }
 
@@ -146,12 +278,26 @@ async fn field_validation_names_the_field() {
     let cases = [
         (json!({"slug": "Bad Slug", "name": "A"}), "slug"),
         (json!({"slug": "ok", "name": "  "}), "name"),
-        (json!({"slug": "ok", "name": "A", "config_json": {"context": {"model": {"provider": "", "name": "m"}}}}), "config_json.context.model.provider"),
-        (json!({"slug": "ok", "name": "A", "config_json": {"context": {"model": {"provider": "p", "name": "m", "temperature": 9.0}}}}), "config_json.context.model.temperature"),
-        (json!({"slug": "ok", "name": "A", "config_json": {"context": {"tools": ["ls", "ls"]}}}), "config_json.context.tools"),
+        (
+            json!({"slug": "ok", "name": "A", "config_json": {"context": {"model": {"provider": "", "name": "m"}}}}),
+            "config_json.context.model.provider",
+        ),
+        (
+            json!({"slug": "ok", "name": "A", "config_json": {"context": {"model": {"provider": "p", "name": "m", "temperature": 9.0}}}}),
+            "config_json.context.model.temperature",
+        ),
+        (
+            json!({"slug": "ok", "name": "A", "config_json": {"context": {"tools": ["ls", "ls"]}}}),
+            "config_json.context.tools",
+        ),
     ];
     for (body, field) in cases {
         let r = app.post("/api/agent", t, body.clone()).await;
-        assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some(field)), "{body}: {}", r.body);
+        assert_eq!(
+            (r.status, r.field()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
+            "{body}: {}",
+            r.body
+        );
     }
 }

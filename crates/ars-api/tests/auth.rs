@@ -1,5 +1,7 @@
 //! Login, tokens, users, and the OpenAPI document.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{ADMIN_PASSWORD, TestApp};
@@ -9,18 +11,45 @@ use serde_json::json;
 #[tokio::test]
 async fn login_gives_a_token_and_wrong_credentials_are_a_401() {
     let app = TestApp::spawn().await;
-    let r = app.call(Method::POST, "/api/auth/login", None, Some(json!({"username": "admin", "password": ADMIN_PASSWORD}))).await;
+    let r = app
+        .call(
+            Method::POST,
+            "/api/auth/login",
+            None,
+            Some(json!({"username": "admin", "password": ADMIN_PASSWORD})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK);
     assert!(r.body["token"].as_str().unwrap().starts_with("ars_"));
     assert_eq!(r.body["user"]["role"], "admin");
     assert!(r.body["user"].get("password_hash").is_none());
 
     for (user, password) in [("admin", "wrong-password"), ("nobody", ADMIN_PASSWORD)] {
-        let r = app.call(Method::POST, "/api/auth/login", None, Some(json!({"username": user, "password": password}))).await;
-        assert_eq!((r.status, r.code()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
+        let r = app
+            .call(
+                Method::POST,
+                "/api/auth/login",
+                None,
+                Some(json!({"username": user, "password": password})),
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.code()),
+            (StatusCode::UNAUTHORIZED, Some("unauthorized"))
+        );
     }
-    let r = app.call(Method::POST, "/api/auth/login", None, Some(json!({"username": "admin"}))).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("password")));
+    let r = app
+        .call(
+            Method::POST,
+            "/api/auth/login",
+            None,
+            Some(json!({"username": "admin"})),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("password"))
+    );
 }
 
 #[tokio::test]
@@ -28,50 +57,133 @@ async fn me_logout_and_revoked_tokens() {
     let app = TestApp::spawn().await;
     let token = app.login("admin", ADMIN_PASSWORD).await;
     assert_eq!(app.get("/api/me", &token).await.body["username"], "admin");
-    assert_eq!(app.post("/api/auth/logout", &token, json!({})).await.status, StatusCode::NO_CONTENT);
-    assert_eq!(app.get("/api/me", &token).await.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(app.get("/api/me", &app.admin).await.status, StatusCode::OK, "other tokens still work");
+    assert_eq!(
+        app.post("/api/auth/logout", &token, json!({})).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        app.get("/api/me", &token).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        app.get("/api/me", &app.admin).await.status,
+        StatusCode::OK,
+        "other tokens still work"
+    );
 }
 
 #[tokio::test]
 async fn api_tokens_can_be_created_listed_and_revoked() {
     let app = TestApp::spawn().await;
     let (_, alice) = app.user("alice").await;
-    let r = app.post("/api/tokens", &alice, json!({"name": "ci", "expires_in_days": 7})).await;
+    let r = app
+        .post(
+            "/api/tokens",
+            &alice,
+            json!({"name": "ci", "expires_in_days": 7}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     let secret = r.body["token"].as_str().unwrap().to_string();
     let id = r.body["info"]["id"].as_str().unwrap().to_string();
     assert_eq!(app.get("/api/me", &secret).await.body["username"], "alice");
-    let names: Vec<_> = app.get("/api/tokens", &alice).await.body.as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    let names: Vec<_> = app
+        .get("/api/tokens", &alice)
+        .await
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
     assert!(names.contains(&json!("ci")));
 
     // Someone else's token id is not found, and stays valid.
     let r = app.delete(&format!("/api/tokens/{id}"), &app.admin).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(app.get("/api/me", &secret).await.status, StatusCode::OK);
-    assert_eq!(app.delete(&format!("/api/tokens/{id}"), &alice).await.status, StatusCode::NO_CONTENT);
-    assert_eq!(app.get("/api/me", &secret).await.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(app.delete("/api/tokens/garbage", &alice).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.delete(&format!("/api/tokens/{id}"), &alice)
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        app.get("/api/me", &secret).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        app.delete("/api/tokens/garbage", &alice).await.status,
+        StatusCode::NOT_FOUND
+    );
 
-    let r = app.post("/api/tokens", &alice, json!({"name": "x", "expires_in_days": 0})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("expires_in_days")));
+    let r = app
+        .post(
+            "/api/tokens",
+            &alice,
+            json!({"name": "x", "expires_in_days": 0}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("expires_in_days"))
+    );
 }
 
 #[tokio::test]
 async fn only_admins_create_users_and_usernames_are_unique() {
     let app = TestApp::spawn().await;
-    let r = app.post("/api/users", &app.admin, json!({"username": "carol", "password": "password123"})).await;
+    let r = app
+        .post(
+            "/api/users",
+            &app.admin,
+            json!({"username": "carol", "password": "password123"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     assert_eq!(r.body["role"], "user");
     let carol = app.login("carol", "password123").await;
-    let r = app.post("/api/users", &carol, json!({"username": "dave", "password": "password123"})).await;
+    let r = app
+        .post(
+            "/api/users",
+            &carol,
+            json!({"username": "dave", "password": "password123"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = app.post("/api/users", &app.admin, json!({"username": "carol", "password": "password123"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::CONFLICT, Some("username")));
-    let r = app.post("/api/users", &app.admin, json!({"username": "eve", "password": "short"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("password")));
-    let r = app.post("/api/users", &app.admin, json!({"username": "Bad Name", "password": "password123"})).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("username")));
+    let r = app
+        .post(
+            "/api/users",
+            &app.admin,
+            json!({"username": "carol", "password": "password123"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::CONFLICT, Some("username"))
+    );
+    let r = app
+        .post(
+            "/api/users",
+            &app.admin,
+            json!({"username": "eve", "password": "short"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("password"))
+    );
+    let r = app
+        .post(
+            "/api/users",
+            &app.admin,
+            json!({"username": "Bad Name", "password": "password123"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("username"))
+    );
     let users = app.get("/api/users", &carol).await.body;
     assert_eq!(users.as_array().unwrap().len(), 2);
 }
@@ -80,12 +192,19 @@ async fn only_admins_create_users_and_usernames_are_unique() {
 async fn first_start_creates_admin_once() {
     let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
     use ars_api::accounts::{AdminBootstrap, ensure_admin};
-    let AdminBootstrap::CreatedWithPassword(password) = ensure_admin(&store, None).await.unwrap() else {
+    let AdminBootstrap::CreatedWithPassword(password) = ensure_admin(&store, None).await.unwrap()
+    else {
         panic!("expected a generated password");
     };
     assert!(password.len() >= 16);
-    assert_eq!(ensure_admin(&store, Some("other")).await.unwrap(), AdminBootstrap::Existing);
-    let (user, hash) = ars_store::Store::user_credentials(&store, "admin").await.unwrap().unwrap();
+    assert_eq!(
+        ensure_admin(&store, Some("other")).await.unwrap(),
+        AdminBootstrap::Existing
+    );
+    let (user, hash) = ars_store::Store::user_credentials(&store, "admin")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(user.is_admin());
     assert!(ars_domain::credentials::verify_password(&password, &hash));
 }
@@ -112,7 +231,10 @@ async fn openapi_document_covers_every_endpoint_and_the_error_shape() {
         ("/api/agent/{id}/resolved-context", &["get"]),
     ] {
         for method in methods {
-            assert!(paths.get(path).and_then(|p| p.get(*method)).is_some(), "{method} {path} missing");
+            assert!(
+                paths.get(path).and_then(|p| p.get(*method)).is_some(),
+                "{method} {path} missing"
+            );
         }
     }
     assert!(doc["components"]["schemas"]["ErrorBody"].is_object());
@@ -120,6 +242,9 @@ async fn openapi_document_covers_every_endpoint_and_the_error_shape() {
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
     let post_agent = &paths["/api/agent"]["post"]["responses"];
     for status in ["201", "400", "401", "409", "413", "422"] {
-        assert!(post_agent.get(status).is_some(), "POST /api/agent lacks {status}");
+        assert!(
+            post_agent.get(status).is_some(),
+            "POST /api/agent lacks {status}"
+        );
     }
 }

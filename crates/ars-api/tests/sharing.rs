@@ -1,6 +1,8 @@
 //! The sharing matrix: owner, admin, manager, listed user, stranger × private/users/public ×
 //! read/update/delete, and the 404-not-403 rule for what a caller cannot see.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{TestApp, normal};
@@ -46,24 +48,47 @@ async fn sharing_matrix_for_read_update_and_delete() {
     };
 
     for visibility in ["private", "users", "public"] {
-        for who in [Who::Owner, Who::Admin, Who::Manager, Who::Listed, Who::Stranger] {
+        for who in [
+            Who::Owner,
+            Who::Admin,
+            Who::Manager,
+            Who::Listed,
+            Who::Stranger,
+        ] {
             let slug = format!("{visibility}-{who:?}").to_lowercase();
             let mut body = normal(&slug);
-            body["share_config"] =
-                json!({"visibility": visibility, "user_ids": [listed_id], "manager_ids": [manager_id]});
+            body["share_config"] = json!({"visibility": visibility, "user_ids": [listed_id], "manager_ids": [manager_id]});
             let agent = app.agent(&owner, body).await;
             let path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
             let (read, update, delete) = expected(who, visibility);
             let t = token(who);
 
             let r = app.get(&path, &t).await;
-            assert_eq!(r.status, read, "{who:?} reading a {visibility} agent: {}", r.body);
+            assert_eq!(
+                r.status, read,
+                "{who:?} reading a {visibility} agent: {}",
+                r.body
+            );
             let listed_slugs = app.slugs(&t, "").await;
-            assert_eq!(listed_slugs.contains(&slug), read == StatusCode::OK, "{who:?} listing a {visibility} agent");
-            let r = app.patch(&path, &t, json!({"description": "changed"})).await;
-            assert_eq!(r.status, update, "{who:?} updating a {visibility} agent: {}", r.body);
+            assert_eq!(
+                listed_slugs.contains(&slug),
+                read == StatusCode::OK,
+                "{who:?} listing a {visibility} agent"
+            );
+            let r = app
+                .patch(&path, &t, json!({"description": "changed"}))
+                .await;
+            assert_eq!(
+                r.status, update,
+                "{who:?} updating a {visibility} agent: {}",
+                r.body
+            );
             let r = app.delete(&path, &t).await;
-            assert_eq!(r.status, delete, "{who:?} deleting a {visibility} agent: {}", r.body);
+            assert_eq!(
+                r.status, delete,
+                "{who:?} deleting a {visibility} agent: {}",
+                r.body
+            );
             let still_there = app.get(&path, &app.admin).await.status == StatusCode::OK;
             assert_eq!(still_there, delete != StatusCode::NO_CONTENT);
         }
@@ -81,9 +106,16 @@ async fn share_config_refuses_unknown_keys_unknown_users_and_bad_visibility() {
     assert_eq!(r.field(), Some("share_config.readers"));
 
     let mut body = normal("s");
-    body["share_config"] = json!({"visibility": "users", "user_ids": ["00000000-0000-7000-8000-00000000abcd"]});
+    body["share_config"] =
+        json!({"visibility": "users", "user_ids": ["00000000-0000-7000-8000-00000000abcd"]});
     let r = app.post("/api/agent", t, body).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("share_config.user_ids")));
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("share_config.user_ids")
+        )
+    );
 
     let mut body = normal("s");
     body["share_config"] = json!({"manager_ids": ["not-a-uuid"]});
@@ -94,8 +126,18 @@ async fn share_config_refuses_unknown_keys_unknown_users_and_bad_visibility() {
     let mut body = normal("s");
     body["share_config"] = json!({"visibility": "everyone"});
     let r = app.post("/api/agent", t, body).await;
-    assert_eq!((r.status, r.field()), (StatusCode::UNPROCESSABLE_ENTITY, Some("share_config.visibility")));
-    assert_eq!(app.get("/api/agent/s", t).await.status, StatusCode::NOT_FOUND, "nothing was written");
+    assert_eq!(
+        (r.status, r.field()),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("share_config.visibility")
+        )
+    );
+    assert_eq!(
+        app.get("/api/agent/s", t).await.status,
+        StatusCode::NOT_FOUND,
+        "nothing was written"
+    );
 }
 
 #[tokio::test]
@@ -104,7 +146,19 @@ async fn another_users_private_subagent_is_invisible() {
     let (_, alice) = app.user("alice").await;
     let (_, bob) = app.user("bob").await;
     app.agent(&alice, common::subagent("secret")).await;
-    assert!(!app.slugs(&bob, "?include_subagents=true").await.contains(&"secret".to_string()));
-    assert_eq!(app.get("/api/agent/secret", &bob).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(app.get("/api/agent/secret/resolved-context", &bob).await.status, StatusCode::NOT_FOUND);
+    assert!(
+        !app.slugs(&bob, "?include_subagents=true")
+            .await
+            .contains(&"secret".to_string())
+    );
+    assert_eq!(
+        app.get("/api/agent/secret", &bob).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get("/api/agent/secret/resolved-context", &bob)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
 }

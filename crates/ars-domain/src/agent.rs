@@ -233,18 +233,18 @@ impl AgentInput {
                 )
             })?,
         };
-        if let Some(flag) = self.is_subagent {
-            if flag != backend.is_subagent() {
-                return Err(ValidationError::invalid(
-                    "is_subagent",
-                    format!(
-                        "is_subagent must be {} for backend_id {}: it is true exactly when the \
+        if let Some(flag) = self.is_subagent
+            && flag != backend.is_subagent()
+        {
+            return Err(ValidationError::invalid(
+                "is_subagent",
+                format!(
+                    "is_subagent must be {} for backend_id {}: it is true exactly when the \
                          backend is SubAgentBackend",
-                        backend.is_subagent(),
-                        backend.as_str()
-                    ),
-                ));
-            }
+                    backend.is_subagent(),
+                    backend.as_str()
+                ),
+            ));
         }
 
         let stored_default = existing.is_some_and(|a| a.is_default);

@@ -248,21 +248,21 @@ impl AgentContext {
                     "must not be empty",
                 ));
             }
-            if let Some(t) = model.temperature {
-                if !(0.0..=2.0).contains(&t) {
-                    return Err(ValidationError::invalid(
-                        field("model.temperature"),
-                        "must be between 0 and 2",
-                    ));
-                }
+            if let Some(t) = model.temperature
+                && !(0.0..=2.0).contains(&t)
+            {
+                return Err(ValidationError::invalid(
+                    field("model.temperature"),
+                    "must be between 0 and 2",
+                ));
             }
-            if let Some(p) = model.top_p {
-                if !(0.0..=1.0).contains(&p) {
-                    return Err(ValidationError::invalid(
-                        field("model.top_p"),
-                        "must be between 0 and 1",
-                    ));
-                }
+            if let Some(p) = model.top_p
+                && !(0.0..=1.0).contains(&p)
+            {
+                return Err(ValidationError::invalid(
+                    field("model.top_p"),
+                    "must be between 0 and 1",
+                ));
             }
             if model.max_tokens == Some(0) {
                 return Err(ValidationError::invalid(
@@ -271,13 +271,13 @@ impl AgentContext {
                 ));
             }
         }
-        if let Some(prompt) = &self.system_prompt {
-            if prompt.chars().count() > MAX_SYSTEM_PROMPT_CHARS {
-                return Err(ValidationError::invalid(
-                    field("system_prompt"),
-                    format!("must be at most {MAX_SYSTEM_PROMPT_CHARS} characters"),
-                ));
-            }
+        if let Some(prompt) = &self.system_prompt
+            && prompt.chars().count() > MAX_SYSTEM_PROMPT_CHARS
+        {
+            return Err(ValidationError::invalid(
+                field("system_prompt"),
+                format!("must be at most {MAX_SYSTEM_PROMPT_CHARS} characters"),
+            ));
         }
         for (name, list) in [
             ("tools", &self.tools),
@@ -289,21 +289,21 @@ impl AgentContext {
             validate_name_list(&field(name), list.as_deref().unwrap_or_default())?;
         }
         if let Some(limits) = &self.limits {
-            if let Some(steps) = limits.max_steps {
-                if !(1..=MAX_STEPS_CEILING).contains(&steps) {
-                    return Err(ValidationError::invalid(
-                        field("limits.max_steps"),
-                        format!("must be between 1 and {MAX_STEPS_CEILING}"),
-                    ));
-                }
+            if let Some(steps) = limits.max_steps
+                && !(1..=MAX_STEPS_CEILING).contains(&steps)
+            {
+                return Err(ValidationError::invalid(
+                    field("limits.max_steps"),
+                    format!("must be between 1 and {MAX_STEPS_CEILING}"),
+                ));
             }
-            if let Some(timeout) = limits.timeout_s {
-                if !(1..=TIMEOUT_CEILING_S).contains(&timeout) {
-                    return Err(ValidationError::invalid(
-                        field("limits.timeout_s"),
-                        format!("must be between 1 and {TIMEOUT_CEILING_S}"),
-                    ));
-                }
+            if let Some(timeout) = limits.timeout_s
+                && !(1..=TIMEOUT_CEILING_S).contains(&timeout)
+            {
+                return Err(ValidationError::invalid(
+                    field("limits.timeout_s"),
+                    format!("must be between 1 and {TIMEOUT_CEILING_S}"),
+                ));
             }
             if limits.max_tokens == Some(0) {
                 return Err(ValidationError::invalid(

@@ -30,7 +30,9 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
     let url = config.database_url();
-    ars_store::connect(&url).await.with_context(|| format!("cannot open the store at {}", redact(&url)))
+    ars_store::connect(&url)
+        .await
+        .with_context(|| format!("cannot open the store at {}", redact(&url)))
 }
 
 /// Hides a password in a database URL before it is logged.
@@ -97,7 +99,11 @@ async fn shutdown_signal() {
 
 async fn user(cmd: UserCommand, store: &dyn Store) -> anyhow::Result<()> {
     match cmd {
-        UserCommand::Add { username, admin, password_stdin } => {
+        UserCommand::Add {
+            username,
+            admin,
+            password_stdin,
+        } => {
             let (password, generated) = if password_stdin {
                 let mut line = String::new();
                 std::io::stdin().lock().read_line(&mut line)?;
@@ -109,7 +115,12 @@ async fn user(cmd: UserCommand, store: &dyn Store) -> anyhow::Result<()> {
             let user = accounts::create_user(store, &username, &password, role)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot create user: {e}"))?;
-            println!("created {} ({}, id {})", user.username, user.role.as_str(), user.id);
+            println!(
+                "created {} ({}, id {})",
+                user.username,
+                user.role.as_str(),
+                user.id
+            );
             if generated {
                 println!("password: {password}");
             }
@@ -125,13 +136,17 @@ async fn user(cmd: UserCommand, store: &dyn Store) -> anyhow::Result<()> {
 }
 
 async fn token(cmd: TokenCommand, store: &dyn Store) -> anyhow::Result<()> {
-    let TokenCommand::Create { username, name, expires_in_days } = cmd;
+    let TokenCommand::Create {
+        username,
+        name,
+        expires_in_days,
+    } = cmd;
     let (user, _) = store
         .user_credentials(&username)
         .await?
         .with_context(|| format!("no user named {username}"))?;
-    let expires_at = expires_in_days
-        .map(|days| ars_domain::time::now() + chrono::Duration::days(days.into()));
+    let expires_at =
+        expires_in_days.map(|days| ars_domain::time::now() + chrono::Duration::days(days.into()));
     let (secret, _) = accounts::create_token(store, &user, &name, expires_at)
         .await
         .map_err(|e| anyhow::anyhow!("cannot create token: {e}"))?;
@@ -145,7 +160,10 @@ mod tests {
 
     #[test]
     fn database_passwords_are_redacted() {
-        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
         assert_eq!(redact("sqlite://./data/ars.db"), "sqlite://./data/ars.db");
     }
 }

@@ -1,6 +1,8 @@
 //! The real `ars` binary on an empty data dir: first start, login, agents, admin commands,
 //! graceful shutdown.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -44,7 +46,12 @@ impl Server {
                 }
             }
         });
-        let mut server = Server { child, base: String::new(), lines, log: Vec::new() };
+        let mut server = Server {
+            child,
+            base: String::new(),
+            lines,
+            log: Vec::new(),
+        };
         let line = server.wait_for("listening on http://");
         let at = line.find("http://").unwrap();
         server.base = line[at..].split_whitespace().next().unwrap().to_string();
@@ -65,7 +72,10 @@ impl Server {
     }
 
     fn terminate(mut self) -> std::process::ExitStatus {
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
         for _ in 0..100 {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
@@ -77,7 +87,12 @@ impl Server {
     }
 }
 
-async fn call(method: reqwest::Method, url: String, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
+async fn call(
+    method: reqwest::Method,
+    url: String,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
     let mut req = reqwest::Client::new().request(method, url);
     if let Some(t) = token {
         req = req.bearer_auth(t);
@@ -88,11 +103,18 @@ async fn call(method: reqwest::Method, url: String, token: Option<&str>, body: O
     let res = req.send().await.unwrap();
     let status = res.status().as_u16();
     let bytes = res.bytes().await.unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
 }
 
 fn slugs(list: &Value) -> Vec<&str> {
-    list.as_array().unwrap().iter().map(|a| a["slug"].as_str().unwrap()).collect()
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["slug"].as_str().unwrap())
+        .collect()
 }
 
 #[tokio::test]
@@ -102,11 +124,23 @@ async fn serve_on_an_empty_data_dir_then_login_create_and_list_agents() {
     let server = Server::start(dir.path(), Some("first-admin-pw"));
     let base = server.base.clone();
 
-    let (status, login) = call(Method::POST, format!("{base}/api/auth/login"), None, Some(json!({"username": "admin", "password": "first-admin-pw"}))).await;
+    let (status, login) = call(
+        Method::POST,
+        format!("{base}/api/auth/login"),
+        None,
+        Some(json!({"username": "admin", "password": "first-admin-pw"})),
+    )
+    .await;
     assert_eq!(status, 200, "{login}");
     let token = login["token"].as_str().unwrap();
 
-    let (status, _) = call(Method::POST, format!("{base}/api/agent"), Some(token), Some(json!({"slug": "assistant", "name": "Assistant"}))).await;
+    let (status, _) = call(
+        Method::POST,
+        format!("{base}/api/agent"),
+        Some(token),
+        Some(json!({"slug": "assistant", "name": "Assistant"})),
+    )
+    .await;
     assert_eq!(status, 201);
     let (status, sub) = call(
         Method::POST,
@@ -120,12 +154,24 @@ async fn serve_on_an_empty_data_dir_then_login_create_and_list_agents() {
 
     let (_, chat_list) = call(Method::GET, format!("{base}/api/agent"), Some(token), None).await;
     assert_eq!(slugs(&chat_list), vec!["assistant"]);
-    let (_, all) = call(Method::GET, format!("{base}/api/agent?include_subagents=true"), Some(token), None).await;
-    assert_eq!(slugs(&all), vec!["general-purpose", "assistant", "reviewer"]);
+    let (_, all) = call(
+        Method::GET,
+        format!("{base}/api/agent?include_subagents=true"),
+        Some(token),
+        None,
+    )
+    .await;
+    assert_eq!(
+        slugs(&all),
+        vec!["general-purpose", "assistant", "reviewer"]
+    );
 
     let status = server.terminate();
     assert!(status.success(), "graceful shutdown exits 0, got {status}");
-    assert!(dir.path().join("data/ars.db").exists(), "SQLite file in the data dir");
+    assert!(
+        dir.path().join("data/ars.db").exists(),
+        "SQLite file in the data dir"
+    );
 }
 
 #[tokio::test]
@@ -133,19 +179,52 @@ async fn first_start_prints_a_generated_admin_password_once() {
     use reqwest::Method;
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path(), None);
-    let line = server.log.iter().find(|l| l.contains("generated password")).cloned().unwrap_or_else(|| {
-        panic!("no generated password in the log:\n{}", server.log.join("\n"))
-    });
-    let password = line.split("password=").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
-    let (status, _) = call(Method::POST, format!("{}/api/auth/login", server.base), None, Some(json!({"username": "admin", "password": password}))).await;
+    let line = server
+        .log
+        .iter()
+        .find(|l| l.contains("generated password"))
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "no generated password in the log:\n{}",
+                server.log.join("\n")
+            )
+        });
+    let password = line
+        .split("password=")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let (status, _) = call(
+        Method::POST,
+        format!("{}/api/auth/login", server.base),
+        None,
+        Some(json!({"username": "admin", "password": password})),
+    )
+    .await;
     assert_eq!(status, 200);
     let logged = server.wait_for("finished processing request");
-    assert!(logged.contains("request_id="), "requests are logged with their id: {logged}");
+    assert!(
+        logged.contains("request_id="),
+        "requests are logged with their id: {logged}"
+    );
     assert!(server.terminate().success());
 
     let server = Server::start(dir.path(), None);
-    assert!(!server.log.iter().any(|l| l.contains("generated password")), "the password is shown only once");
-    let (status, _) = call(Method::POST, format!("{}/api/auth/login", server.base), None, Some(json!({"username": "admin", "password": password}))).await;
+    assert!(
+        !server.log.iter().any(|l| l.contains("generated password")),
+        "the password is shown only once"
+    );
+    let (status, _) = call(
+        Method::POST,
+        format!("{}/api/auth/login", server.base),
+        None,
+        Some(json!({"username": "admin", "password": password})),
+    )
+    .await;
     assert_eq!(status, 200, "the same admin survives a restart");
     server.terminate();
 }
@@ -157,23 +236,43 @@ async fn admin_commands_add_users_list_them_and_create_tokens() {
     let data = dir.path().join("data");
     let ars = |args: &[&str]| {
         let mut cmd = Command::new(BIN);
-        cmd.args(args).env("ARS_DATA_DIR", &data).env_remove("ARS_DATABASE_URL").current_dir(dir.path());
+        cmd.args(args)
+            .env("ARS_DATA_DIR", &data)
+            .env_remove("ARS_DATABASE_URL")
+            .current_dir(dir.path());
         cmd
     };
     assert!(ars(&["migrate"]).status().unwrap().success());
 
-    let mut add = ars(&["user", "add", "bob", "--password-stdin"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    add.stdin.take().unwrap().write_all(b"bob-password-1\n").unwrap();
+    let mut add = ars(&["user", "add", "bob", "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    add.stdin
+        .take()
+        .unwrap()
+        .write_all(b"bob-password-1\n")
+        .unwrap();
     let out = add.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
-    let out = ars(&["user", "add", "bob", "--password-stdin"]).stdin(Stdio::null()).output().unwrap();
+    let out = ars(&["user", "add", "bob", "--password-stdin"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert!(!out.status.success(), "a second bob is refused");
 
     let out = ars(&["user", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\tbob\tuser"));
 
-    let out = ars(&["token", "create", "bob", "--name", "script"]).output().unwrap();
+    let out = ars(&["token", "create", "bob", "--name", "script"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
     assert!(token.starts_with("ars_"));
@@ -181,9 +280,21 @@ async fn admin_commands_add_users_list_them_and_create_tokens() {
     assert!(!out.status.success());
 
     let server = Server::start(dir.path(), Some("admin-password"));
-    let (status, me) = call(Method::GET, format!("{}/api/me", server.base), Some(&token), None).await;
+    let (status, me) = call(
+        Method::GET,
+        format!("{}/api/me", server.base),
+        Some(&token),
+        None,
+    )
+    .await;
     assert_eq!((status, me["username"].as_str()), (200, Some("bob")));
-    let (status, _) = call(Method::POST, format!("{}/api/auth/login", server.base), None, Some(json!({"username": "bob", "password": "bob-password-1"}))).await;
+    let (status, _) = call(
+        Method::POST,
+        format!("{}/api/auth/login", server.base),
+        None,
+        Some(json!({"username": "bob", "password": "bob-password-1"})),
+    )
+    .await;
     assert_eq!(status, 200);
     server.terminate();
 }

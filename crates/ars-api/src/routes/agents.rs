@@ -88,7 +88,9 @@ async fn visible_agent(state: &AppState, caller: &Caller, key: &str) -> Result<A
         None if key.len() <= 64 => state.store.agent_by_slug(key).await?,
         None => None,
     };
-    found.filter(|a| caller.can_view(a)).ok_or_else(|| ApiError::not_found("agent"))
+    found
+        .filter(|a| caller.can_view(a))
+        .ok_or_else(|| ApiError::not_found("agent"))
 }
 
 /// Loads an agent `caller` may manage: 404 when invisible, 403 when only visible.
@@ -117,9 +119,15 @@ async fn validated(
     let named: Vec<_> = share.referenced_users().collect();
     if !named.is_empty() {
         let found = state.store.existing_users(&named).await?;
-        for (field, ids) in [("share_config.user_ids", &share.user_ids), ("share_config.manager_ids", &share.manager_ids)] {
+        for (field, ids) in [
+            ("share_config.user_ids", &share.user_ids),
+            ("share_config.manager_ids", &share.manager_ids),
+        ] {
             if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
-                return Err(ApiError::unprocessable(field, format!("no user has id {missing}")));
+                return Err(ApiError::unprocessable(
+                    field,
+                    format!("no user has id {missing}"),
+                ));
             }
         }
     }
@@ -272,7 +280,9 @@ pub async fn delete_agent(
         return Err(ApiError::forbidden("built-in agents cannot be deleted"));
     }
     if !caller.can_delete(&agent) {
-        return Err(ApiError::forbidden("you can use this agent but not delete it"));
+        return Err(ApiError::forbidden(
+            "you can use this agent but not delete it",
+        ));
     }
     if state.store.delete_agent(agent.id).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -299,7 +309,10 @@ pub async fn set_default(
     let agent = visible_agent(&state, &caller, &id).await?;
     auth.require_admin()?;
     if agent.is_subagent {
-        return Err(ApiError::unprocessable("is_default", "a subagent can never be the default agent"));
+        return Err(ApiError::unprocessable(
+            "is_default",
+            "a subagent can never be the default agent",
+        ));
     }
     Ok(Json(state.store.set_default_agent(agent.id).await?))
 }
@@ -315,7 +328,12 @@ pub async fn resolved_context(
     Path(id): Path<String>,
 ) -> Result<Json<ResolvedContext>, ApiError> {
     let agent = visible_agent(&state, &auth.caller(), &id).await?;
-    Ok(Json(state.config.defaults.resolve(agent.backend_id, &agent.config_json.context)))
+    Ok(Json(
+        state
+            .config
+            .defaults
+            .resolve(agent.backend_id, &agent.config_json.context),
+    ))
 }
 
 #[cfg(test)]

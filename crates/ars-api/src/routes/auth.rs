@@ -54,15 +54,23 @@ pub async fn login(
         .filter(|_| verified)
         .ok_or_else(|| ApiError::Unauthorized("invalid username or password".into()))?;
     let expires_at = Some(ars_domain::time::now() + state.config.session_ttl);
-    let (token, _) = accounts::create_token(state.store.as_ref(), &user, "login", expires_at).await?;
-    Ok(Json(LoginResponse { token, user, expires_at }))
+    let (token, _) =
+        accounts::create_token(state.store.as_ref(), &user, "login", expires_at).await?;
+    Ok(Json(LoginResponse {
+        token,
+        user,
+        expires_at,
+    }))
 }
 
 /// Revokes the token this request was made with.
 #[utoipa::path(post, path = "/auth/logout", tag = "auth", security(("bearer" = [])),
     responses((status = 204), (status = 401, body = ErrorBody)))]
 pub async fn logout(State(state): State<AppState>, auth: Auth) -> Result<StatusCode, ApiError> {
-    state.store.revoke_token(auth.user.id, auth.token_id).await?;
+    state
+        .store
+        .revoke_token(auth.user.id, auth.token_id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -119,10 +127,18 @@ pub async fn create_token(
     }
     let expires_at = match req.expires_in_days {
         None => None,
-        Some(days @ 1..=3650) => Some(ars_domain::time::now() + chrono::Duration::days(days.into())),
-        Some(_) => return Err(ApiError::unprocessable("expires_in_days", "must be between 1 and 3650")),
+        Some(days @ 1..=3650) => {
+            Some(ars_domain::time::now() + chrono::Duration::days(days.into()))
+        }
+        Some(_) => {
+            return Err(ApiError::unprocessable(
+                "expires_in_days",
+                "must be between 1 and 3650",
+            ));
+        }
     };
-    let (token, info) = accounts::create_token(state.store.as_ref(), &auth.user, name, expires_at).await?;
+    let (token, info) =
+        accounts::create_token(state.store.as_ref(), &auth.user, name, expires_at).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { token, info })))
 }
 

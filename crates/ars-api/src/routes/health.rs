@@ -19,5 +19,9 @@ pub struct Health {
 /// Liveness: answers without credentials.
 #[utoipa::path(get, path = "/health", tag = "system", responses((status = 200, body = Health)))]
 pub async fn health(State(state): State<AppState>) -> Json<Health> {
-    Json(Health { status: "ok", store: state.store.kind(), version: env!("CARGO_PKG_VERSION") })
+    Json(Health {
+        status: "ok",
+        store: state.store.kind(),
+        version: env!("CARGO_PKG_VERSION"),
+    })
 }

@@ -20,7 +20,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(auth::revoke_token))
         .routes(routes!(users::list_users, users::create_user))
         .routes(routes!(agents::list_agents, agents::create_agent))
-        .routes(routes!(agents::get_agent, agents::put_agent, agents::patch_agent, agents::delete_agent))
+        .routes(routes!(
+            agents::get_agent,
+            agents::put_agent,
+            agents::patch_agent,
+            agents::delete_agent
+        ))
         .routes(routes!(agents::set_default))
         .routes(routes!(agents::resolved_context))
 }

@@ -14,7 +14,10 @@ use crate::{ApiError, AppState, Auth, ErrorBody, accounts};
 /// Every user (id, name, role), so sharing can name them.
 #[utoipa::path(get, path = "/users", tag = "users", security(("bearer" = [])),
     responses((status = 200, body = [User]), (status = 401, body = ErrorBody)))]
-pub async fn list_users(State(state): State<AppState>, _auth: Auth) -> Result<Json<Vec<User>>, ApiError> {
+pub async fn list_users(
+    State(state): State<AppState>,
+    _auth: Auth,
+) -> Result<Json<Vec<User>>, ApiError> {
     Ok(Json(state.store.list_users().await?))
 }
 
@@ -45,6 +48,7 @@ pub async fn create_user(
 ) -> Result<(StatusCode, Json<User>), ApiError> {
     auth.require_admin()?;
     let role = req.role.unwrap_or(Role::User);
-    let user = accounts::create_user(state.store.as_ref(), &req.username, &req.password, role).await?;
+    let user =
+        accounts::create_user(state.store.as_ref(), &req.username, &req.password, role).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }

@@ -1,6 +1,6 @@
 //! A real server on a loopback port with a fresh SQLite store, and a small HTTP client.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 
@@ -49,7 +49,9 @@ impl TestApp {
     pub async fn spawn_with(config: ApiConfig) -> Self {
         let (store, dir) = ars_store::test_support::sqlite_fresh().await;
         let store: Arc<dyn Store> = Arc::new(store);
-        accounts::ensure_admin(&*store, Some(ADMIN_PASSWORD)).await.unwrap();
+        accounts::ensure_admin(&*store, Some(ADMIN_PASSWORD))
+            .await
+            .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -71,7 +73,12 @@ impl TestApp {
 
     pub async fn login(&self, username: &str, password: &str) -> String {
         let reply = self
-            .call(Method::POST, "/api/auth/login", None, Some(json!({"username": username, "password": password})))
+            .call(
+                Method::POST,
+                "/api/auth/login",
+                None,
+                Some(json!({"username": username, "password": password})),
+            )
             .await;
         assert_eq!(reply.status, StatusCode::OK, "login failed: {}", reply.body);
         reply.body["token"].as_str().unwrap().to_string()
@@ -79,12 +86,22 @@ impl TestApp {
 
     /// Creates a user with role `user` directly in the store and returns (id, token).
     pub async fn user(&self, username: &str) -> (String, String) {
-        let user = accounts::create_user(&*self.store, username, "password123", Role::User).await.unwrap();
-        let (token, _) = accounts::create_token(&*self.store, &user, "test", None).await.unwrap();
+        let user = accounts::create_user(&*self.store, username, "password123", Role::User)
+            .await
+            .unwrap();
+        let (token, _) = accounts::create_token(&*self.store, &user, "test", None)
+            .await
+            .unwrap();
         (user.id.to_string(), token)
     }
 
-    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
         let mut req = self.client.request(method, format!("{}{path}", self.base));
         if let Some(token) = token {
             req = req.bearer_auth(token);
@@ -96,7 +113,14 @@ impl TestApp {
     }
 
     /// Sends raw bytes with a content type, for malformed and oversized bodies.
-    pub async fn raw(&self, method: Method, path: &str, token: &str, content_type: &str, body: Vec<u8>) -> Reply {
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Reply {
         let req = self
             .client
             .request(method, format!("{}{path}", self.base))
@@ -113,9 +137,14 @@ impl TestApp {
         let body = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("non-JSON body: {}", String::from_utf8_lossy(&bytes)))
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| panic!("non-JSON body: {}", String::from_utf8_lossy(&bytes)))
         };
-        Reply { status, headers, body }
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn get(&self, path: &str, token: &str) -> Reply {
@@ -131,7 +160,8 @@ impl TestApp {
     }
 
     pub async fn patch(&self, path: &str, token: &str, body: Value) -> Reply {
-        self.call(Method::PATCH, path, Some(token), Some(body)).await
+        self.call(Method::PATCH, path, Some(token), Some(body))
+            .await
     }
 
     pub async fn delete(&self, path: &str, token: &str) -> Reply {
@@ -141,7 +171,12 @@ impl TestApp {
     /// Creates an agent and returns its JSON, asserting 201.
     pub async fn agent(&self, token: &str, body: Value) -> Value {
         let reply = self.post("/api/agent", token, body).await;
-        assert_eq!(reply.status, StatusCode::CREATED, "create failed: {}", reply.body);
+        assert_eq!(
+            reply.status,
+            StatusCode::CREATED,
+            "create failed: {}",
+            reply.body
+        );
         reply.body
     }
 
@@ -149,7 +184,13 @@ impl TestApp {
     pub async fn slugs(&self, token: &str, query: &str) -> Vec<String> {
         let reply = self.get(&format!("/api/agent{query}"), token).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
-        reply.body.as_array().unwrap().iter().map(|a| a["slug"].as_str().unwrap().to_string()).collect()
+        reply
+            .body
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["slug"].as_str().unwrap().to_string())
+            .collect()
     }
 }
 

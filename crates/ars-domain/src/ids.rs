@@ -66,6 +66,15 @@ uuid_id!(
     TokenId
 );
 
+uuid_id!(
+    /// Identifies a run.
+    RunId
+);
+uuid_id!(
+    /// Identifies a committed message.
+    MessageId
+);
+
 /// The fixed id of the built-in `general-purpose` subagent, created by a migration.
 pub const GENERAL_PURPOSE_ID: AgentId =
     AgentId::from_uuid(Uuid::from_u128(0x0000_0000_0000_7000_8000_0000_0000_0001));

@@ -10,6 +10,8 @@ pub mod context;
 pub mod credentials;
 pub mod error;
 pub mod ids;
+pub mod run;
+pub mod thread;
 pub mod time;
 pub mod user;
 
@@ -17,5 +19,7 @@ pub use access::Caller;
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
-pub use ids::{AgentId, TokenId, UserId};
+pub use ids::{AgentId, MessageId, RunId, TokenId, UserId};
+pub use run::{NewRun, Run, RunOutcome, RunStatus, Usage};
+pub use thread::{Message, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord};
 pub use user::{ApiToken, Role, User};

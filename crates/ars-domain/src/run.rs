@@ -1,0 +1,115 @@
+//! Runs: one execution of an agent on a thread, from the user's input to a terminal status.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{AgentId, RunId, ThreadId, UserId};
+
+/// The life of a run. `Pending` and `Running` are active; every other status is terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Pending,
+    Running,
+    Success,
+    Error,
+    Cancelled,
+    Timeout,
+    /// Cut off by a server stop; its committed messages are kept.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [
+        Self::Pending,
+        Self::Running,
+        Self::Success,
+        Self::Error,
+        Self::Cancelled,
+        Self::Timeout,
+        Self::Interrupted,
+    ];
+
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, Self::Pending | Self::Running)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Success => "success",
+            Self::Error => "error",
+            Self::Cancelled => "cancelled",
+            Self::Timeout => "timeout",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// Tokens spent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+/// A run as stored and served.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Run {
+    pub id: RunId,
+    pub thread_id: ThreadId,
+    pub agent_id: AgentId,
+    pub user_id: UserId,
+    pub status: RunStatus,
+    /// The user's message that started the run.
+    pub input: String,
+    /// The final assistant text, once there is one.
+    pub output: Option<String>,
+    pub error: Option<String>,
+    /// This run's own tokens (children's are reported separately and rolled up by the caller).
+    pub usage: Usage,
+    /// Set on subagent runs: the run whose tool call started this one.
+    pub parent_run_id: Option<RunId>,
+    /// Set on subagent runs: the tool call id in the parent run.
+    pub parent_tool_call_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// A run to create (status `pending`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewRun {
+    pub thread_id: ThreadId,
+    pub agent_id: AgentId,
+    pub user_id: UserId,
+    pub input: String,
+    pub parent_run_id: Option<RunId>,
+    pub parent_tool_call_id: Option<String>,
+}
+
+/// How a run ended, written once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub output: Option<String>,
+    pub error: Option<String>,
+    pub usage: Usage,
+}

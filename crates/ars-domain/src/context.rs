@@ -69,7 +69,21 @@ pub struct AgentContext {
     pub subagents: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
+    /// Whether the sandboxed shell may reach the network (default: no).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
 }
+
+/// The names of the built-in tools; the default `BaseContext` grants them all.
+pub const BUILTIN_TOOLS: [&str; 7] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "execute",
+];
 
 /// The server's default contexts, from configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -92,7 +106,7 @@ impl Default for ContextDefaults {
             base: AgentContext {
                 model: None,
                 system_prompt: Some("You are a helpful assistant.".into()),
-                tools: Some(Vec::new()),
+                tools: Some(BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect()),
                 knowledge_bases: Some(Vec::new()),
                 mcp_servers: Some(Vec::new()),
                 skills: Some(Vec::new()),
@@ -102,6 +116,7 @@ impl Default for ContextDefaults {
                     timeout_s: Some(600),
                     max_tokens: None,
                 }),
+                network: Some(false),
             },
             subagent: AgentContext {
                 system_prompt: Some(
@@ -156,6 +171,8 @@ pub struct ResolvedContext {
     /// The stored allow-list (normal agents only; always empty for subagents).
     pub subagents: Vec<String>,
     pub limits: ResolvedLimits,
+    /// Whether the sandboxed shell may reach the network.
+    pub network: bool,
     /// For each field, the layer its value came from.
     pub sources: BTreeMap<String, Layer>,
 }
@@ -213,6 +230,9 @@ impl ContextDefaults {
             timeout_s: limit(&|l| l.timeout_s).unwrap_or(600),
             max_tokens: limit(&|l| l.max_tokens),
         };
+        let network = from(pick("network", &|c| c.network.is_some()))
+            .and_then(|c| c.network)
+            .unwrap_or(false);
         let subagents = match backend {
             Backend::Default => own.subagents.clone().unwrap_or_default(),
             Backend::SubAgent => Vec::new(),
@@ -226,6 +246,7 @@ impl ContextDefaults {
             skills,
             subagents,
             limits,
+            network,
             sources,
         }
     }

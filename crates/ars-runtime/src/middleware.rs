@@ -1,0 +1,62 @@
+//! Middleware: hooks that shape a run without a second execution path.
+//!
+//! A middleware can add to the system prompt, add or remove tools, wrap each tool call, and
+//! observe every event the run publishes. The subagent task middleware (`task`,
+//! `subagent_*` tools) is one of these; the loop itself knows nothing of subagents.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use ars_domain::{Agent, ResolvedContext, Run, Thread};
+use ars_events::EventKind;
+
+use crate::tool::{Tool, ToolContext, ToolError};
+
+/// What a middleware sees of a tool call before it runs.
+#[derive(Clone, Debug)]
+pub struct PendingCall {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+/// Hooks on one run. Every method has a do-nothing default.
+#[async_trait]
+pub trait Middleware: Send + Sync {
+    /// Appends to (or rewrites) the system prompt.
+    fn system_prompt(&self, _prompt: &mut String) {}
+
+    /// Adds or removes tools.
+    fn tools(&self, _tools: &mut Vec<Arc<dyn Tool>>) {}
+
+    /// Runs before a tool call; returning `Some` answers the call without running the tool.
+    async fn before_tool_call(
+        &self,
+        _call: &PendingCall,
+        _ctx: &ToolContext,
+    ) -> Option<Result<String, ToolError>> {
+        None
+    }
+
+    /// Sees (and may rewrite) a tool call's result before the model does.
+    async fn after_tool_call(&self, _call: &PendingCall, _result: &mut Result<String, ToolError>) {}
+
+    /// Observes each event the run publishes.
+    fn on_event(&self, _event: &EventKind) {}
+}
+
+/// What a middleware factory knows about the run being built.
+pub struct RunSetup<'a> {
+    pub run: &'a Run,
+    pub thread: &'a Thread,
+    pub agent: &'a Agent,
+    pub context: &'a ResolvedContext,
+}
+
+/// Builds the middleware of each run (e.g. only for normal agents). Registered once on the
+/// runtime.
+#[async_trait]
+pub trait MiddlewareFactory: Send + Sync {
+    async fn build(&self, setup: &RunSetup<'_>) -> Option<Arc<dyn Middleware>>;
+}

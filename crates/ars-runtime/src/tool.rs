@@ -1,0 +1,126 @@
+//! The `Tool` seam: what an agent can call, and the context a call runs in.
+//!
+//! Tools take JSON arguments and answer text the model reads. Bad arguments are a
+//! [`ToolError`] the model sees and can correct, never a crashed run.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use ars_domain::{RunId, ThreadId, UserId};
+use ars_sandbox::{Sandbox, Scope};
+
+/// Everything a tool call may use. Cheap to clone.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub user_id: UserId,
+    pub thread_id: ThreadId,
+    pub run_id: RunId,
+    /// The id the model gave this call.
+    pub call_id: String,
+    /// The sandbox scope: the root conversation's runtime and workdir.
+    pub scope: Scope,
+    pub sandbox: Arc<dyn Sandbox>,
+    /// Cancelled when the run is cancelled or times out.
+    pub cancel: CancellationToken,
+    /// Whether the agent's config lets the shell reach the network.
+    pub allow_network: bool,
+}
+
+/// Why a tool call failed. The message is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit the tool's schema.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<ars_sandbox::SandboxError> for ToolError {
+    fn from(e: ars_sandbox::SandboxError) -> Self {
+        Self::Failed(e.to_string())
+    }
+}
+
+/// A capability an agent can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by; unique within a run.
+    fn name(&self) -> &str;
+    /// When to use it; models lean on this heavily.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// Runs the call.
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
+}
+
+/// Parses arguments into a typed struct, naming the offending field on failure.
+pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ToolError::InvalidArguments(inner.to_string())
+        } else {
+            ToolError::InvalidArguments(format!("{path}: {inner}"))
+        }
+    })
+}
+
+/// A tool's public description, for `GET /api/tools` and model requests.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl ToolInfo {
+    pub fn of(tool: &dyn Tool) -> Self {
+        Self {
+            name: tool.name().to_string(),
+            description: tool.description().to_string(),
+            parameters: tool.parameters(),
+        }
+    }
+}
+
+/// The built-in tools by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        Self {
+            tools: tools
+                .into_iter()
+                .map(|t| (t.name().to_string(), t))
+                .collect(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).cloned()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    pub fn infos(&self) -> Vec<ToolInfo> {
+        self.tools
+            .values()
+            .map(|t| ToolInfo::of(t.as_ref()))
+            .collect()
+    }
+}

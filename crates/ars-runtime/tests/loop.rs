@@ -1,0 +1,487 @@
+//! The agent loop through the real runtime: SQLite store, in-process events, scripted models,
+//! the local sandbox.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use ars_domain::{
+    AgentConfig, AgentContext, AgentDraft, Backend, Caller, Limits, MessageRole, ModelConfig, Role,
+    RunStatus, ShareConfig, Thread,
+};
+use ars_events::InProcessBus;
+use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::{
+    Runtime, RuntimeConfig, RuntimeParts, StartRun, Tool, ToolContext, ToolError, ToolRegistry,
+};
+use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_store::{NewUser, Store};
+
+/// A tool that sleeps, to observe concurrency and cancellation mid-tool.
+struct Sleep;
+
+#[async_trait]
+impl Tool for Sleep {
+    fn name(&self) -> &str {
+        "sleep"
+    }
+    fn description(&self) -> &str {
+        "Sleeps for ms milliseconds."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]})
+    }
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let ms = args["ms"]
+            .as_u64()
+            .ok_or_else(|| ToolError::InvalidArguments("ms must be an integer".into()))?;
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        Ok(format!("slept {ms} ms"))
+    }
+}
+
+struct Harness {
+    runtime: Runtime,
+    store: Arc<dyn Store>,
+    caller: Caller,
+    _dir: tempfile::TempDir,
+    _db: tempfile::TempDir,
+}
+
+async fn harness() -> Harness {
+    let (store, db) = ars_store::test_support::sqlite_fresh().await;
+    let store: Arc<dyn Store> = Arc::new(store);
+    let dir = tempfile::tempdir().unwrap();
+    let user = store
+        .create_user(NewUser {
+            username: "u".into(),
+            password_hash: "x".into(),
+            role: Role::User,
+        })
+        .await
+        .unwrap();
+    let mut tools: Vec<Arc<dyn Tool>> = ars_runtime::builtin_tools()
+        .names()
+        .iter()
+        .filter_map(|n| ars_runtime::builtin_tools().get(n))
+        .collect();
+    tools.push(Arc::new(Sleep));
+    let runtime = Runtime::new(RuntimeParts {
+        store: Arc::clone(&store),
+        events: Arc::new(InProcessBus::new(Default::default())),
+        models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+        sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
+            dir.path().to_path_buf(),
+        ))),
+        tools: ToolRegistry::new(tools),
+        config: RuntimeConfig::default(),
+    });
+    Harness {
+        runtime,
+        store,
+        caller: Caller::from(&user),
+        _dir: dir,
+        _db: db,
+    }
+}
+
+impl Harness {
+    /// A thread with an agent whose scripted model plays `script`.
+    async fn thread(&self, script: Value, tools: &[&str], limits: Limits) -> Thread {
+        let slug = format!("a{}", uuid_suffix());
+        let draft = AgentDraft {
+            slug,
+            name: "Agent".into(),
+            description: String::new(),
+            backend: Backend::Default,
+            config: AgentConfig {
+                context: AgentContext {
+                    model: Some(ModelConfig {
+                        provider: "scripted".into(),
+                        name: "test".into(),
+                        temperature: None,
+                        max_tokens: None,
+                        top_p: None,
+                        script: Some(script),
+                    }),
+                    tools: Some(tools.iter().map(|t| t.to_string()).collect()),
+                    limits: Some(limits),
+                    ..AgentContext::default()
+                },
+            },
+            share_config: ShareConfig::default(),
+            is_default: false,
+        };
+        let agent = self
+            .store
+            .create_agent(&draft, Some(self.caller.id))
+            .await
+            .unwrap();
+        let thread = Thread::new_root(self.caller.id, agent.id, "t".into());
+        self.store.create_thread(&thread).await.unwrap()
+    }
+
+    async fn start(&self, thread: &Thread, input: &str) -> ars_domain::Run {
+        self.runtime
+            .start_run(StartRun {
+                thread: thread.clone(),
+                caller: self.caller,
+                input: input.into(),
+                parent: None,
+            })
+            .await
+            .unwrap()
+    }
+
+    async fn finish(&self, thread: &Thread, input: &str) -> ars_domain::Run {
+        let run = self.start(thread, input).await;
+        let (run, timed_out) = self
+            .runtime
+            .wait(run.id, Duration::from_secs(20))
+            .await
+            .unwrap();
+        assert!(!timed_out, "run did not finish: {run:?}");
+        run
+    }
+}
+
+fn uuid_suffix() -> String {
+    ars_domain::RunId::new().to_string().replace('-', "")[20..].to_string()
+}
+
+#[tokio::test]
+async fn multi_step_tool_use_writes_reads_and_answers() {
+    let h = harness().await;
+    let script = json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "alpha beta"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]},
+        {"text": "The file says: {{last_tool_result}}"}
+    ]);
+    let thread = h
+        .thread(script, &["write_file", "read_file"], Limits::default())
+        .await;
+    let run = h.finish(&thread, "write and read").await;
+    assert_eq!(run.status, RunStatus::Success, "{run:?}");
+    assert!(run.output.as_deref().unwrap().contains("alpha beta"));
+    assert!(run.usage.total() > 0);
+
+    let messages = h.store.messages(&thread.id).await.unwrap();
+    let roles: Vec<MessageRole> = messages.iter().map(|m| m.role).collect();
+    use MessageRole::{Assistant as A, Tool as T, User as U};
+    assert_eq!(roles, vec![U, A, T, A, T, A]);
+    assert_eq!(messages[1].tool_calls[0].name, "write_file");
+    assert_eq!(messages[2].tool_name.as_deref(), Some("write_file"));
+    assert!(messages.iter().all(|m| m.run_id == Some(run.id)));
+    assert!(messages.windows(2).all(|w| w[0].seq < w[1].seq));
+}
+
+#[tokio::test]
+async fn tool_calls_of_one_turn_run_concurrently_and_answer_in_call_order() {
+    let h = harness().await;
+    let script = json!([
+        {"tool_calls": [{"name": "sleep", "arguments": {"ms": 300}}, {"name": "sleep", "arguments": {"ms": 310}}]},
+        {"text": "done"}
+    ]);
+    let thread = h.thread(script, &["sleep"], Limits::default()).await;
+    let started = Instant::now();
+    let run = h.finish(&thread, "sleep twice").await;
+    let elapsed = started.elapsed();
+    assert_eq!(run.status, RunStatus::Success);
+    assert!(
+        elapsed < Duration::from_millis(550),
+        "two 300 ms tools took {elapsed:?}"
+    );
+    let tools: Vec<_> = h
+        .store
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(tools, vec!["slept 300 ms", "slept 310 ms"]);
+}
+
+#[tokio::test]
+async fn the_step_limit_ends_a_run_that_never_answers() {
+    let h = harness().await;
+    let script = json!([{"tool_calls": [{"name": "sleep", "arguments": {"ms": 1}}]}]);
+    let limits = Limits {
+        max_steps: Some(3),
+        ..Limits::default()
+    };
+    let thread = h.thread(script, &["sleep"], limits).await;
+    let run = h.finish(&thread, "loop").await;
+    assert_eq!(run.status, RunStatus::Error);
+    assert!(
+        run.error.as_deref().unwrap().contains("step limit"),
+        "{run:?}"
+    );
+    let assistants = h
+        .store
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .count();
+    assert_eq!(assistants, 3);
+}
+
+#[tokio::test]
+async fn the_wall_clock_limit_times_a_run_out() {
+    let h = harness().await;
+    let script =
+        json!([{"tool_calls": [{"name": "sleep", "arguments": {"ms": 5000}}]}, {"text": "late"}]);
+    let limits = Limits {
+        timeout_s: Some(1),
+        ..Limits::default()
+    };
+    let thread = h.thread(script, &["sleep"], limits).await;
+    let started = Instant::now();
+    let run = h.finish(&thread, "slow").await;
+    assert_eq!(run.status, RunStatus::Timeout, "{run:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_run_mid_model_stream_within_a_second() {
+    let h = harness().await;
+    let text = (0..200)
+        .map(|i| format!("word{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let script = json!([{"text": text, "chunk_delay_ms": 50}]);
+    let thread = h.thread(script, &[], Limits::default()).await;
+    let run = h.start(&thread, "talk").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    let cancelled = h.runtime.cancel(run.id).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "cancel took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+    // The half-streamed message is not committed; the user's input is.
+    let messages = h.store.messages(&thread.id).await.unwrap();
+    assert_eq!(messages.len(), 1);
+    // The thread accepts a new run afterwards.
+    let script_done = h.start(&thread, "again").await;
+    h.runtime.cancel(script_done.id).await.unwrap();
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_run_mid_tool_within_a_second() {
+    let h = harness().await;
+    let script = json!([{"tool_calls": [{"name": "execute", "arguments": {"command": "sleep 30"}}]}, {"text": "never"}]);
+    let thread = h.thread(script, &["execute"], Limits::default()).await;
+    let run = h.start(&thread, "run a long command").await;
+    // Wait for the assistant's tool call to be committed: the tool is now running.
+    for _ in 0..100 {
+        if h.store.messages(&thread.id).await.unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let cancelled = h.runtime.cancel(run.id).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "cancel took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn invalid_tool_arguments_are_reported_to_the_model_which_can_retry() {
+    let h = harness().await;
+    let script = json!([
+        {"tool_calls": [{"name": "sleep", "arguments": "{\"ms\": "}]},
+        {"tool_calls": [{"name": "sleep", "arguments": {"ms": 1}}]},
+        {"text": "recovered: {{last_tool_result}}"}
+    ]);
+    let thread = h.thread(script, &["sleep"], Limits::default()).await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.status, RunStatus::Success, "{run:?}");
+    assert_eq!(run.output.as_deref(), Some("recovered: slept 1 ms"));
+    let first_tool = h
+        .store
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == MessageRole::Tool)
+        .unwrap();
+    assert!(first_tool.is_error);
+    assert!(
+        first_tool.content.contains("not valid JSON"),
+        "{}",
+        first_tool.content
+    );
+}
+
+#[tokio::test]
+async fn repeated_invalid_arguments_end_the_run_with_a_clear_error() {
+    let h = harness().await;
+    let script = json!([{"tool_calls": [{"name": "sleep", "arguments": "not json"}]}]);
+    let thread = h.thread(script, &["sleep"], Limits::default()).await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.status, RunStatus::Error);
+    assert!(
+        run.error
+            .as_deref()
+            .unwrap()
+            .contains("invalid tool-call arguments"),
+        "{run:?}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_tools_and_model_errors_are_readable() {
+    let h = harness().await;
+    let script = json!([{"tool_calls": [{"name": "teleport", "arguments": {}}]}, {"text": "{{last_tool_result}}"}]);
+    let thread = h.thread(script, &["sleep"], Limits::default()).await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.status, RunStatus::Success);
+    assert!(
+        run.output
+            .as_deref()
+            .unwrap()
+            .contains("unknown tool `teleport`")
+    );
+
+    let thread = h
+        .thread(json!([{"error": "model exploded"}]), &[], Limits::default())
+        .await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.status, RunStatus::Error);
+    assert!(
+        run.error.as_deref().unwrap().contains("model exploded"),
+        "{run:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_run_on_a_busy_thread_is_refused_naming_the_active_run() {
+    let h = harness().await;
+    let thread = h
+        .thread(
+            json!([{"text": "slow", "delay_ms": 2000}]),
+            &[],
+            Limits::default(),
+        )
+        .await;
+    let first = h.start(&thread, "one").await;
+    let err = h
+        .runtime
+        .start_run(StartRun {
+            thread: thread.clone(),
+            caller: h.caller,
+            input: "two".into(),
+            parent: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ars_runtime::RuntimeError::Busy { active } if active == first.id));
+    h.runtime.cancel(first.id).await.unwrap();
+}
+
+#[tokio::test]
+async fn wait_times_out_with_the_current_snapshot() {
+    let h = harness().await;
+    let thread = h
+        .thread(
+            json!([{"text": "slow", "delay_ms": 3000}]),
+            &[],
+            Limits::default(),
+        )
+        .await;
+    let run = h.start(&thread, "one").await;
+    let (snapshot, timed_out) = h
+        .runtime
+        .wait(run.id, Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert!(timed_out);
+    assert!(!snapshot.status.is_terminal());
+    h.runtime.cancel(run.id).await.unwrap();
+}
+
+#[tokio::test]
+async fn events_tell_the_whole_story_in_order() {
+    use ars_events::{EventBus, EventKind};
+    use futures::StreamExt;
+    let h = harness().await;
+    let script =
+        json!([{"tool_calls": [{"name": "sleep", "arguments": {"ms": 1}}]}, {"text": "all done"}]);
+    let thread = h.thread(script, &["sleep"], Limits::default()).await;
+    let run = h.finish(&thread, "go").await;
+    let events: Vec<_> = h
+        .runtime
+        .events()
+        .subscribe(run.id, 0)
+        .await
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect()
+        .await;
+    let names: Vec<&str> = events.iter().map(|e| e.kind.name()).collect();
+    assert_eq!(names.first(), Some(&"run_status"));
+    assert!(names.contains(&"tool_call_started") && names.contains(&"tool_call_finished"));
+    assert!(names.contains(&"message_delta") && names.contains(&"usage"));
+    match &events.last().unwrap().kind {
+        EventKind::RunStatus { status, output, .. } => {
+            assert_eq!(*status, RunStatus::Success);
+            assert_eq!(output.as_deref(), Some("all done"));
+        }
+        other => panic!("last event is {other:?}"),
+    }
+    assert!(events.windows(2).all(|w| w[1].id == w[0].id + 1));
+}
+
+#[tokio::test]
+async fn recover_marks_runs_left_active_as_interrupted() {
+    let h = harness().await;
+    let thread = h
+        .thread(json!([{"text": "x"}]), &[], Limits::default())
+        .await;
+    let left = h
+        .store
+        .create_run(&ars_domain::NewRun {
+            thread_id: thread.id.clone(),
+            agent_id: thread.agent_id,
+            user_id: thread.user_id,
+            input: "cut off".into(),
+            parent_run_id: None,
+            parent_tool_call_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.runtime.recover().await.unwrap(), vec![left.id]);
+    assert_eq!(
+        h.store.run(left.id).await.unwrap().unwrap().status,
+        RunStatus::Interrupted
+    );
+    let run = h.finish(&thread, "new run").await;
+    assert_eq!(run.status, RunStatus::Success);
+}
+
+#[test]
+fn the_base_context_grants_exactly_the_builtin_tools() {
+    let mut names = ars_runtime::builtin_tools().names();
+    names.sort();
+    let mut expected: Vec<String> = ars_domain::context::BUILTIN_TOOLS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+}

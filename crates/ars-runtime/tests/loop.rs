@@ -417,7 +417,7 @@ async fn wait_times_out_with_the_current_snapshot() {
 
 #[tokio::test]
 async fn events_tell_the_whole_story_in_order() {
-    use ars_events::{EventBus, EventKind};
+    use ars_events::EventKind;
     use futures::StreamExt;
     let h = harness().await;
     let script =

@@ -1,0 +1,74 @@
+//! The `EventBus` seam: publish a run's events, subscribe from an event id.
+
+use ars_domain::RunId;
+use async_trait::async_trait;
+
+use crate::{EventError, EventKind, RunEvent, RunRef};
+
+/// A run's events from some id on: replayed ones first, then live ones, ending right after the
+/// terminal event. An `Err` item (e.g. [`EventError::NotRetained`] when the subscriber fell behind
+/// the retained window) is always the last item.
+pub type EventStream = futures::stream::BoxStream<'static, Result<RunEvent, EventError>>;
+
+/// Carries run events from the runtime to any number of subscribers, with replay.
+///
+/// Object-safe, so the server holds an `Arc<dyn EventBus>` chosen by configuration: the
+/// in-process bus for one `ars serve`, Redis Streams when several instances share a Redis.
+/// Both pass the same conformance suite (`tests/conformance.rs`).
+#[async_trait]
+pub trait EventBus: Send + Sync + 'static {
+    /// Appends to the run's stream and assigns the next id (1, 2, 3, … per run, also under
+    /// concurrent publishers). Publishing after the terminal event is an error
+    /// ([`EventError::Closed`]); the terminal event starts the retention clock.
+    async fn publish(&self, run: &RunRef, kind: EventKind) -> Result<RunEvent, EventError>;
+
+    /// Every retained event with id > `after`, then live ones, ending right after the terminal
+    /// event (the stream then ends). `Err(EventError::NotRetained)` when the bus has no record of
+    /// the run (never published, or expired after retention) or when `after` is older than the
+    /// oldest retained event (a gap would follow). `after` at or past the terminal event gives an
+    /// empty stream that ends at once.
+    async fn subscribe(&self, run_id: RunId, after: u64) -> Result<EventStream, EventError>;
+}
+
+/// Guards the no-gap, no-duplicate promise on a subscription: remembers the last id delivered
+/// and judges each next event against it.
+#[derive(Debug)]
+pub(crate) struct Cursor {
+    /// The id of the last event delivered (or the subscriber's `after`).
+    pub(crate) last: u64,
+    /// Set once the terminal event was delivered; the stream ends there.
+    pub(crate) done: bool,
+}
+
+/// What to do with an event read from the log.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Step {
+    /// The next event in sequence: deliver it.
+    Deliver,
+    /// Already delivered (a re-read overlapped): drop it silently.
+    Skip,
+    /// Events between the last delivered one and this one are gone.
+    Gap,
+}
+
+impl Cursor {
+    pub(crate) fn new(after: u64) -> Self {
+        Self {
+            last: after,
+            done: false,
+        }
+    }
+
+    /// Classifies `event` and, when it is the next one, advances past it.
+    pub(crate) fn advance(&mut self, event: &RunEvent) -> Step {
+        if event.id <= self.last {
+            Step::Skip
+        } else if event.id == self.last + 1 {
+            self.last = event.id;
+            self.done = event.kind.is_terminal();
+            Step::Deliver
+        } else {
+            Step::Gap
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Live run events: the `EventBus` seam and its in-process and Redis Streams implementations.
+//!
+//! The runtime publishes a closed set of [`EventKind`]s per run; the bus numbers them 1, 2, 3, …
+//! and keeps them (for `retention` after the run's terminal event) so the API can stream them as
+//! SSE with `Last-Event-ID` resume, without gaps or duplicates.
+//!
+//! - [`event`]: the event types, the wire shape the API serializes as-is.
+//! - [`bus`]: the object-safe [`EventBus`] trait.
+//! - [`in_process`]: [`InProcessBus`], memory only, for the embedded single-process server.
+//! - [`redis`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
+//!
+//! **Boundary:** this is the only crate that knows Redis; neither implementation knows HTTP.
+
+pub mod bus;
+pub mod error;
+pub mod event;
+pub mod in_process;
+
+pub use bus::{EventBus, EventStream};
+pub use error::EventError;
+pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
+pub use in_process::{InProcessBus, InProcessConfig};

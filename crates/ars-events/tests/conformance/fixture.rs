@@ -1,0 +1,151 @@
+//! What a check gets: a way to make buses of the implementation under test, plus helpers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ars_domain::{RunId, RunStatus, ThreadId};
+use ars_events::{
+    EventBus, EventError, EventKind, EventStream, InProcessBus, InProcessConfig, RunEvent, RunRef,
+};
+use futures::StreamExt;
+
+/// Long enough for any check to finish reading a finished run; short checks override it.
+pub const LONG: Duration = Duration::from_secs(600);
+
+/// How long a check waits for a stream before calling it hung.
+const STREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The bus settings a check asks for, mapped onto each implementation's config.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub retention: Duration,
+    pub max_events: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            retention: LONG,
+            max_events: 100_000,
+        }
+    }
+}
+
+/// The implementation under test.
+pub enum Fixture {
+    InProcess,
+}
+
+impl Fixture {
+    pub fn in_process() -> Self {
+        Self::InProcess
+    }
+
+    /// `None` when `ARS_TEST_REDIS_URL` is not set.
+    pub fn redis() -> Option<Self> {
+        None
+    }
+
+    /// A bus with default options.
+    pub async fn bus(&self) -> Arc<dyn EventBus> {
+        self.bus_with(Options::default()).await
+    }
+
+    /// A new, empty bus.
+    pub async fn bus_with(&self, options: Options) -> Arc<dyn EventBus> {
+        match self {
+            Self::InProcess => Arc::new(InProcessBus::new(InProcessConfig {
+                retention: options.retention,
+                max_events_per_run: options.max_events,
+            })),
+        }
+    }
+
+    /// Another instance sharing `bus`'s events, as a second `ars serve` would. In process that
+    /// can only be another handle on the same bus.
+    pub async fn peer(&self, bus: &Arc<dyn EventBus>, _options: Options) -> Arc<dyn EventBus> {
+        match self {
+            Self::InProcess => Arc::clone(bus),
+        }
+    }
+}
+
+/// A fresh top-level run.
+pub fn new_run() -> RunRef {
+    RunRef::top_level(RunId::new(), ThreadId::new())
+}
+
+pub fn running() -> EventKind {
+    EventKind::status(RunStatus::Running)
+}
+
+pub fn success() -> EventKind {
+    EventKind::RunStatus {
+        status: RunStatus::Success,
+        error: None,
+        output: Some("done".into()),
+    }
+}
+
+pub fn delta(n: u64) -> EventKind {
+    EventKind::MessageDelta {
+        text: format!("chunk {n}"),
+    }
+}
+
+/// Publishes `running`, `deltas` deltas and (if `finish`) `success`; returns the events.
+pub async fn publish_run(
+    bus: &dyn EventBus,
+    run: &RunRef,
+    deltas: u64,
+    finish: bool,
+) -> Vec<RunEvent> {
+    let mut events = vec![bus.publish(run, running()).await.unwrap()];
+    for n in 0..deltas {
+        events.push(bus.publish(run, delta(n)).await.unwrap());
+    }
+    if finish {
+        events.push(bus.publish(run, success()).await.unwrap());
+    }
+    events
+}
+
+/// Reads the whole stream (it must end), failing the test if it hangs or yields an error.
+pub async fn collect(stream: EventStream) -> Vec<RunEvent> {
+    let items = collect_results(stream).await;
+    items
+        .into_iter()
+        .map(|item| item.unwrap_or_else(|err| panic!("stream yielded an error: {err}")))
+        .collect()
+}
+
+/// Reads the whole stream (it must end), keeping errors as items.
+pub async fn collect_results(stream: EventStream) -> Vec<Result<RunEvent, EventError>> {
+    tokio::time::timeout(STREAM_TIMEOUT, stream.collect::<Vec<_>>())
+        .await
+        .expect("the stream did not end")
+}
+
+/// Reads the next `n` events, failing if the stream ends, errs or hangs first.
+pub async fn take(stream: &mut EventStream, n: usize) -> Vec<RunEvent> {
+    let mut events = Vec::with_capacity(n);
+    for _ in 0..n {
+        let next = tokio::time::timeout(STREAM_TIMEOUT, stream.next())
+            .await
+            .expect("the stream hung")
+            .expect("the stream ended early")
+            .expect("the stream yielded an error");
+        events.push(next);
+    }
+    events
+}
+
+/// The ids of `events`.
+pub fn ids(events: &[RunEvent]) -> Vec<u64> {
+    events.iter().map(|e| e.id).collect()
+}
+
+/// Whether `result` is `NotRetained`.
+pub fn is_not_retained<T>(result: &Result<T, EventError>) -> bool {
+    matches!(result, Err(EventError::NotRetained))
+}

@@ -19,6 +19,10 @@ pub enum StoreError {
     /// The write names a row that does not exist (a foreign key), or breaks a check constraint.
     #[error("invalid write: {0}")]
     Invalid(String),
+    /// The thread already has an active (pending or running) run, `active`: a new run must
+    /// wait for it to end. Callers report it (SPEC: `busy`, naming the run), never queue.
+    #[error("the thread already has an active run {active}")]
+    Busy { active: ars_domain::RunId },
     /// Stored data could not be decoded into domain types.
     #[error("corrupt row: {0}")]
     Corrupt(String),

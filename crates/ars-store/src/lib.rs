@@ -11,13 +11,19 @@
 //!
 //! **Boundary:** this is the only crate that knows sqlx or SQL. Callers get domain types.
 //! **Invariant:** a write either happens whole or not at all (one transaction per call).
+//! **Invariant:** a thread has at most one active (pending or running) run, and its messages
+//! are numbered 1, 2, 3, … without gaps: the schema enforces both, so they hold across the
+//! several instances sharing one PostgreSQL database.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use ars_domain::{Agent, AgentDraft, AgentId, ApiToken, Role, TokenId, User, UserId};
+use ars_domain::{
+    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, Role, Run, RunId,
+    RunOutcome, Thread, ThreadId, TokenId, Usage, User, UserId,
+};
 
 mod error;
 mod postgres;
@@ -34,6 +40,14 @@ pub use sqlite::SqliteStore;
 
 /// A store call's result.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The error `interrupt_active_runs` records on the runs it ends.
+pub const INTERRUPTED_ERROR: &str = "the server stopped while this run was active";
+
+/// How many times `create_run` tries again when the run that blocked it ended before it could
+/// be named. Each retry means another run was created and finished in between, so a few
+/// suffice.
+const CREATE_RUN_ATTEMPTS: usize = 8;
 
 /// How many ids one `existing_users` statement checks: far below SQLite's and PostgreSQL's
 /// bind-parameter limits.
@@ -146,14 +160,79 @@ pub trait Store: Send + Sync + 'static {
     /// is `Conflict { field: "slug" }`; `draft.is_default` clears the previous default. One
     /// transaction: on any error nothing changes.
     async fn update_agent(&self, id: AgentId, draft: &AgentDraft) -> Result<Agent>;
-    /// Deletes an agent and its shares; `false` when there was no such row. Callers check
-    /// `ars_domain::Caller::can_delete` first (built-in rows are never deleted).
+    /// Deletes an agent with its shares and every thread that talks to it (so their messages,
+    /// runs and child threads too, whoever owns them); `false` when there was no such row.
+    /// Callers check `ars_domain::Caller::can_delete` first (built-in rows are never deleted).
     async fn delete_agent(&self, id: AgentId) -> Result<bool>;
     /// Makes `id` the one default agent, clearing any other, in one transaction. `NotFound`
     /// for a missing row; `Invalid` for a subagent (the schema refuses it).
     async fn set_default_agent(&self, id: AgentId) -> Result<Agent>;
     /// The default agent, if one is set.
     async fn default_agent(&self) -> Result<Option<Agent>>;
+
+    // Threads.
+
+    /// Stores `thread` as given (timestamps kept to the microsecond) and returns it as stored.
+    /// A taken id is `Conflict { field: "id" }`; an unknown user, agent or parent thread, or a
+    /// child thread without a subagent slug (or a top-level one with a slug), is `Invalid`.
+    async fn create_thread(&self, thread: &Thread) -> Result<Thread>;
+    /// The thread with this id, top-level or child; no ownership check.
+    async fn thread(&self, id: &ThreadId) -> Result<Option<Thread>>;
+    /// `user`'s top-level threads (child threads are reached through their parent), most
+    /// recently updated first.
+    async fn list_threads(&self, user: UserId) -> Result<Vec<Thread>>;
+    /// The direct child threads of `parent`, oldest first.
+    async fn child_threads(&self, parent: &ThreadId) -> Result<Vec<Thread>>;
+    /// Sets the title and `updated_at`; `NotFound` when the thread is gone.
+    async fn rename_thread(&self, id: &ThreadId, title: &str) -> Result<Thread>;
+    /// Deletes the thread with its child threads (recursively) and all their messages and runs,
+    /// in one statement; `false` when there was no such thread. Active runs are not stopped:
+    /// callers cancel them first.
+    async fn delete_thread(&self, id: &ThreadId) -> Result<bool>;
+
+    // Messages: the checkpoint. Each call commits one complete message.
+
+    /// Appends a message at the thread's next `seq` (previous maximum + 1, from 1), assigned in
+    /// the same transaction that writes it, so concurrent appends, from any instance, never
+    /// share or skip a seq. Bumps the thread's `updated_at` to the message's `created_at`.
+    /// `NotFound` when the thread is gone; an unknown `run_id` is `Invalid`.
+    async fn append_message(&self, message: &NewMessage) -> Result<Message>;
+    /// A thread's messages in `seq` order (empty for an unknown thread).
+    async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;
+
+    // Runs.
+
+    /// Creates a `pending` run. When the thread already has an active (pending or running) run,
+    /// nothing is written and the result is `StoreError::Busy` naming that run; a unique index
+    /// decides, so of several concurrent creators (on any instance) exactly one wins. An unknown
+    /// thread, agent, user or parent run is `Invalid`.
+    async fn create_run(&self, new: &NewRun) -> Result<Run>;
+    /// The run with this id, if any.
+    async fn run(&self, id: RunId) -> Result<Option<Run>>;
+    /// The thread's active (pending or running) run, if any; there is at most one.
+    async fn active_run(&self, thread: &ThreadId) -> Result<Option<Run>>;
+    /// Every run of the thread, oldest first.
+    async fn thread_runs(&self, thread: &ThreadId) -> Result<Vec<Run>>;
+    /// The runs started by `parent_run` (their `parent_run_id`), oldest first.
+    async fn child_runs(&self, parent_run: RunId) -> Result<Vec<Run>>;
+    /// The runs on the direct child threads of `thread` (its subagents' runs), oldest first.
+    async fn subagent_runs(&self, thread: &ThreadId) -> Result<Vec<Run>>;
+    /// Moves a pending run to `running` and sets `started_at`. A run in any other status is
+    /// returned unchanged; `NotFound` when there is no such run.
+    async fn mark_run_running(&self, id: RunId) -> Result<Run>;
+    /// Records an active run's usage so far (live accounting). A run that has already finished
+    /// keeps the usage its outcome wrote; `NotFound` when there is no such run.
+    async fn set_run_usage(&self, id: RunId, usage: Usage) -> Result<()>;
+    /// Ends an active run with `outcome` (status, output, error, usage, `finished_at`). The first
+    /// writer wins: a run already terminal is returned unchanged, so a cancel racing a success
+    /// records exactly one of them. A non-terminal `outcome.status` is `Invalid`; `NotFound` when
+    /// there is no such run.
+    async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<Run>;
+    /// Ends every active run as `interrupted`, with `finished_at` and [`INTERRUPTED_ERROR`], and
+    /// returns their ids. Meant for startup after a stop: it ends the active runs of every
+    /// instance sharing the database, so a scaled deployment calls it only when no other
+    /// instance is running any.
+    async fn interrupt_active_runs(&self) -> Result<Vec<RunId>>;
 }
 
 #[cfg(test)]

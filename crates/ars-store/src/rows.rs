@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
 use ars_domain::{
-    Agent, AgentConfig, AgentId, ApiToken, Backend, Role, ShareConfig, TokenId, User, UserId,
+    Agent, AgentConfig, AgentId, ApiToken, Backend, Message, MessageId, MessageRole, Role, Run,
+    RunId, RunStatus, ShareConfig, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId,
     Visibility,
 };
 
@@ -167,6 +168,141 @@ pub(crate) fn share_rows(share: &ShareConfig) -> Vec<(UserId, &'static str)> {
     let users = share.user_ids.into_iter().map(|id| (id, SHARE_USER));
     let managers = share.manager_ids.into_iter().map(|id| (id, SHARE_MANAGER));
     users.chain(managers).collect()
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct ThreadRow {
+    id: String,
+    user_id: String,
+    agent_id: String,
+    title: String,
+    parent_thread_id: Option<String>,
+    subagent_slug: Option<String>,
+    runtime_scope_id: String,
+    workdir_path: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl ThreadRow {
+    pub(crate) fn into_thread(self) -> Result<Thread> {
+        Ok(Thread {
+            id: parse_thread_id(&self.id)?,
+            user_id: parse_user_id(&self.user_id)?,
+            agent_id: parse_agent_id(&self.agent_id)?,
+            title: self.title,
+            parent_thread_id: self
+                .parent_thread_id
+                .as_deref()
+                .map(parse_thread_id)
+                .transpose()?,
+            subagent_slug: self.subagent_slug,
+            runtime_scope_id: self.runtime_scope_id,
+            workdir_path: self.workdir_path,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct MessageRow {
+    id: String,
+    thread_id: String,
+    run_id: Option<String>,
+    seq: i64,
+    role: String,
+    content: String,
+    tool_calls: Json<Vec<ToolCallRecord>>,
+    tool_call_id: Option<String>,
+    tool_name: Option<String>,
+    is_error: bool,
+    created_at: DateTime<Utc>,
+}
+
+impl MessageRow {
+    pub(crate) fn into_message(self) -> Result<Message> {
+        Ok(Message {
+            id: MessageId::parse(&self.id).ok_or_else(|| corrupt("message id", &self.id))?,
+            thread_id: parse_thread_id(&self.thread_id)?,
+            run_id: self.run_id.as_deref().map(parse_run_id).transpose()?,
+            seq: self.seq,
+            role: MessageRole::parse(&self.role)
+                .ok_or_else(|| corrupt("messages.role", &self.role))?,
+            content: self.content,
+            tool_calls: self.tool_calls.0,
+            tool_call_id: self.tool_call_id,
+            tool_name: self.tool_name,
+            is_error: self.is_error,
+            created_at: self.created_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct RunRow {
+    id: String,
+    thread_id: String,
+    agent_id: String,
+    user_id: String,
+    status: String,
+    input: String,
+    output: Option<String>,
+    error: Option<String>,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    parent_run_id: Option<String>,
+    parent_tool_call_id: Option<String>,
+    created_at: DateTime<Utc>,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+}
+
+impl RunRow {
+    pub(crate) fn into_run(self) -> Result<Run> {
+        Ok(Run {
+            id: parse_run_id(&self.id)?,
+            thread_id: parse_thread_id(&self.thread_id)?,
+            agent_id: parse_agent_id(&self.agent_id)?,
+            user_id: parse_user_id(&self.user_id)?,
+            status: RunStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("runs.status", &self.status))?,
+            input: self.input,
+            output: self.output,
+            error: self.error,
+            usage: Usage {
+                prompt_tokens: token_count("runs.prompt_tokens", self.prompt_tokens)?,
+                completion_tokens: token_count("runs.completion_tokens", self.completion_tokens)?,
+            },
+            parent_run_id: self
+                .parent_run_id
+                .as_deref()
+                .map(parse_run_id)
+                .transpose()?,
+            parent_tool_call_id: self.parent_tool_call_id,
+            created_at: self.created_at,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+        })
+    }
+}
+
+/// A token count as the databases store it (`BIGINT`); larger counts are refused, not wrapped.
+pub(crate) fn stored_tokens(count: u64) -> Result<i64> {
+    i64::try_from(count)
+        .map_err(|_| StoreError::Invalid(format!("token count {count} is out of range")))
+}
+
+fn token_count(what: &str, stored: i64) -> Result<u64> {
+    u64::try_from(stored).map_err(|_| corrupt(what, &stored.to_string()))
+}
+
+pub(crate) fn parse_run_id(text: &str) -> Result<RunId> {
+    RunId::parse(text).ok_or_else(|| corrupt("run id", text))
+}
+
+fn parse_thread_id(text: &str) -> Result<ThreadId> {
+    ThreadId::parse(text).ok_or_else(|| corrupt("thread id", text))
 }
 
 pub(crate) fn parse_user_id(text: &str) -> Result<UserId> {

@@ -151,3 +151,175 @@ pub(crate) const INSERT_SHARE: &str =
     "INSERT INTO agent_shares (agent_id, user_id, role) VALUES ($1, $2, $3)";
 
 pub(crate) const DELETE_SHARES: &str = "DELETE FROM agent_shares WHERE agent_id = $1";
+
+// Threads.
+
+/// The thread columns, in [`crate::rows::ThreadRow`] order.
+macro_rules! thread_columns {
+    () => {
+        "id, user_id, agent_id, title, parent_thread_id, subagent_slug, runtime_scope_id, \
+         workdir_path, created_at, updated_at"
+    };
+}
+
+pub(crate) const INSERT_THREAD: &str = concat!(
+    "INSERT INTO threads (",
+    thread_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ",
+    thread_columns!()
+);
+
+pub(crate) const THREAD_BY_ID: &str =
+    concat!("SELECT ", thread_columns!(), " FROM threads WHERE id = $1");
+
+/// A user's top-level threads, most recently updated first.
+pub(crate) const LIST_THREADS: &str = concat!(
+    "SELECT ",
+    thread_columns!(),
+    " FROM threads WHERE user_id = $1 AND parent_thread_id IS NULL \
+     ORDER BY updated_at DESC, id DESC"
+);
+
+/// A thread's direct children, oldest first.
+pub(crate) const CHILD_THREADS: &str = concat!(
+    "SELECT ",
+    thread_columns!(),
+    " FROM threads WHERE parent_thread_id = $1 ORDER BY created_at, id"
+);
+
+/// `$1`: the thread; `$2`: the new title; `$3`: now.
+pub(crate) const RENAME_THREAD: &str = concat!(
+    "UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1 RETURNING ",
+    thread_columns!()
+);
+
+/// Child threads, messages and runs go with the row (ON DELETE CASCADE, recursively), in the
+/// same statement.
+pub(crate) const DELETE_THREAD: &str = "DELETE FROM threads WHERE id = $1";
+
+/// `$1`: the thread; `$2`: now. Inside `append_message`'s transaction this also locks the thread
+/// row (PostgreSQL), so appends to one thread take their turns.
+pub(crate) const TOUCH_THREAD: &str = "UPDATE threads SET updated_at = $2 WHERE id = $1";
+
+// Messages.
+
+/// The message columns, in [`crate::rows::MessageRow`] order.
+macro_rules! message_columns {
+    () => {
+        "id, thread_id, run_id, seq, role, content, tool_calls, tool_call_id, tool_name, \
+         is_error, created_at"
+    };
+}
+
+/// Appends a message at the thread's next seq (previous maximum + 1, from 1). `$1`: id; `$2`:
+/// thread; `$3`: run; `$4`: role; `$5`: content; `$6`: tool calls; `$7`: tool call id; `$8`: tool
+/// name; `$9`: is error; `$10`: now. Callers hold the thread's lock (see [`TOUCH_THREAD`]).
+pub(crate) const APPEND_MESSAGE: &str = concat!(
+    "INSERT INTO messages (",
+    message_columns!(),
+    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10 \
+     FROM messages WHERE thread_id = $2 RETURNING ",
+    message_columns!()
+);
+
+pub(crate) const THREAD_MESSAGES: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages WHERE thread_id = $1 ORDER BY seq"
+);
+
+// Runs.
+
+/// The run columns, in [`crate::rows::RunRow`] order.
+macro_rules! run_columns {
+    () => {
+        "id, thread_id, agent_id, user_id, status, input, output, error, prompt_tokens, \
+         completion_tokens, parent_run_id, parent_tool_call_id, created_at, started_at, \
+         finished_at"
+    };
+}
+
+/// The statuses of an active run, as SQL; the same predicate as the one-active-run index.
+macro_rules! active {
+    () => {
+        "status IN ('pending', 'running')"
+    };
+}
+
+/// Creates a pending run unless the thread already has an active one, in which case nothing is
+/// written and no row returned. `$1`: id; `$2`: thread; `$3`: agent; `$4`: user; `$5`: input;
+/// `$6`: parent run; `$7`: parent tool call; `$8`: now. `ON CONFLICT` names the partial unique
+/// index, so a concurrent creator (PostgreSQL waits for it to commit) is a quiet miss rather
+/// than an error.
+pub(crate) const INSERT_RUN: &str = concat!(
+    "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
+     parent_tool_call_id, created_at) VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8) \
+     ON CONFLICT (thread_id) WHERE ",
+    active!(),
+    " DO NOTHING RETURNING ",
+    run_columns!()
+);
+
+pub(crate) const RUN_BY_ID: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
+
+pub(crate) const ACTIVE_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id = $1 AND ",
+    active!()
+);
+
+/// Just the id of the thread's active run, to name it in `StoreError::Busy`.
+pub(crate) const ACTIVE_RUN_ID: &str =
+    concat!("SELECT id FROM runs WHERE thread_id = $1 AND ", active!());
+
+pub(crate) const THREAD_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id = $1 ORDER BY created_at, id"
+);
+
+pub(crate) const CHILD_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id"
+);
+
+/// Runs on the direct child threads of `$1`, oldest first.
+pub(crate) const SUBAGENT_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id IN (SELECT id FROM threads WHERE parent_thread_id = $1) \
+     ORDER BY created_at, id"
+);
+
+/// `$1`: the run; `$2`: now. Only a pending run starts; otherwise no row is returned.
+pub(crate) const MARK_RUN_RUNNING: &str = concat!(
+    "UPDATE runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'pending' \
+     RETURNING ",
+    run_columns!()
+);
+
+/// `$1`: the run; `$2`, `$3`: prompt and completion tokens. Only an active run's usage moves.
+pub(crate) const SET_RUN_USAGE: &str = concat!(
+    "UPDATE runs SET prompt_tokens = $2, completion_tokens = $3 WHERE id = $1 AND ",
+    active!()
+);
+
+/// `$1`: the run; `$2`: the terminal status; `$3`: output; `$4`: error; `$5`, `$6`: prompt and
+/// completion tokens; `$7`: now. Only an active run finishes: the first writer wins, and on
+/// PostgreSQL a second writer waits for the first's row lock, then finds the run terminal.
+pub(crate) const FINISH_RUN: &str = concat!(
+    "UPDATE runs SET status = $2, output = $3, error = $4, prompt_tokens = $5, \
+     completion_tokens = $6, finished_at = $7 WHERE id = $1 AND ",
+    active!(),
+    " RETURNING ",
+    run_columns!()
+);
+
+/// `$1`: now; `$2`: the error to record.
+pub(crate) const INTERRUPT_ACTIVE_RUNS: &str = concat!(
+    "UPDATE runs SET status = 'interrupted', error = $2, finished_at = $1 WHERE ",
+    active!(),
+    " RETURNING id"
+);

@@ -6,8 +6,13 @@
 //! supplies a `pool` field, a `begin_write` method (how that database starts a write
 //! transaction) and a `lock_default_agent` function (how it serializes default changes).
 //!
-//! **Invariant:** every write is one transaction (or one statement), and agents are returned as
-//! read back inside that transaction, so callers see exactly what was stored.
+//! **Invariant:** every write is one transaction (or one statement), and agents, threads,
+//! messages and runs are returned as read back inside it (a read or `RETURNING`), so callers see
+//! exactly what was stored.
+//!
+//! This file runs longer than the crate's others on purpose: `#[async_trait]` must see every
+//! method of the one `impl Store` block at once, so the trait's methods cannot be spread over
+//! several macros or files without a layer of forwarding methods that would say nothing.
 
 /// Implements `Store` (and, with `test-utils`, `RawSql`) for `$store` over database `$db`.
 macro_rules! impl_store {
@@ -75,6 +80,46 @@ macro_rules! impl_store {
                         .await?;
                 }
                 Ok(())
+            }
+
+            /// The run with this id; `NotFound` when there is none.
+            async fn existing_run(&self, id: ars_domain::RunId) -> $crate::Result<ars_domain::Run> {
+                sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::RUN_BY_ID)
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?
+                    .into_run()
+            }
+
+            /// The threads that `sql` selects by its one bind, `key`.
+            async fn threads_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                sqlx::query_as::<_, $crate::rows::ThreadRow>(sql)
+                    .bind(key)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::ThreadRow::into_thread)
+                    .collect()
+            }
+
+            /// The runs that `sql` selects by its one bind, `key`.
+            async fn runs_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                sqlx::query_as::<_, $crate::rows::RunRow>(sql)
+                    .bind(key)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::RunRow::into_run)
+                    .collect()
             }
         }
 
@@ -348,7 +393,8 @@ macro_rules! impl_store {
             }
 
             async fn delete_agent(&self, id: ars_domain::AgentId) -> $crate::Result<bool> {
-                // Shares go with the row (ON DELETE CASCADE), in the same statement.
+                // Shares and threads (with everything under them) go with the row (ON DELETE
+                // CASCADE), in the same statement.
                 let done = sqlx::query($crate::sql::DELETE_AGENT)
                     .bind(id.to_string())
                     .execute(&self.pool)
@@ -381,6 +427,293 @@ macro_rules! impl_store {
                     .fetch_optional(&mut *conn)
                     .await?;
                 Self::agent_with_shares(&mut conn, row).await
+            }
+
+            async fn create_thread(
+                &self,
+                thread: &ars_domain::Thread,
+            ) -> $crate::Result<ars_domain::Thread> {
+                // Microseconds are what PostgreSQL keeps; truncating here makes every store
+                // return exactly the value it was given.
+                let micros =
+                    |at: chrono::DateTime<chrono::Utc>| chrono::SubsecRound::trunc_subsecs(at, 6);
+                sqlx::query_as::<_, $crate::rows::ThreadRow>($crate::sql::INSERT_THREAD)
+                    .bind(thread.id.as_str())
+                    .bind(thread.user_id.to_string())
+                    .bind(thread.agent_id.to_string())
+                    .bind(&thread.title)
+                    .bind(
+                        thread
+                            .parent_thread_id
+                            .as_ref()
+                            .map(ars_domain::ThreadId::as_str),
+                    )
+                    .bind(thread.subagent_slug.as_deref())
+                    .bind(&thread.runtime_scope_id)
+                    .bind(&thread.workdir_path)
+                    .bind(micros(thread.created_at))
+                    .bind(micros(thread.updated_at))
+                    .fetch_one(&self.pool)
+                    .await?
+                    .into_thread()
+            }
+
+            async fn thread(
+                &self,
+                id: &ars_domain::ThreadId,
+            ) -> $crate::Result<Option<ars_domain::Thread>> {
+                sqlx::query_as::<_, $crate::rows::ThreadRow>($crate::sql::THREAD_BY_ID)
+                    .bind(id.as_str())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::rows::ThreadRow::into_thread)
+                    .transpose()
+            }
+
+            async fn list_threads(
+                &self,
+                user: ars_domain::UserId,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                self.threads_where($crate::sql::LIST_THREADS, &user.to_string())
+                    .await
+            }
+
+            async fn child_threads(
+                &self,
+                parent: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                self.threads_where($crate::sql::CHILD_THREADS, parent.as_str())
+                    .await
+            }
+
+            async fn rename_thread(
+                &self,
+                id: &ars_domain::ThreadId,
+                title: &str,
+            ) -> $crate::Result<ars_domain::Thread> {
+                sqlx::query_as::<_, $crate::rows::ThreadRow>($crate::sql::RENAME_THREAD)
+                    .bind(id.as_str())
+                    .bind(title)
+                    .bind(ars_domain::time::now())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?
+                    .into_thread()
+            }
+
+            async fn delete_thread(&self, id: &ars_domain::ThreadId) -> $crate::Result<bool> {
+                // Child threads, messages and runs go with the row (ON DELETE CASCADE,
+                // recursively), in the same statement and so the same transaction.
+                let done = sqlx::query($crate::sql::DELETE_THREAD)
+                    .bind(id.as_str())
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn append_message(
+                &self,
+                message: &ars_domain::NewMessage,
+            ) -> $crate::Result<ars_domain::Message> {
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;
+                // SQLite's write lock is already held), so the next seq is read only after every
+                // earlier append to this thread has committed.
+                let touched = sqlx::query($crate::sql::TOUCH_THREAD)
+                    .bind(message.thread_id.as_str())
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                if touched.rows_affected() == 0 {
+                    return Err($crate::StoreError::NotFound);
+                }
+                let row =
+                    sqlx::query_as::<_, $crate::rows::MessageRow>($crate::sql::APPEND_MESSAGE)
+                        .bind(ars_domain::MessageId::new().to_string())
+                        .bind(message.thread_id.as_str())
+                        .bind(message.run_id.map(|id| id.to_string()))
+                        .bind(message.role.as_str())
+                        .bind(&message.content)
+                        .bind(sqlx::types::Json(&message.tool_calls))
+                        .bind(message.tool_call_id.as_deref())
+                        .bind(message.tool_name.as_deref())
+                        .bind(message.is_error)
+                        .bind(now)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                // Decoded before the commit: a message that cannot be read back is not written.
+                let stored = row.into_message()?;
+                tx.commit().await?;
+                Ok(stored)
+            }
+
+            async fn messages(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                sqlx::query_as::<_, $crate::rows::MessageRow>($crate::sql::THREAD_MESSAGES)
+                    .bind(thread.as_str())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::MessageRow::into_message)
+                    .collect()
+            }
+
+            async fn create_run(
+                &self,
+                new: &ars_domain::NewRun,
+            ) -> $crate::Result<ars_domain::Run> {
+                let id = ars_domain::RunId::new();
+                let now = ars_domain::time::now();
+                for _ in 0..$crate::CREATE_RUN_ATTEMPTS {
+                    let row = sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::INSERT_RUN)
+                        .bind(id.to_string())
+                        .bind(new.thread_id.as_str())
+                        .bind(new.agent_id.to_string())
+                        .bind(new.user_id.to_string())
+                        .bind(&new.input)
+                        .bind(new.parent_run_id.map(|id| id.to_string()))
+                        .bind(new.parent_tool_call_id.as_deref())
+                        .bind(now)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    if let Some(row) = row {
+                        return row.into_run();
+                    }
+                    // The one-active-run index refused it: name the run that holds the thread.
+                    let active: Option<(String,)> = sqlx::query_as($crate::sql::ACTIVE_RUN_ID)
+                        .bind(new.thread_id.as_str())
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    if let Some((active,)) = active {
+                        let active = $crate::rows::parse_run_id(&active)?;
+                        return Err($crate::StoreError::Busy { active });
+                    }
+                    // That run ended between the two statements: the thread is free again.
+                }
+                Err($crate::StoreError::Conflict { field: "thread_id" })
+            }
+
+            async fn run(&self, id: ars_domain::RunId) -> $crate::Result<Option<ars_domain::Run>> {
+                sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::RUN_BY_ID)
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::rows::RunRow::into_run)
+                    .transpose()
+            }
+
+            async fn active_run(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Option<ars_domain::Run>> {
+                sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::ACTIVE_RUN)
+                    .bind(thread.as_str())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::rows::RunRow::into_run)
+                    .transpose()
+            }
+
+            async fn thread_runs(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::sql::THREAD_RUNS, thread.as_str())
+                    .await
+            }
+
+            async fn child_runs(
+                &self,
+                parent_run: ars_domain::RunId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::sql::CHILD_RUNS, &parent_run.to_string())
+                    .await
+            }
+
+            async fn subagent_runs(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::sql::SUBAGENT_RUNS, thread.as_str())
+                    .await
+            }
+
+            async fn mark_run_running(
+                &self,
+                id: ars_domain::RunId,
+            ) -> $crate::Result<ars_domain::Run> {
+                let row = sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::MARK_RUN_RUNNING)
+                    .bind(id.to_string())
+                    .bind(ars_domain::time::now())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                match row {
+                    Some(row) => row.into_run(),
+                    // Not pending (or gone): nothing to start.
+                    None => self.existing_run(id).await,
+                }
+            }
+
+            async fn set_run_usage(
+                &self,
+                id: ars_domain::RunId,
+                usage: ars_domain::Usage,
+            ) -> $crate::Result<()> {
+                let done = sqlx::query($crate::sql::SET_RUN_USAGE)
+                    .bind(id.to_string())
+                    .bind($crate::rows::stored_tokens(usage.prompt_tokens)?)
+                    .bind($crate::rows::stored_tokens(usage.completion_tokens)?)
+                    .execute(&self.pool)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    // A finished run keeps its final usage; only a missing run is an error.
+                    self.existing_run(id).await?;
+                }
+                Ok(())
+            }
+
+            async fn finish_run(
+                &self,
+                id: ars_domain::RunId,
+                outcome: &ars_domain::RunOutcome,
+            ) -> $crate::Result<ars_domain::Run> {
+                if !outcome.status.is_terminal() {
+                    return Err($crate::StoreError::Invalid(format!(
+                        "a run cannot finish as `{}`: that status is not terminal",
+                        outcome.status.as_str()
+                    )));
+                }
+                let row = sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::FINISH_RUN)
+                    .bind(id.to_string())
+                    .bind(outcome.status.as_str())
+                    .bind(outcome.output.as_deref())
+                    .bind(outcome.error.as_deref())
+                    .bind($crate::rows::stored_tokens(outcome.usage.prompt_tokens)?)
+                    .bind($crate::rows::stored_tokens(
+                        outcome.usage.completion_tokens,
+                    )?)
+                    .bind(ars_domain::time::now())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                match row {
+                    Some(row) => row.into_run(),
+                    // Already terminal (or gone): the first outcome stands.
+                    None => self.existing_run(id).await,
+                }
+            }
+
+            async fn interrupt_active_runs(&self) -> $crate::Result<Vec<ars_domain::RunId>> {
+                let ids: Vec<(String,)> = sqlx::query_as($crate::sql::INTERRUPT_ACTIVE_RUNS)
+                    .bind(ars_domain::time::now())
+                    .bind($crate::INTERRUPTED_ERROR)
+                    .fetch_all(&self.pool)
+                    .await?;
+                ids.iter()
+                    .map(|(id,)| $crate::rows::parse_run_id(id))
+                    .collect()
             }
         }
 

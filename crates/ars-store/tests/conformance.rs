@@ -13,8 +13,12 @@
 mod agents;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/runs.rs"]
+mod runs;
 #[path = "conformance/schema.rs"]
 mod schema;
+#[path = "conformance/threads.rs"]
+mod threads;
 #[path = "conformance/users.rs"]
 mod users;
 #[path = "conformance/visibility.rs"]
@@ -68,4 +72,22 @@ conformance!(
     schema::check_schema_rejects_forbidden_rows,
     schema::check_deleting_a_user_clears_ownership_and_shares,
     schema::check_timestamps_round_trip,
+    schema::check_schema_rejects_forbidden_conversation_rows,
+    threads::check_thread_create_and_lookup,
+    threads::check_list_threads_top_level_by_recency,
+    threads::check_child_threads,
+    threads::check_rename_thread,
+    threads::check_delete_thread_cascades,
+    threads::check_deleting_an_agent_or_user_deletes_threads,
+    threads::check_messages_seq_and_round_trip,
+    threads::check_concurrent_appends,
+    threads::check_conversation_timestamps_round_trip,
+    runs::check_create_run_and_busy,
+    runs::check_new_run_after_finish,
+    runs::check_concurrent_create_run_has_one_winner,
+    runs::check_mark_run_running,
+    runs::check_run_usage,
+    runs::check_finish_run_first_writer_wins,
+    runs::check_interrupt_active_runs,
+    runs::check_child_and_subagent_runs,
 );

@@ -1,6 +1,9 @@
 //! Small builders shared by the checks.
 
-use ars_domain::{AgentConfig, AgentDraft, Backend, Role, ShareConfig, User, UserId};
+use ars_domain::{
+    Agent, AgentConfig, AgentDraft, Backend, NewRun, Role, Run, RunId, RunOutcome, RunStatus,
+    ShareConfig, Thread, Usage, User, UserId,
+};
 use ars_store::{AgentFilter, NewUser, Store};
 
 /// A plain user named `name`, whose password hash is `hash-of-<name>`.
@@ -66,4 +69,80 @@ pub fn sorted(ids: &[UserId]) -> Vec<UserId> {
     let mut ids = ids.to_vec();
     ids.sort();
     ids
+}
+
+/// A user with a normal agent and a subagent of their own, for thread and run checks.
+pub struct Owner {
+    pub user: User,
+    pub agent: Agent,
+    pub subagent: Agent,
+}
+
+/// `name`'s user, their agent `<name>-agent` and subagent `<name>-helper`.
+pub async fn owner(store: &dyn Store, name: &str) -> Owner {
+    let user = user(store, name).await;
+    let agent = store
+        .create_agent(&draft(&format!("{name}-agent")), Some(user.id))
+        .await
+        .unwrap();
+    let subagent = store
+        .create_agent(&subagent_draft(&format!("{name}-helper")), Some(user.id))
+        .await
+        .unwrap();
+    Owner {
+        user,
+        agent,
+        subagent,
+    }
+}
+
+/// A stored top-level thread of `owner` with their agent.
+pub async fn root_thread(store: &dyn Store, owner: &Owner, title: &str) -> Thread {
+    let thread = Thread::new_root(owner.user.id, owner.agent.id, title.to_string());
+    store.create_thread(&thread).await.unwrap()
+}
+
+/// A stored child thread of `parent`, running `owner`'s subagent.
+pub async fn child_thread(store: &dyn Store, owner: &Owner, parent: &Thread) -> Thread {
+    let child = parent.new_child(owner.subagent.id, &owner.subagent.slug, "child".into());
+    store.create_thread(&child).await.unwrap()
+}
+
+/// A run to create on `thread`, by the thread's user and agent.
+pub fn new_run(thread: &Thread, input: &str) -> NewRun {
+    NewRun {
+        thread_id: thread.id.clone(),
+        agent_id: thread.agent_id,
+        user_id: thread.user_id,
+        input: input.to_string(),
+        parent_run_id: None,
+        parent_tool_call_id: None,
+    }
+}
+
+/// A subagent run on `child`, started by tool call `call` of `parent`.
+pub fn new_child_run(child: &Thread, parent: RunId, call: &str) -> NewRun {
+    NewRun {
+        parent_run_id: Some(parent),
+        parent_tool_call_id: Some(call.to_string()),
+        ..new_run(child, "delegated")
+    }
+}
+
+/// An outcome with `status` and no output, error or usage.
+pub fn outcome(status: RunStatus) -> RunOutcome {
+    RunOutcome {
+        status,
+        output: None,
+        error: None,
+        usage: Usage::default(),
+    }
+}
+
+/// Ends `run` successfully, so its thread takes a new run.
+pub async fn finished(store: &dyn Store, run: &Run) -> Run {
+    store
+        .finish_run(run.id, &outcome(RunStatus::Success))
+        .await
+        .unwrap()
 }

@@ -6,7 +6,7 @@ use ars_store::test_support::RawSql;
 use ars_store::{NewToken, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
-use crate::fixtures::{draft, shares, user};
+use crate::fixtures::{draft, new_run, owner, root_thread, shares, user};
 
 /// An `INSERT` of an agent row with the given backend, flags and visibility.
 fn insert_agent(slug: &str, backend: &str, subagent: bool, default: bool, vis: &str) -> String {
@@ -163,4 +163,65 @@ pub async fn check_timestamps_round_trip(store: &dyn Store) {
     assert!(updated.updated_at >= agent.updated_at);
     let gp = store.agent(GENERAL_PURPOSE_ID).await.unwrap().unwrap();
     assert!(gp.created_at <= ars_domain::time::now());
+}
+
+async fn assert_conflict<S: RawSql>(store: &S, sql: &str) {
+    let result = store.execute_raw(sql).await;
+    assert!(
+        matches!(result, Err(StoreError::Conflict { .. })),
+        "{sql}: {result:?}"
+    );
+}
+
+pub async fn check_schema_rejects_forbidden_conversation_rows<S: Store + RawSql>(store: &S) {
+    let alice = owner(store, "alice").await;
+    let busy = root_thread(store, &alice, "busy").await;
+    let idle = root_thread(store, &alice, "idle").await;
+    store.create_run(&new_run(&busy, "go")).await.unwrap();
+    let at = "'2025-01-01T00:00:00+00:00'";
+
+    let message = |seq: i64, role: &str, calls: &str| {
+        format!(
+            "INSERT INTO messages (id, thread_id, run_id, seq, role, content, tool_calls, \
+             tool_call_id, tool_name, is_error, created_at) VALUES ('{}', '{}', NULL, {seq}, \
+             '{role}', 'x', '{calls}', NULL, NULL, FALSE, {at})",
+            ars_domain::MessageId::new(),
+            busy.id
+        )
+    };
+    assert_eq!(
+        store.execute_raw(&message(1, "user", "[]")).await.unwrap(),
+        1
+    );
+    assert_conflict(store, &message(1, "assistant", "[]")).await;
+    assert_invalid(store, &message(2, "robot", "[]")).await;
+    assert_invalid(store, &message(2, "assistant", r#"{"id":"call"}"#)).await;
+    assert_invalid(store, &message(0, "user", "[]")).await;
+
+    let run = |thread: &ars_domain::ThreadId, status: &str, tokens: i64, finished: &str| {
+        format!(
+            "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, prompt_tokens, \
+             created_at, finished_at) VALUES ('{}', '{thread}', '{}', '{}', '{status}', 'x', \
+             {tokens}, {at}, {finished})",
+            ars_domain::RunId::new(),
+            alice.agent.id,
+            alice.user.id
+        )
+    };
+    // A second active run collides with the first on the partial unique index; finished runs
+    // do not count.
+    assert_conflict(store, &run(&busy.id, "running", 0, "NULL")).await;
+    assert_eq!(
+        store
+            .execute_raw(&run(&busy.id, "success", 0, at))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_invalid(store, &run(&idle.id, "paused", 0, at)).await;
+    // Finished exactly when terminal.
+    assert_invalid(store, &run(&idle.id, "success", 0, "NULL")).await;
+    assert_invalid(store, &run(&idle.id, "pending", 0, at)).await;
+    assert_invalid(store, &run(&idle.id, "running", -1, "NULL")).await;
+    assert_eq!(store.active_run(&idle.id).await.unwrap(), None);
 }

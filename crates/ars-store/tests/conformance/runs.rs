@@ -1,0 +1,365 @@
+//! Runs: one active run per thread, the status life cycle, usage, and run trees.
+
+use ars_domain::{
+    AgentId, MessageRole, NewMessage, NewRun, Run, RunId, RunOutcome, RunStatus, ThreadId, Usage,
+    UserId, time::now,
+};
+use ars_store::{INTERRUPTED_ERROR, Store, StoreError};
+use futures::future::join_all;
+
+use crate::fixtures::{
+    child_thread, finished, new_child_run, new_run, outcome, owner, root_thread,
+};
+
+/// The run that a `Busy` result names; panics on anything else.
+fn busy_with(result: Result<Run, StoreError>) -> RunId {
+    match result {
+        Err(StoreError::Busy { active }) => active,
+        other => panic!("expected Busy, got {other:?}"),
+    }
+}
+
+fn sorted(mut ids: Vec<RunId>) -> Vec<RunId> {
+    ids.sort();
+    ids
+}
+
+pub async fn check_create_run_and_busy(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let other = root_thread(store, &alice, "other").await;
+
+    let first = store.create_run(&new_run(&thread, "hello")).await.unwrap();
+    assert_eq!(first.status, RunStatus::Pending);
+    assert_eq!(first.thread_id, thread.id);
+    assert_eq!(
+        (first.agent_id, first.user_id),
+        (alice.agent.id, alice.user.id)
+    );
+    assert_eq!(first.input, "hello");
+    assert_eq!(
+        (first.output.as_deref(), first.error.as_deref()),
+        (None, None)
+    );
+    assert_eq!(first.usage, Usage::default());
+    assert_eq!(
+        (first.parent_run_id, first.parent_tool_call_id.as_deref()),
+        (None, None)
+    );
+    assert_eq!((first.started_at, first.finished_at), (None, None));
+    assert!(first.created_at <= now());
+    assert_eq!(store.run(first.id).await.unwrap(), Some(first.clone()));
+    assert_eq!(
+        store.active_run(&thread.id).await.unwrap(),
+        Some(first.clone())
+    );
+
+    let second = store.create_run(&new_run(&thread, "again")).await;
+    let message = match &second {
+        Err(error) => error.to_string(),
+        Ok(run) => panic!("a second active run {run:?}"),
+    };
+    assert!(message.contains(&first.id.to_string()), "{message}");
+    assert_eq!(busy_with(second), first.id);
+    // Running is active too.
+    store.mark_run_running(first.id).await.unwrap();
+    let third = store.create_run(&new_run(&thread, "again")).await;
+    assert_eq!(busy_with(third), first.id);
+    assert_eq!(store.thread_runs(&thread.id).await.unwrap().len(), 1);
+
+    // Another thread is not blocked.
+    let elsewhere = store.create_run(&new_run(&other, "hi")).await.unwrap();
+    assert_eq!(store.active_run(&other.id).await.unwrap(), Some(elsewhere));
+
+    let fresh = root_thread(store, &alice, "fresh").await;
+    let invalid = [
+        NewRun {
+            thread_id: ThreadId::new(),
+            ..new_run(&fresh, "x")
+        },
+        NewRun {
+            agent_id: AgentId::new(),
+            ..new_run(&fresh, "x")
+        },
+        NewRun {
+            user_id: UserId::new(),
+            ..new_run(&fresh, "x")
+        },
+        new_child_run(&fresh, RunId::new(), "call"),
+    ];
+    for new in invalid {
+        let result = store.create_run(&new).await;
+        assert!(
+            matches!(result, Err(StoreError::Invalid(_))),
+            "{new:?}: {result:?}"
+        );
+    }
+    assert_eq!(store.active_run(&fresh.id).await.unwrap(), None);
+    assert_eq!(store.run(RunId::new()).await.unwrap(), None);
+    assert_eq!(store.active_run(&ThreadId::new()).await.unwrap(), None);
+}
+
+pub async fn check_new_run_after_finish(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let first = store.create_run(&new_run(&thread, "one")).await.unwrap();
+    let first = finished(store, &first).await;
+    assert_eq!(store.active_run(&thread.id).await.unwrap(), None);
+
+    let second = store.create_run(&new_run(&thread, "two")).await.unwrap();
+    assert_eq!(
+        store.active_run(&thread.id).await.unwrap(),
+        Some(second.clone())
+    );
+    let cancelled = outcome(RunStatus::Cancelled);
+    let second = store.finish_run(second.id, &cancelled).await.unwrap();
+    let third = store.create_run(&new_run(&thread, "three")).await.unwrap();
+    assert_eq!(
+        store.thread_runs(&thread.id).await.unwrap(),
+        vec![first, second, third]
+    );
+}
+
+pub async fn check_concurrent_create_run_has_one_winner(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "contested").await;
+    let attempts: Vec<NewRun> = (0..12)
+        .map(|i| new_run(&thread, &format!("r{i}")))
+        .collect();
+    let results = join_all(attempts.iter().map(|new| store.create_run(new))).await;
+
+    let (won, lost): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    assert_eq!(won.len(), 1, "{won:?}");
+    let winner = won.into_iter().next().unwrap().unwrap();
+    for result in lost {
+        assert_eq!(busy_with(result), winner.id);
+    }
+    assert_eq!(store.thread_runs(&thread.id).await.unwrap(), vec![winner]);
+}
+
+pub async fn check_mark_run_running(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
+    let started = store.mark_run_running(run.id).await.unwrap();
+    assert_eq!(started.status, RunStatus::Running);
+    let started_at = started.started_at.unwrap();
+    assert!(started_at >= run.created_at);
+    let expected = Run {
+        status: RunStatus::Running,
+        started_at: Some(started_at),
+        ..run.clone()
+    };
+    assert_eq!(started, expected);
+    assert_eq!(store.run(run.id).await.unwrap(), Some(started.clone()));
+
+    // Only a pending run starts: a running or finished one comes back as it is.
+    assert_eq!(store.mark_run_running(run.id).await.unwrap(), started);
+    let done = finished(store, &started).await;
+    assert_eq!(store.mark_run_running(run.id).await.unwrap(), done);
+    let never_started = store.create_run(&new_run(&thread, "x")).await.unwrap();
+    let never_started = finished(store, &never_started).await;
+    assert_eq!(never_started.started_at, None);
+    assert_eq!(
+        store.mark_run_running(never_started.id).await.unwrap(),
+        never_started
+    );
+
+    let result = store.mark_run_running(RunId::new()).await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+}
+
+pub async fn check_run_usage(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
+    store.mark_run_running(run.id).await.unwrap();
+    let usage = |prompt_tokens, completion_tokens| Usage {
+        prompt_tokens,
+        completion_tokens,
+    };
+    let stored_usage = async |id| store.run(id).await.unwrap().unwrap().usage;
+
+    store.set_run_usage(run.id, usage(10, 5)).await.unwrap();
+    assert_eq!(stored_usage(run.id).await, usage(10, 5));
+    let big = usage(1 << 40, (1 << 40) + 1);
+    store.set_run_usage(run.id, big).await.unwrap();
+    assert_eq!(stored_usage(run.id).await, big);
+
+    // Too large for the column: refused, nothing changes.
+    let result = store.set_run_usage(run.id, usage(u64::MAX, 0)).await;
+    assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
+    assert_eq!(stored_usage(run.id).await, big);
+
+    let outcome = RunOutcome {
+        usage: usage(40, 20),
+        ..outcome(RunStatus::Success)
+    };
+    let done = store.finish_run(run.id, &outcome).await.unwrap();
+    assert_eq!(done.usage, usage(40, 20));
+    // A late live update does not overwrite the final usage.
+    store.set_run_usage(run.id, usage(99, 99)).await.unwrap();
+    assert_eq!(stored_usage(run.id).await, usage(40, 20));
+
+    let result = store.set_run_usage(RunId::new(), usage(1, 1)).await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+}
+
+pub async fn check_finish_run_first_writer_wins(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
+    let started = store.mark_run_running(run.id).await.unwrap();
+    let success = RunOutcome {
+        status: RunStatus::Success,
+        output: Some("the answer".into()),
+        error: None,
+        usage: Usage {
+            prompt_tokens: 7,
+            completion_tokens: 3,
+        },
+    };
+    let done = store.finish_run(run.id, &success).await.unwrap();
+    let finished_at = done.finished_at.unwrap();
+    assert!(finished_at >= started.started_at.unwrap());
+    let expected = Run {
+        status: RunStatus::Success,
+        output: Some("the answer".into()),
+        usage: success.usage,
+        finished_at: Some(finished_at),
+        ..started.clone()
+    };
+    assert_eq!(done, expected);
+
+    let cancel = RunOutcome {
+        error: Some("cancelled by the user".into()),
+        ..outcome(RunStatus::Cancelled)
+    };
+    assert_eq!(store.finish_run(run.id, &cancel).await.unwrap(), done);
+    assert_eq!(store.run(run.id).await.unwrap(), Some(done));
+
+    // A cancel racing a success: exactly one outcome is recorded, and both callers see it.
+    let raced = store.create_run(&new_run(&thread, "race")).await.unwrap();
+    store.mark_run_running(raced.id).await.unwrap();
+    let (a, b) = tokio::join!(
+        store.finish_run(raced.id, &success),
+        store.finish_run(raced.id, &cancel)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a, b);
+    assert!(
+        matches!(a.status, RunStatus::Success | RunStatus::Cancelled),
+        "{a:?}"
+    );
+    let error = (a.status == RunStatus::Cancelled).then(|| "cancelled by the user".to_string());
+    assert_eq!(a.error, error);
+    assert_eq!(store.run(raced.id).await.unwrap(), Some(a));
+
+    let pending = store.create_run(&new_run(&thread, "x")).await.unwrap();
+    for status in [RunStatus::Pending, RunStatus::Running] {
+        let result = store.finish_run(pending.id, &outcome(status)).await;
+        assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
+    }
+    assert_eq!(store.run(pending.id).await.unwrap(), Some(pending));
+    let result = store.finish_run(RunId::new(), &success).await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+}
+
+pub async fn check_interrupt_active_runs(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let threads = [
+        root_thread(store, &alice, "pending").await,
+        root_thread(store, &alice, "running").await,
+        root_thread(store, &alice, "done").await,
+    ];
+    let pending = store.create_run(&new_run(&threads[0], "a")).await.unwrap();
+    let running = store.create_run(&new_run(&threads[1], "b")).await.unwrap();
+    let running = store.mark_run_running(running.id).await.unwrap();
+    let done = store.create_run(&new_run(&threads[2], "c")).await.unwrap();
+    let done = finished(store, &done).await;
+    let message = NewMessage::text(
+        threads[1].id.clone(),
+        Some(running.id),
+        MessageRole::User,
+        "b".into(),
+    );
+    let message = store.append_message(&message).await.unwrap();
+
+    let interrupted = store.interrupt_active_runs().await.unwrap();
+    assert_eq!(sorted(interrupted), sorted(vec![pending.id, running.id]));
+    for run in [&pending, &running] {
+        let after = store.run(run.id).await.unwrap().unwrap();
+        let finished_at = after.finished_at.unwrap();
+        assert!(finished_at >= run.created_at);
+        let expected = Run {
+            status: RunStatus::Interrupted,
+            error: Some(INTERRUPTED_ERROR.to_string()),
+            finished_at: Some(finished_at),
+            ..run.clone()
+        };
+        assert_eq!(after, expected);
+    }
+    assert_eq!(store.run(done.id).await.unwrap(), Some(done));
+    // Committed messages survive, and the threads take new runs.
+    assert_eq!(store.messages(&threads[1].id).await.unwrap(), vec![message]);
+    assert_eq!(store.interrupt_active_runs().await.unwrap(), vec![]);
+    for thread in &threads {
+        assert_eq!(store.active_run(&thread.id).await.unwrap(), None);
+        store.create_run(&new_run(thread, "again")).await.unwrap();
+    }
+}
+
+pub async fn check_child_and_subagent_runs(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let root = root_thread(store, &alice, "root").await;
+    let first = child_thread(store, &alice, &root).await;
+    let second = child_thread(store, &alice, &root).await;
+    let grandchild = child_thread(store, &alice, &first).await;
+
+    let parent = store.create_run(&new_run(&root, "delegate")).await.unwrap();
+    let run_a = store
+        .create_run(&new_child_run(&first, parent.id, "call_a"))
+        .await
+        .unwrap();
+    assert_eq!(run_a.parent_run_id, Some(parent.id));
+    assert_eq!(run_a.parent_tool_call_id.as_deref(), Some("call_a"));
+    let run_b = store
+        .create_run(&new_child_run(&second, parent.id, "call_b"))
+        .await
+        .unwrap();
+    let nested = store
+        .create_run(&new_child_run(&grandchild, run_a.id, "call_n"))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        store.child_runs(parent.id).await.unwrap(),
+        vec![run_a.clone(), run_b.clone()]
+    );
+    assert_eq!(
+        store.child_runs(run_a.id).await.unwrap(),
+        vec![nested.clone()]
+    );
+    assert_eq!(store.child_runs(nested.id).await.unwrap(), vec![]);
+    assert_eq!(
+        store.subagent_runs(&root.id).await.unwrap(),
+        vec![run_a.clone(), run_b.clone()]
+    );
+    assert_eq!(store.subagent_runs(&first.id).await.unwrap(), vec![nested]);
+    assert_eq!(store.subagent_runs(&grandchild.id).await.unwrap(), vec![]);
+
+    // Continuing a child thread adds a run there, after the earlier ones.
+    let run_a = finished(store, &run_a).await;
+    let again = store
+        .create_run(&new_child_run(&first, parent.id, "call_c"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.subagent_runs(&root.id).await.unwrap(),
+        vec![run_a.clone(), run_b.clone(), again.clone()]
+    );
+    assert_eq!(
+        store.child_runs(parent.id).await.unwrap(),
+        vec![run_a, run_b, again]
+    );
+}

@@ -19,7 +19,9 @@ pub type EventStream = futures::stream::BoxStream<'static, Result<RunEvent, Even
 pub trait EventBus: Send + Sync + 'static {
     /// Appends to the run's stream and assigns the next id (1, 2, 3, … per run, also under
     /// concurrent publishers). Publishing after the terminal event is an error
-    /// ([`EventError::Closed`]); the terminal event starts the retention clock.
+    /// ([`EventError::Closed`]); the terminal event starts the retention clock, and once it
+    /// runs out the bus forgets the run entirely (a publish would start a new sequence at 1,
+    /// which run ids being unique makes moot).
     async fn publish(&self, run: &RunRef, kind: EventKind) -> Result<RunEvent, EventError>;
 
     /// Every retained event with id > `after`, then live ones, ending right after the terminal
@@ -63,7 +65,7 @@ impl Cursor {
     pub(crate) fn advance(&mut self, event: &RunEvent) -> Step {
         if event.id <= self.last {
             Step::Skip
-        } else if event.id == self.last + 1 {
+        } else if Some(event.id) == self.last.checked_add(1) {
             self.last = event.id;
             self.done = event.kind.is_terminal();
             Step::Deliver

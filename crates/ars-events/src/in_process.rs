@@ -92,7 +92,8 @@ impl RunLog {
     /// subscriber's [`Cursor`] reports as a gap.
     fn after(&self, after: u64, limit: usize) -> impl Iterator<Item = &RunEvent> {
         let oldest = self.events.front().map_or(self.last_id + 1, |e| e.id);
-        let skip = usize::try_from((after + 1).saturating_sub(oldest)).unwrap_or(usize::MAX);
+        let skip =
+            usize::try_from(after.saturating_add(1).saturating_sub(oldest)).unwrap_or(usize::MAX);
         self.events.iter().skip(skip).take(limit)
     }
 }
@@ -213,7 +214,7 @@ impl EventBus for InProcessBus {
                 return Err(EventError::NotRetained);
             }
             let oldest = log.events.front().map_or(log.last_id + 1, |e| e.id);
-            if after + 1 < oldest {
+            if after.saturating_add(1) < oldest {
                 return Err(EventError::NotRetained);
             }
             let backlog: VecDeque<RunEvent> = log.after(after, READ_BATCH).cloned().collect();

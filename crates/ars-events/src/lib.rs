@@ -7,7 +7,7 @@
 //! - [`event`]: the event types, the wire shape the API serializes as-is.
 //! - [`bus`]: the object-safe [`EventBus`] trait.
 //! - [`in_process`]: [`InProcessBus`], memory only, for the embedded single-process server.
-//! - [`redis`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
+//! - [`redis_bus`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
 //!
 //! **Boundary:** this is the only crate that knows Redis; neither implementation knows HTTP.
 
@@ -15,8 +15,10 @@ pub mod bus;
 pub mod error;
 pub mod event;
 pub mod in_process;
+pub mod redis_bus;
 
 pub use bus::{EventBus, EventStream};
 pub use error::EventError;
 pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
 pub use in_process::{InProcessBus, InProcessConfig};
+pub use redis_bus::{RedisBus, RedisConfig};

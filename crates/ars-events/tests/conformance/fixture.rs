@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use ars_domain::{RunId, RunStatus, ThreadId};
 use ars_events::{
-    EventBus, EventError, EventKind, EventStream, InProcessBus, InProcessConfig, RunEvent, RunRef,
+    EventBus, EventError, EventKind, EventStream, InProcessBus, InProcessConfig, RedisBus,
+    RedisConfig, RunEvent, RunRef,
 };
 use futures::StreamExt;
 
@@ -34,6 +35,12 @@ impl Default for Options {
 /// The implementation under test.
 pub enum Fixture {
     InProcess,
+    /// Every bus of this fixture writes under `prefix`, unique to the test; dropping the
+    /// fixture deletes those keys.
+    Redis {
+        url: String,
+        prefix: String,
+    },
 }
 
 impl Fixture {
@@ -43,7 +50,9 @@ impl Fixture {
 
     /// `None` when `ARS_TEST_REDIS_URL` is not set.
     pub fn redis() -> Option<Self> {
-        None
+        let url = std::env::var("ARS_TEST_REDIS_URL").ok()?;
+        let prefix = format!("ars-test-{}", RunId::new());
+        Some(Self::Redis { url, prefix })
     }
 
     /// A bus with default options.
@@ -58,14 +67,48 @@ impl Fixture {
                 retention: options.retention,
                 max_events_per_run: options.max_events,
             })),
+            Self::Redis { url, prefix } => Arc::new(
+                RedisBus::connect(
+                    url,
+                    RedisConfig {
+                        retention: options.retention,
+                        key_prefix: prefix.clone(),
+                        max_len: options.max_events,
+                    },
+                )
+                .await
+                .unwrap(),
+            ),
         }
     }
 
-    /// Another instance sharing `bus`'s events, as a second `ars serve` would. In process that
-    /// can only be another handle on the same bus.
-    pub async fn peer(&self, bus: &Arc<dyn EventBus>, _options: Options) -> Arc<dyn EventBus> {
+    /// Another instance sharing `bus`'s events, as a second `ars serve` would: on Redis a new
+    /// connection with the same prefix; in process it can only be another handle on `bus`.
+    pub async fn peer(&self, bus: &Arc<dyn EventBus>, options: Options) -> Arc<dyn EventBus> {
         match self {
             Self::InProcess => Arc::clone(bus),
+            Self::Redis { .. } => self.bus_with(options).await,
+        }
+    }
+}
+
+impl Drop for Fixture {
+    /// Deletes the test's keys, also when the check panicked. Synchronous, because `Drop` is.
+    fn drop(&mut self) {
+        let Self::Redis { url, prefix } = self else {
+            return;
+        };
+        let cleanup = || -> redis::RedisResult<()> {
+            let mut conn = redis::Client::open(url.as_str())?.get_connection()?;
+            let keys: Vec<String> =
+                redis::Commands::scan_match(&mut conn, format!("{prefix}:*"))?.collect();
+            if !keys.is_empty() {
+                redis::Commands::del::<_, ()>(&mut conn, keys)?;
+            }
+            Ok(())
+        };
+        if let Err(err) = cleanup() {
+            eprintln!("could not delete test keys under {prefix}: {err}");
         }
     }
 }

@@ -332,7 +332,12 @@ pub fn to_model_messages(history: &[StoredMessage]) -> Vec<Message> {
             role => {
                 close_open(&mut out, &mut open_calls);
                 match role {
-                    MessageRole::System => out.push(Message::system(m.content.clone())),
+                    // Stored system messages are notices (e.g. a background subagent finished).
+                    // Many chat templates accept a system message only first, so the model
+                    // reads them as a user-side notice.
+                    MessageRole::System => {
+                        out.push(Message::user(format!("[notice] {}", m.content)))
+                    }
                     MessageRole::User => out.push(Message::user(m.content.clone())),
                     _ => {
                         let calls: Vec<ToolCall> = m

@@ -12,6 +12,7 @@ pub mod agent_loop;
 pub mod builtin;
 pub mod middleware;
 pub mod runtime;
+pub mod subagents;
 pub mod tool;
 
 pub use builtin::builtin_tools;
@@ -19,4 +20,5 @@ pub use middleware::{Middleware, MiddlewareFactory, PendingCall, RunSetup};
 pub use runtime::{
     ParentLink, Runtime, RuntimeConfig, RuntimeError, RuntimeParts, StartRun, run_ref,
 };
+pub use subagents::{SubagentMiddlewareFactory, TASK_TOOLS, allowed_subagents};
 pub use tool::{Tool, ToolContext, ToolError, ToolInfo, ToolRegistry, parse_args};

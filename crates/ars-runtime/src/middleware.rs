@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use ars_domain::{Agent, ResolvedContext, Run, Thread};
+use ars_domain::{Agent, Caller, ResolvedContext, Run, Thread};
 use ars_events::EventKind;
 
 use crate::tool::{Tool, ToolContext, ToolError};
@@ -48,6 +48,10 @@ pub trait Middleware: Send + Sync {
 
 /// What a middleware factory knows about the run being built.
 pub struct RunSetup<'a> {
+    /// The runtime itself, so a middleware can start and watch other runs.
+    pub runtime: &'a crate::Runtime,
+    /// The user the run acts for.
+    pub caller: &'a Caller,
     pub run: &'a Run,
     pub thread: &'a Thread,
     pub agent: &'a Agent,

@@ -72,6 +72,9 @@ pub struct StartRun {
 pub struct ParentLink {
     pub run_id: RunId,
     pub tool_call_id: Option<String>,
+    /// Set for synchronous children: cancelling (or ending) the parent run cancels the child.
+    /// Background children leave it `None` and outlive the parent's run.
+    pub cancel_with: Option<CancellationToken>,
 }
 
 /// A run executing in this process.
@@ -122,7 +125,9 @@ impl Runtime {
                 sandbox: parts.sandbox,
                 tools: parts.tools,
                 config: parts.config,
-                middleware: Vec::new(),
+                // Subagents are part of every runtime: the factory mounts the task tools only
+                // on normal agents whose allow-list is non-empty.
+                middleware: vec![Arc::new(crate::subagents::SubagentMiddlewareFactory)],
                 active: Mutex::new(HashMap::new()),
                 slots,
                 shutdown: CancellationToken::new(),
@@ -219,7 +224,10 @@ impl Runtime {
             })
             .await;
 
-        let cancel = self.inner.shutdown.child_token();
+        let cancel = match start.parent.as_ref().and_then(|p| p.cancel_with.as_ref()) {
+            Some(parent) => parent.child_token(),
+            None => self.inner.shutdown.child_token(),
+        };
         let (done_tx, done_rx) = watch::channel(false);
         if let Ok(mut active) = self.inner.active.lock() {
             active.insert(
@@ -282,6 +290,8 @@ impl Runtime {
                             () = cancel.cancelled() => Ending::Cancelled,
                             () = tokio::time::sleep(timeout) => Ending::TimedOut,
                         };
+                        // Whatever ended the loop, synchronous children end with it.
+                        cancel.cancel();
                         let used = usage.lock().map(|u| *u).unwrap_or_default();
                         match ending {
                             Ending::Loop(LoopEnd::Answer(text)) => RunOutcome {
@@ -383,6 +393,8 @@ impl Runtime {
         }
         let mut system_prompt = context.system_prompt.clone();
         let setup = RunSetup {
+            runtime: self,
+            caller,
             run,
             thread,
             agent: &agent,
@@ -502,6 +514,16 @@ impl Runtime {
             // Not executing here (another instance): poll the store.
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// A run's tokens plus those of every child run it started (subagents do not nest, so one
+    /// level is all there is).
+    pub async fn total_usage(&self, run: &Run) -> Result<Usage, StoreError> {
+        let mut total = run.usage;
+        for child in self.inner.store.child_runs(run.id).await? {
+            total.add(child.usage);
+        }
+        Ok(total)
     }
 
     /// Whether this process is executing the run.

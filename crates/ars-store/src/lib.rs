@@ -25,6 +25,7 @@ use ars_domain::{
     RunOutcome, Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
+mod cancel_safe;
 mod error;
 mod postgres;
 mod rows;
@@ -34,6 +35,7 @@ mod store_impl;
 #[cfg(feature = "test-utils")]
 pub mod test_support;
 
+pub use cancel_safe::CancelSafe;
 pub use error::StoreError;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -58,8 +60,8 @@ const EXISTING_USERS_CHUNK: usize = 500;
 pub async fn connect(url: &str) -> Result<Arc<dyn Store>> {
     let scheme = url.split_once(':').map_or("", |(scheme, _)| scheme);
     match scheme {
-        "sqlite" => Ok(Arc::new(SqliteStore::connect(url).await?)),
-        "postgres" | "postgresql" => Ok(Arc::new(PgStore::connect(url).await?)),
+        "sqlite" => Ok(CancelSafe::wrap(Arc::new(SqliteStore::connect(url).await?))),
+        "postgres" | "postgresql" => Ok(CancelSafe::wrap(Arc::new(PgStore::connect(url).await?))),
         // Only the scheme is echoed: the rest of a URL may hold a password.
         _ => Err(StoreError::Database(sqlx::Error::Configuration(
             format!(

@@ -27,7 +27,9 @@
 //! | `usage`          | `{prompt_tokens, completion_tokens}` | reported usage; estimated when absent        |
 //!
 //! Text, error messages and the string values inside object `arguments` may use `{{input}}`
-//! (the last user message), `{{last_tool_result}}` (the last tool message), `{{user_turns}}`
+//! (the last user message), `{{last_tool_result}}` (the last tool message),
+//! `{{last_tool_result.run_id}}` / `{{tool_result.1.run_id}}` (a field of the last, or the i-th since
+//! the last user message, JSON tool result), `{{user_turns}}`
 //! (how many user messages the request has) and `{{system_prompt}}`. Delays are capped at ten
 //! minutes. Example, a one-step tool loop:
 //!

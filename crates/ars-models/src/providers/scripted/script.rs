@@ -165,7 +165,7 @@ fn check_placeholders(text: &str) -> Result<(), String> {
             return Ok(());
         };
         let name = after[..close].trim();
-        if !PLACEHOLDERS.contains(&name) {
+        if !PLACEHOLDERS.contains(&name) && !is_field_placeholder(name) {
             return Err(format!(
                 "unknown placeholder `{{{{{name}}}}}`; known: {}",
                 PLACEHOLDERS.map(|p| format!("{{{{{p}}}}}")).join(", ")
@@ -176,10 +176,47 @@ fn check_placeholders(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `last_tool_result.<field>[.<field>…]`, `tool_result.<i>` or `tool_result.<i>.<field>…`: the
+/// i-th tool result since the last user message, or a field of a JSON tool result, so a script
+/// can pass a `run_id` from one tool call to the next.
+fn is_field_placeholder(name: &str) -> bool {
+    let mut parts = name.split('.');
+    match parts.next() {
+        Some("last_tool_result") => parts.next().is_some(),
+        Some("tool_result") => parts.next().is_some_and(|i| i.parse::<usize>().is_ok()),
+        _ => false,
+    }
+}
+
+/// Looks up a dotted field path in a JSON text; strings come out bare, other values as JSON.
+fn json_field<'a>(text: &str, path: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
+    for key in path {
+        value = match value {
+            Value::Object(mut map) => map.remove(key)?,
+            Value::Array(mut items) => {
+                let i: usize = key.parse().ok()?;
+                if i < items.len() {
+                    items.swap_remove(i)
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        };
+    }
+    Some(match value {
+        Value::String(s) => s,
+        other => other.to_string(),
+    })
+}
+
 /// The values the placeholders stand for in one request.
 pub(super) struct Context {
     input: String,
     last_tool_result: String,
+    /// Tool results since the last user message, in order.
+    tool_results: Vec<String>,
     user_turns: String,
     system_prompt: String,
 }
@@ -202,6 +239,17 @@ impl Context {
         Self {
             input: last(Role::User),
             last_tool_result: last(Role::Tool),
+            tool_results: {
+                let since_user = messages
+                    .iter()
+                    .rposition(|m| m.role() == Role::User)
+                    .map_or(0, |i| i + 1);
+                messages[since_user..]
+                    .iter()
+                    .filter(|m| m.role() == Role::Tool)
+                    .map(|m| m.content().to_string())
+                    .collect()
+            },
             user_turns: messages
                 .iter()
                 .filter(|m| m.role() == Role::User)
@@ -219,18 +267,19 @@ impl Context {
             out.push_str(&rest[..open]);
             let after = &rest[open + 2..];
             let value = after.find("}}").and_then(|close| {
-                let value = match after[..close].trim() {
-                    "input" => &self.input,
-                    "last_tool_result" => &self.last_tool_result,
-                    "user_turns" => &self.user_turns,
-                    "system_prompt" => &self.system_prompt,
-                    _ => return None,
+                let name = after[..close].trim();
+                let value = match name {
+                    "input" => self.input.clone(),
+                    "last_tool_result" => self.last_tool_result.clone(),
+                    "user_turns" => self.user_turns.clone(),
+                    "system_prompt" => self.system_prompt.clone(),
+                    _ => self.field(name)?,
                 };
                 Some((value, close))
             });
             match value {
                 Some((value, close)) => {
-                    out.push_str(value);
+                    out.push_str(&value);
                     rest = &after[close + 2..];
                 }
                 None => {
@@ -241,6 +290,27 @@ impl Context {
         }
         out.push_str(rest);
         out
+    }
+
+    /// A field placeholder's value; empty when the result is not JSON or lacks the field.
+    fn field(&self, name: &str) -> Option<String> {
+        if !is_field_placeholder(name) {
+            return None;
+        }
+        let mut parts = name.split('.');
+        let source = match parts.next() {
+            Some("last_tool_result") => Some(self.last_tool_result.as_str()),
+            _ => parts
+                .next()
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| self.tool_results.get(i).map(String::as_str)),
+        };
+        let path: Vec<&str> = parts.collect();
+        Some(match source {
+            Some(text) if path.is_empty() => text.to_string(),
+            Some(text) => json_field(text, path.into_iter()).unwrap_or_default(),
+            None => String::new(),
+        })
     }
 
     /// Arguments as JSON text: strings are rendered as they are (they may be deliberately
@@ -266,5 +336,29 @@ impl Context {
             ),
             other => other.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    #[test]
+    fn field_placeholders_read_json_tool_results() {
+        let messages = vec![
+            Message::user("go"),
+            Message::tool("a", r#"{"run_id":"r1","n":{"x":2}}"#),
+            Message::tool("b", r#"{"run_id":"r2"}"#),
+        ];
+        let ctx = Context::new(&messages);
+        assert_eq!(ctx.render("{{last_tool_result.run_id}}"), "r2");
+        assert_eq!(
+            ctx.render("{{tool_result.0.run_id}}/{{tool_result.0.n.x}}"),
+            "r1/2"
+        );
+        assert_eq!(ctx.render("[{{tool_result.5.run_id}}]"), "[]");
+        assert!(check_placeholders("{{tool_result.0.run_id}}").is_ok());
+        assert!(check_placeholders("{{tool_result.x.run_id}}").is_err());
+        assert_eq!(ctx.render("{{tool_result.1}}"), r#"{"run_id":"r2"}"#);
     }
 }

@@ -1,0 +1,144 @@
+//! Subagents (SPEC §2, §4): the task middleware and its tools.
+//!
+//! When a **normal** agent's run is built, [`SubagentMiddlewareFactory`] normalises
+//! `context.subagents` into the allow-list of subagents visible to the run's user and, when that
+//! list is non-empty, mounts a middleware that adds `task`, `subagent_start`,
+//! `subagent_status`, `subagent_cancel`, `subagent_await` and `subagent_list`, and tells the
+//! model about them. It is never mounted for `SubAgentBackend`: subagents do not nest.
+//!
+//! A child run is the ordinary runtime ([`crate::Runtime::start_run`]) on a child thread
+//! `<parent>_sub_<slug>_<uuid8>` that shares the parent's runtime scope and workdir.
+
+mod progress;
+mod tools;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use ars_domain::{Agent, Caller, Thread};
+use ars_store::AgentFilter;
+
+use crate::Runtime;
+use crate::middleware::{Middleware, MiddlewareFactory, RunSetup};
+use crate::tool::Tool;
+
+pub use progress::summarize;
+
+/// Mounts the task middleware on normal agents' runs.
+pub struct SubagentMiddlewareFactory;
+
+#[async_trait]
+impl MiddlewareFactory for SubagentMiddlewareFactory {
+    async fn build(&self, setup: &RunSetup<'_>) -> Option<Arc<dyn Middleware>> {
+        if setup.agent.is_subagent {
+            return None;
+        }
+        let allowed =
+            allowed_subagents(setup.runtime, setup.caller, &setup.context.subagents).await;
+        if allowed.is_empty() {
+            return None;
+        }
+        Some(Arc::new(SubagentMiddleware {
+            shared: Arc::new(Shared {
+                runtime: setup.runtime.clone(),
+                caller: *setup.caller,
+                thread: setup.thread.clone(),
+                allowed,
+            }),
+        }))
+    }
+}
+
+/// The subagents a run may call: every visible subagent when `configured` is empty, else
+/// exactly the configured slugs that are visible subagents (others are dropped and logged).
+pub async fn allowed_subagents(
+    runtime: &Runtime,
+    caller: &Caller,
+    configured: &[String],
+) -> Vec<Agent> {
+    let filter = AgentFilter {
+        visible_to: (!caller.is_admin()).then_some(caller.id),
+        include_subagents: true,
+    };
+    let visible: Vec<Agent> = match runtime.store().list_agents(filter).await {
+        Ok(agents) => agents
+            .into_iter()
+            .filter(|a| a.is_subagent && caller.can_view(a))
+            .collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot list subagents; none mounted");
+            return Vec::new();
+        }
+    };
+    if configured.is_empty() {
+        return visible;
+    }
+    let mut allowed = Vec::new();
+    for slug in configured {
+        match visible.iter().find(|a| &a.slug == slug) {
+            Some(agent) => allowed.push(agent.clone()),
+            None => tracing::warn!(
+                %slug,
+                user = %caller.id,
+                "configured subagent is not a subagent visible to this user; dropped"
+            ),
+        }
+    }
+    allowed
+}
+
+/// What the tools of one parent run share.
+pub(crate) struct Shared {
+    pub runtime: Runtime,
+    pub caller: Caller,
+    /// The parent thread.
+    pub thread: Thread,
+    pub allowed: Vec<Agent>,
+}
+
+struct SubagentMiddleware {
+    shared: Arc<Shared>,
+}
+
+/// The task tool names, so callers can recognise them.
+pub const TASK_TOOLS: [&str; 6] = [
+    "task",
+    "subagent_start",
+    "subagent_status",
+    "subagent_cancel",
+    "subagent_await",
+    "subagent_list",
+];
+
+impl Middleware for SubagentMiddleware {
+    fn system_prompt(&self, prompt: &mut String) {
+        let mut section = String::from(
+            "\n\n## Subagents\nYou can delegate work to these subagents (slug: what it does):\n",
+        );
+        for agent in &self.shared.allowed {
+            let description = if agent.description.is_empty() {
+                &agent.name
+            } else {
+                &agent.description
+            };
+            section.push_str(&format!("- {}: {}\n", agent.slug, description));
+        }
+        section.push_str(
+            "\nUse `task` for short work whose result you need now: it waits for the subagent and \
+             returns its answer. Use `subagent_start` for long or parallel work: it returns a \
+             run_id at once; follow it with `subagent_status`, collect it with `subagent_await`, \
+             stop it with `subagent_cancel`, and see them all with `subagent_list`. Several \
+             `task` or `subagent_start` calls in one turn run in parallel. Pass a thread_id \
+             from an earlier result to continue that subagent's conversation. Subagents work \
+             in your workdir: files they write are the files you read. Call subagents only \
+             through these tools, never through the shell, curl or the HTTP API.\n",
+        );
+        prompt.push_str(&section);
+    }
+
+    fn tools(&self, tools: &mut Vec<Arc<dyn Tool>>) {
+        tools.retain(|t| !TASK_TOOLS.contains(&t.name()));
+        tools.extend(tools::all(&self.shared));
+    }
+}

@@ -1,0 +1,446 @@
+//! The task tools. Each acts only for its parent thread and user: any other run or thread id
+//! answers "not found", so nothing leaks about runs the parent did not start.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use ars_domain::{Agent, MessageRole, NewMessage, Run, RunId, Thread, ThreadId};
+
+use super::Shared;
+use super::progress::summarize;
+use crate::runtime::{ParentLink, RuntimeError, StartRun};
+use crate::tool::{Tool, ToolContext, ToolError, parse_args};
+
+/// `subagent_await`'s default and longest wait.
+const AWAIT_DEFAULT_S: u64 = 60;
+const AWAIT_MAX_S: u64 = 600;
+/// How many progress lines `subagent_status` shows.
+const PROGRESS_LINES: usize = 3;
+/// How much of a result a completion notice quotes.
+const NOTICE_CHARS: usize = 500;
+
+pub(super) fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
+    let s = || Arc::clone(shared);
+    vec![
+        Arc::new(Task(s())),
+        Arc::new(Start(s())),
+        Arc::new(Status(s())),
+        Arc::new(Cancel(s())),
+        Arc::new(Await(s())),
+        Arc::new(List(s())),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelegateArgs {
+    description: String,
+    subagent_slug: String,
+    #[serde(default)]
+    thread_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunArgs {
+    run_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AwaitArgs {
+    run_id: String,
+    #[serde(default)]
+    timeout_s: Option<u64>,
+}
+
+fn delegate_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "description": {"type": "string", "description": "The complete task for the subagent: it sees nothing else of this conversation"},
+        "subagent_slug": {"type": "string", "description": "Which subagent"},
+        "thread_id": {"type": "string", "description": "Continue an earlier subagent thread (from a previous result)"}
+    }, "required": ["description", "subagent_slug"], "additionalProperties": false})
+}
+
+fn run_schema() -> Value {
+    json!({"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false})
+}
+
+fn to_text(value: &Value) -> Result<String, ToolError> {
+    serde_json::to_string(value).map_err(|e| ToolError::Failed(e.to_string()))
+}
+
+fn failed(e: impl std::fmt::Display) -> ToolError {
+    ToolError::Failed(e.to_string())
+}
+
+impl Shared {
+    fn slugs(&self) -> String {
+        self.allowed
+            .iter()
+            .map(|a| a.slug.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn subagent(&self, slug: &str) -> Result<&Agent, ToolError> {
+        self.allowed.iter().find(|a| a.slug == slug).ok_or_else(|| {
+            ToolError::InvalidArguments(format!(
+                "unknown subagent `{slug}`; allowed: {}",
+                self.slugs()
+            ))
+        })
+    }
+
+    /// The child thread to run on: a new one, or the given one if it is this parent's child for
+    /// this subagent and user.
+    async fn child_thread(&self, agent: &Agent, args: &DelegateArgs) -> Result<Thread, ToolError> {
+        let store = self.runtime.store();
+        match &args.thread_id {
+            Some(raw) => {
+                let not_found = || {
+                    ToolError::InvalidArguments(format!(
+                        "thread_id `{raw}` is not a thread of subagent `{}` started from this conversation",
+                        agent.slug
+                    ))
+                };
+                let id = ThreadId::parse(raw).ok_or_else(not_found)?;
+                let thread = store
+                    .thread(&id)
+                    .await
+                    .map_err(failed)?
+                    .ok_or_else(not_found)?;
+                let ours = thread.parent_thread_id.as_ref() == Some(&self.thread.id)
+                    && thread.subagent_slug.as_deref() == Some(agent.slug.as_str())
+                    && thread.user_id == self.caller.id;
+                if ours { Ok(thread) } else { Err(not_found()) }
+            }
+            None => {
+                let title: String = args.description.chars().take(80).collect();
+                let child = self.thread.new_child(agent.id, &agent.slug, title);
+                store.create_thread(&child).await.map_err(failed)
+            }
+        }
+    }
+
+    /// Starts a child run; `Ok(Err(active))` when the child thread is busy.
+    async fn start(
+        &self,
+        args: &DelegateArgs,
+        ctx: &ToolContext,
+        synchronous: bool,
+    ) -> Result<Result<(Run, Thread), (ThreadId, RunId)>, ToolError> {
+        if args.description.trim().is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "description must not be empty".into(),
+            ));
+        }
+        let agent = self.subagent(&args.subagent_slug)?.clone();
+        let thread = self.child_thread(&agent, args).await?;
+        let start = StartRun {
+            thread: thread.clone(),
+            caller: self.caller,
+            input: args.description.clone(),
+            parent: Some(ParentLink {
+                run_id: ctx.run_id,
+                tool_call_id: Some(ctx.call_id.clone()),
+                cancel_with: synchronous.then(|| ctx.cancel.clone()),
+            }),
+        };
+        match self.runtime.start_run(start).await {
+            Ok(run) => Ok(Ok((run, thread))),
+            Err(RuntimeError::Busy { active }) => Ok(Err((thread.id, active))),
+            Err(e) => Err(failed(e)),
+        }
+    }
+
+    /// A child run of this parent thread and user, or "not found".
+    async fn owned_run(&self, raw: &str) -> Result<(Run, Thread), ToolError> {
+        let not_found = || ToolError::Failed(format!("run `{raw}` not found"));
+        let id = RunId::parse(raw).ok_or_else(not_found)?;
+        let store = self.runtime.store();
+        let run = store.run(id).await.map_err(failed)?.ok_or_else(not_found)?;
+        let thread = store
+            .thread(&run.thread_id)
+            .await
+            .map_err(failed)?
+            .ok_or_else(not_found)?;
+        let ours = run.parent_run_id.is_some()
+            && run.user_id == self.caller.id
+            && thread.parent_thread_id.as_ref() == Some(&self.thread.id);
+        if ours {
+            Ok((run, thread))
+        } else {
+            Err(not_found())
+        }
+    }
+
+    /// The tool-facing result of a child run.
+    fn result(&self, run: &Run, thread: &Thread) -> Value {
+        let mut value = json!({
+            "run_id": run.id,
+            "thread_id": thread.id,
+            "subagent_slug": thread.subagent_slug,
+            "status": run.status,
+            "usage": run.usage,
+        });
+        if let Some(output) = &run.output {
+            value["output"] = json!(output);
+        }
+        if let Some(error) = &run.error {
+            value["error"] = json!(error);
+        }
+        value
+    }
+
+    /// Waits for a run to end, or `timeout`, or the parent's cancellation.
+    async fn wait(
+        &self,
+        run_id: RunId,
+        timeout: Duration,
+        ctx: &ToolContext,
+    ) -> Result<(Run, bool), ToolError> {
+        tokio::select! {
+            waited = self.runtime.wait(run_id, timeout) => waited.map_err(failed),
+            () = ctx.cancel.cancelled() => Err(ToolError::Failed("the parent run was cancelled".into())),
+        }
+    }
+}
+
+struct Task(Arc<Shared>);
+
+#[async_trait]
+impl Tool for Task {
+    fn name(&self) -> &str {
+        "task"
+    }
+    fn description(&self) -> &str {
+        "Delegate a short task to a subagent and wait for its answer. Returns the child thread_id (to continue it later), run_id, status and the subagent's final answer."
+    }
+    fn parameters(&self) -> Value {
+        delegate_schema()
+    }
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: DelegateArgs = parse_args(args)?;
+        let (run, thread) = match self.0.start(&args, ctx, true).await? {
+            Ok(started) => started,
+            Err((thread_id, active)) => {
+                return Err(ToolError::Failed(format!(
+                    "thread {thread_id} is busy with run {active}; await it or start a new thread"
+                )));
+            }
+        };
+        // The child has its own time limit, so this wait ends; the bound is a backstop.
+        let (run, _) = loop {
+            let (run, timed_out) = self
+                .0
+                .wait(run.id, Duration::from_secs(AWAIT_MAX_S), ctx)
+                .await?;
+            if !timed_out {
+                break (run, false);
+            }
+        };
+        to_text(&self.0.result(&run, &thread))
+    }
+}
+
+struct Start(Arc<Shared>);
+
+#[async_trait]
+impl Tool for Start {
+    fn name(&self) -> &str {
+        "subagent_start"
+    }
+    fn description(&self) -> &str {
+        "Start a subagent in the background for long or parallel work. Returns run_id and thread_id at once; follow up with subagent_status / subagent_await."
+    }
+    fn parameters(&self) -> Value {
+        delegate_schema()
+    }
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: DelegateArgs = parse_args(args)?;
+        match self.0.start(&args, ctx, false).await? {
+            Err((thread_id, active)) => {
+                to_text(&json!({"busy": true, "thread_id": thread_id, "active_run_id": active}))
+            }
+            Ok((run, thread)) => {
+                spawn_completion_notice(
+                    Arc::clone(&self.0),
+                    run.id,
+                    ctx.run_id,
+                    thread.subagent_slug.clone(),
+                );
+                to_text(&json!({"run_id": run.id, "thread_id": thread.id, "status": run.status}))
+            }
+        }
+    }
+}
+
+/// When a background child ends after its parent's run has ended, a notice goes to the parent
+/// thread, so the parent sees it on its next turn.
+fn spawn_completion_notice(
+    shared: Arc<Shared>,
+    child: RunId,
+    parent_run: RunId,
+    slug: Option<String>,
+) {
+    tokio::spawn(async move {
+        let runtime = &shared.runtime;
+        let run = loop {
+            match runtime.wait(child, Duration::from_secs(AWAIT_MAX_S)).await {
+                Ok((run, false)) => break run,
+                Ok((_, true)) => continue,
+                Err(e) => {
+                    tracing::warn!(run_id = %child, error = %e, "cannot watch a background subagent");
+                    return;
+                }
+            }
+        };
+        let parent_ended =
+            matches!(runtime.store().run(parent_run).await, Ok(Some(p)) if p.status.is_terminal());
+        if !parent_ended {
+            return;
+        }
+        let result = run.output.as_deref().or(run.error.as_deref()).unwrap_or("");
+        let short: String = result.chars().take(NOTICE_CHARS).collect();
+        let content = format!(
+            "Background subagent run {} ({}) finished with status {}: {}",
+            run.id,
+            slug.as_deref().unwrap_or("subagent"),
+            run.status.as_str(),
+            short
+        );
+        let notice = NewMessage::text(shared.thread.id.clone(), None, MessageRole::System, content);
+        if let Err(e) = runtime.store().append_message(&notice).await {
+            tracing::warn!(thread_id = %shared.thread.id, error = %e, "cannot append a completion notice");
+        }
+    });
+}
+
+struct Status(Arc<Shared>);
+
+#[async_trait]
+impl Tool for Status {
+    fn name(&self) -> &str {
+        "subagent_status"
+    }
+    fn description(&self) -> &str {
+        "The state of a background subagent run: status, its last few steps, and the result once finished."
+    }
+    fn parameters(&self) -> Value {
+        run_schema()
+    }
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: RunArgs = parse_args(args)?;
+        let (run, thread) = self.0.owned_run(&args.run_id).await?;
+        let messages = self
+            .0
+            .runtime
+            .store()
+            .messages(&thread.id)
+            .await
+            .map_err(failed)?;
+        let of_run: Vec<_> = messages
+            .into_iter()
+            .filter(|m| m.run_id == Some(run.id))
+            .collect();
+        let mut value = self.0.result(&run, &thread);
+        value["progress"] = json!(summarize(&of_run, PROGRESS_LINES));
+        to_text(&value)
+    }
+}
+
+struct Cancel(Arc<Shared>);
+
+#[async_trait]
+impl Tool for Cancel {
+    fn name(&self) -> &str {
+        "subagent_cancel"
+    }
+    fn description(&self) -> &str {
+        "Cancel a running background subagent run; answers its resulting status."
+    }
+    fn parameters(&self) -> Value {
+        run_schema()
+    }
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: RunArgs = parse_args(args)?;
+        let (run, thread) = self.0.owned_run(&args.run_id).await?;
+        let run = self.0.runtime.cancel(run.id).await.map_err(failed)?;
+        to_text(&self.0.result(&run, &thread))
+    }
+}
+
+struct Await(Arc<Shared>);
+
+#[async_trait]
+impl Tool for Await {
+    fn name(&self) -> &str {
+        "subagent_await"
+    }
+    fn description(&self) -> &str {
+        "Wait for a background subagent run to finish and return its result. On timeout (default 60 s, max 600 s) returns the current state with wait_timed_out: true."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "run_id": {"type": "string"},
+            "timeout_s": {"type": "integer", "minimum": 1, "maximum": AWAIT_MAX_S}
+        }, "required": ["run_id"], "additionalProperties": false})
+    }
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: AwaitArgs = parse_args(args)?;
+        let timeout = Duration::from_secs(
+            args.timeout_s
+                .unwrap_or(AWAIT_DEFAULT_S)
+                .clamp(1, AWAIT_MAX_S),
+        );
+        let (run, thread) = self.0.owned_run(&args.run_id).await?;
+        let (run, timed_out) = self.0.wait(run.id, timeout, ctx).await?;
+        let mut value = self.0.result(&run, &thread);
+        if timed_out {
+            value["wait_timed_out"] = json!(true);
+        }
+        to_text(&value)
+    }
+}
+
+struct List(Arc<Shared>);
+
+#[async_trait]
+impl Tool for List {
+    fn name(&self) -> &str {
+        "subagent_list"
+    }
+    fn description(&self) -> &str {
+        "List the subagent runs started from this conversation, with their status."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let _: serde::de::IgnoredAny = parse_args(args)?;
+        let store = self.0.runtime.store();
+        let children = store
+            .child_threads(&self.0.thread.id)
+            .await
+            .map_err(failed)?;
+        let runs = store
+            .subagent_runs(&self.0.thread.id)
+            .await
+            .map_err(failed)?;
+        let list: Vec<Value> = runs
+            .iter()
+            .filter(|r| r.user_id == self.0.caller.id)
+            .map(|r| {
+                let slug = children.iter().find(|t| t.id == r.thread_id).and_then(|t| t.subagent_slug.clone());
+                let description: String = r.input.chars().take(120).collect();
+                json!({"run_id": r.id, "thread_id": r.thread_id, "subagent_slug": slug, "status": r.status, "description": description})
+            })
+            .collect();
+        to_text(&json!({"runs": list}))
+    }
+}

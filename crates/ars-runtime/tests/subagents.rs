@@ -1,0 +1,799 @@
+//! SPEC §2 and §4: the task middleware, `task`, and the async lifecycle tools, with scripted
+//! models for parents and children.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use ars_domain::{
+    AgentContext, Backend, ContextDefaults, Limits, MessageRole, RunStatus, ShareConfig, Visibility,
+};
+use common::{Harness, harness, harness_with, scripted};
+
+/// A subagent of the harness's user that plays `script`.
+async fn sub(h: &Harness, slug: &str, script: Value) {
+    let context = AgentContext {
+        model: Some(scripted(script)),
+        ..AgentContext::default()
+    };
+    h.agent(slug, Backend::SubAgent, context).await;
+}
+
+/// A subagent with its own tools and limits.
+async fn sub_with(h: &Harness, slug: &str, script: Value, tools: &[&str], limits: Limits) {
+    let context = AgentContext {
+        model: Some(scripted(script)),
+        tools: Some(tools.iter().map(|t| t.to_string()).collect()),
+        limits: Some(limits),
+        ..AgentContext::default()
+    };
+    h.agent(slug, Backend::SubAgent, context).await;
+}
+
+/// A normal agent's thread whose allow-list is `subagents` (None: all visible).
+async fn parent(
+    h: &Harness,
+    script: Value,
+    tools: &[&str],
+    subagents: Option<Vec<&str>>,
+) -> ars_domain::Thread {
+    let slug = format!(
+        "p{}",
+        &ars_domain::RunId::new().to_string().replace('-', "")[20..]
+    );
+    let context = AgentContext {
+        model: Some(scripted(script)),
+        tools: Some(tools.iter().map(|t| t.to_string()).collect()),
+        subagents: subagents.map(|s| s.iter().map(|x| x.to_string()).collect()),
+        ..AgentContext::default()
+    };
+    let agent = h.agent(&slug, Backend::Default, context).await;
+    h.thread_of(&agent, &h.caller.clone()).await
+}
+
+fn task(slug: &str, description: &str) -> Value {
+    json!({"name": "task", "arguments": {"description": description, "subagent_slug": slug}})
+}
+
+#[tokio::test]
+async fn an_empty_allow_list_mounts_every_visible_subagent_including_general_purpose() {
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "hi"}])).await;
+    let bob = h.user("bob").await;
+    let public = ShareConfig {
+        visibility: Visibility::Public,
+        ..ShareConfig::default()
+    };
+    let sub_ctx = AgentContext::default();
+    h.agent_of(
+        &bob,
+        "bobs-public",
+        Backend::SubAgent,
+        sub_ctx.clone(),
+        public,
+    )
+    .await;
+    h.agent_of(
+        &bob,
+        "bobs-secret",
+        Backend::SubAgent,
+        sub_ctx,
+        ShareConfig::default(),
+    )
+    .await;
+    for allow_list in [None, Some(vec![])] {
+        let thread = parent(&h, json!([{"text": "{{system_prompt}}"}]), &[], allow_list).await;
+        let prompt = h.finish(&thread, "who can help?").await.output.unwrap();
+        for visible in ["- general-purpose:", "- helper:", "- bobs-public:"] {
+            assert!(
+                prompt.contains(visible),
+                "{visible} missing from:\n{prompt}"
+            );
+        }
+        assert!(!prompt.contains("bobs-secret"));
+        assert!(prompt.contains("never through the shell, curl or the HTTP API"));
+    }
+}
+
+#[tokio::test]
+async fn an_explicit_allow_list_is_exactly_the_visible_subagents_it_names() {
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "hi"}])).await;
+    sub(&h, "other", json!([{"text": "hi"}])).await;
+    h.agent("plain", Backend::Default, AgentContext::default())
+        .await;
+    let bob = h.user("bob").await;
+    h.agent_of(
+        &bob,
+        "bobs-secret",
+        Backend::SubAgent,
+        AgentContext::default(),
+        ShareConfig::default(),
+    )
+    .await;
+
+    let script = json!([
+        {"text": "{{system_prompt}}", "tool_calls": [task("bobs-secret", "steal"), task("plain", "x"), task("other", "x")]},
+        {"text": "done"}
+    ]);
+    let thread = parent(
+        &h,
+        script,
+        &[],
+        Some(vec!["helper", "bobs-secret", "plain", "missing"]),
+    )
+    .await;
+    let run = h.finish(&thread, "go").await;
+    let messages = h.store.messages(&thread.id).await.unwrap();
+    let prompt = &messages[1].content;
+    assert!(prompt.contains("- helper:"));
+    for absent in [
+        "general-purpose",
+        "bobs-secret",
+        "plain",
+        "other",
+        "missing",
+    ] {
+        assert!(
+            !prompt.contains(&format!("- {absent}:")),
+            "{absent} must not be offered"
+        );
+    }
+    assert_eq!(run.status, RunStatus::Success);
+    let refusals: Vec<_> = messages
+        .iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .collect();
+    for (m, slug) in refusals.iter().zip(["bobs-secret", "plain", "other"]) {
+        assert!(m.is_error, "{slug} must be refused");
+        assert!(
+            m.content
+                .contains(&format!("unknown subagent `{slug}`; allowed: helper")),
+            "{}",
+            m.content
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_subagents_tools_never_include_the_task_tools_even_if_its_stored_config_lists_subagents()
+{
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "hi"}])).await;
+    // Stored directly: the API would refuse this config, the runtime must hold the rule too.
+    let nester = AgentContext {
+        model: Some(scripted(
+            json!([{"tool_calls": [{"name": "probe", "arguments": {}}]}, {"text": "{{system_prompt}} TOOLS: {{last_tool_result}}"}]),
+        )),
+        subagents: Some(vec!["helper".into()]),
+        ..AgentContext::default()
+    };
+    let agent = h.agent("nester", Backend::SubAgent, nester).await;
+    let thread = h.thread_of(&agent, &h.caller.clone()).await;
+    let output = h.finish(&thread, "go").await.output.unwrap();
+    let offered: Vec<&str> = output
+        .split("available tools: ")
+        .nth(1)
+        .unwrap()
+        .split(", ")
+        .collect();
+    assert_eq!(
+        offered,
+        ars_domain::context::BUILTIN_TOOLS.to_vec(),
+        "{output}"
+    );
+    for name in ars_runtime::TASK_TOOLS {
+        assert!(
+            !offered.contains(&name),
+            "{name} offered to a subagent: {output}"
+        );
+    }
+    assert!(!output.contains("## Subagents"));
+
+    // Called as a child, the same holds.
+    let parent_thread = parent(
+        &h,
+        json!([{"tool_calls": [task("nester", "probe")]}, {"text": "{{last_tool_result}}"}]),
+        &[],
+        None,
+    )
+    .await;
+    let output = h.finish(&parent_thread, "go").await.output.unwrap();
+    assert!(
+        output.contains("available tools: ") && !output.contains("subagent_start"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn general_purpose_runs_with_the_resolved_defaults() {
+    let mut defaults = ContextDefaults::default();
+    defaults.base.model = Some(scripted(
+        json!([{"text": "gp got: {{input}} | {{system_prompt}}"}]),
+    ));
+    let h = harness_with(defaults).await;
+    let thread = parent(&h, json!([{"tool_calls": [task("general-purpose", "summarise the notes")]}, {"text": "{{last_tool_result.output}}"}]), &[], None).await;
+    let output = h.finish(&thread, "go").await.output.unwrap();
+    assert!(
+        output.starts_with("gp got: summarise the notes"),
+        "{output}"
+    );
+    assert!(
+        output.contains("You are a general-purpose subagent"),
+        "SubAgentContext prompt: {output}"
+    );
+}
+
+#[tokio::test]
+async fn a_task_result_names_a_child_thread_of_the_documented_form() {
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "done: {{input}}"}])).await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [task("helper", "do x")]}, {"text": "ok"}]),
+        &[],
+        None,
+    )
+    .await;
+    let run = h.finish(&thread, "go").await;
+    let result = &h.tool_results(&thread).await[0];
+    assert_eq!(result["status"], "success");
+    assert_eq!(result["output"], "done: do x");
+    let child_id = result["thread_id"].as_str().unwrap();
+    let suffix = child_id
+        .strip_prefix(&format!("{}_sub_helper_", thread.id))
+        .unwrap();
+    assert!(
+        suffix.len() == 8 && suffix.chars().all(|c| c.is_ascii_hexdigit()),
+        "{child_id}"
+    );
+    let child = h
+        .store
+        .thread(&ars_domain::ThreadId::parse(child_id).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(child.parent_thread_id.as_ref(), Some(&thread.id));
+    assert_eq!(child.subagent_slug.as_deref(), Some("helper"));
+    assert_eq!(
+        (child.runtime_scope_id.as_str(), child.workdir_path.as_str()),
+        (
+            thread.runtime_scope_id.as_str(),
+            thread.workdir_path.as_str()
+        )
+    );
+    let child_run = h
+        .store
+        .run(
+            result["run_id"]
+                .as_str()
+                .and_then(ars_domain::RunId::parse)
+                .unwrap(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(child_run.parent_run_id, Some(run.id));
+}
+
+#[tokio::test]
+async fn a_child_thread_can_be_continued_and_sees_its_earlier_turn() {
+    let h = harness().await;
+    sub(
+        &h,
+        "helper",
+        json!([{"text": "turn {{user_turns}}: {{input}}"}]),
+    )
+    .await;
+    let script = json!([
+        {"tool_calls": [task("helper", "first")]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "second", "subagent_slug": "helper", "thread_id": "{{last_tool_result.thread_id}}"}}]},
+        {"text": "done"}
+    ]);
+    let thread = parent(&h, script, &[], None).await;
+    h.finish(&thread, "go").await;
+    let results = h.tool_results(&thread).await;
+    assert_eq!(results[0]["output"], "turn 1: first");
+    assert_eq!(
+        results[1]["output"], "turn 2: second",
+        "the child saw its earlier turn"
+    );
+    assert_eq!(results[0]["thread_id"], results[1]["thread_id"]);
+}
+
+#[tokio::test]
+async fn a_foreign_or_malformed_child_thread_id_is_refused() {
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "hi"}])).await;
+    sub(&h, "other", json!([{"text": "hi"}])).await;
+    // A child thread of another parent thread.
+    let elsewhere = parent(
+        &h,
+        json!([{"tool_calls": [task("helper", "x")]}, {"text": "ok"}]),
+        &[],
+        None,
+    )
+    .await;
+    h.finish(&elsewhere, "go").await;
+    let foreign = h.tool_results(&elsewhere).await[0]["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let call = |thread_id: &str, slug: &str| json!({"name": "task", "arguments": {"description": "x", "subagent_slug": slug, "thread_id": thread_id}});
+    let script = json!([
+        {"tool_calls": [call(&foreign, "helper"), call("../../etc", "helper"), call("no-such-thread", "helper"), task("other", "x")]},
+        {"tool_calls": [call("{{tool_result.3.thread_id}}", "helper")]},
+        {"text": "ok"}
+    ]);
+    let thread = parent(&h, script, &[], None).await;
+    h.finish(&thread, "go").await;
+    let messages: Vec<_> = h
+        .store
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .collect();
+    for i in [0, 1, 2, 4] {
+        assert!(
+            messages[i].is_error,
+            "call {i} should be refused: {}",
+            messages[i].content
+        );
+        assert!(
+            messages[i]
+                .content
+                .contains("is not a thread of subagent `helper`"),
+            "{}",
+            messages[i].content
+        );
+    }
+    assert!(!messages[3].is_error);
+}
+
+#[tokio::test]
+async fn parent_and_child_share_the_workdir_both_ways() {
+    let h = harness().await;
+    sub_with(
+        &h,
+        "helper",
+        json!([
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "from-parent.txt"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "from-child.txt", "content": "written by the child"}}]},
+            {"text": "child read: {{tool_result.0}}"}
+        ]),
+        &["read_file", "write_file"],
+        Limits::default(),
+    )
+    .await;
+    let script = json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "from-parent.txt", "content": "written by the parent"}}]},
+        {"tool_calls": [task("helper", "read mine, write yours")]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "from-child.txt"}}]},
+        {"text": "{{tool_result.1.output}} / parent read: {{last_tool_result}}"}
+    ]);
+    let thread = parent(&h, script, &["read_file", "write_file"], None).await;
+    let output = h.finish(&thread, "go").await.output.unwrap();
+    assert!(
+        output.contains("child read:") && output.contains("written by the parent"),
+        "{output}"
+    );
+    assert!(
+        output.contains("parent read:") && output.contains("written by the child"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_or_timed_out_child_is_reported_and_the_parent_continues() {
+    let h = harness().await;
+    sub(&h, "broken", json!([{"error": "boom"}])).await;
+    sub_with(
+        &h,
+        "slow",
+        json!([{"text": "late", "delay_ms": 5000}]),
+        &[],
+        Limits {
+            timeout_s: Some(1),
+            ..Limits::default()
+        },
+    )
+    .await;
+    let script =
+        json!([{"tool_calls": [task("broken", "x"), task("slow", "y")]}, {"text": "carried on"}]);
+    let thread = parent(&h, script, &[], None).await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(
+        (run.status, run.output.as_deref()),
+        (RunStatus::Success, Some("carried on"))
+    );
+    let results = h.tool_results(&thread).await;
+    assert_eq!(results[0]["status"], "error");
+    assert!(results[0]["error"].as_str().unwrap().contains("boom"));
+    assert_eq!(results[1]["status"], "timeout");
+}
+
+#[tokio::test]
+async fn cancelling_the_parent_cancels_its_synchronous_child() {
+    let h = harness().await;
+    sub(&h, "slow", json!([{"text": "late", "delay_ms": 10000}])).await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [task("slow", "wait")]}, {"text": "never"}]),
+        &[],
+        None,
+    )
+    .await;
+    let run = h.start(&thread, "go").await;
+    let child = loop {
+        if let Some(child) = h.store.child_runs(run.id).await.unwrap().pop() {
+            break child;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let started = Instant::now();
+    assert_eq!(
+        h.runtime.cancel(run.id).await.unwrap().status,
+        RunStatus::Cancelled
+    );
+    let (child, _) = h
+        .runtime
+        .wait(child.id, Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(child.status, RunStatus::Cancelled, "{child:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn two_tasks_in_one_turn_run_concurrently() {
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "done", "delay_ms": 400}])).await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [task("helper", "a"), task("helper", "b")]}, {"text": "ok"}]),
+        &[],
+        None,
+    )
+    .await;
+    let started = Instant::now();
+    h.finish(&thread, "go").await;
+    assert!(
+        started.elapsed() < Duration::from_millis(750),
+        "two 400 ms children took {:?}",
+        started.elapsed()
+    );
+    let results = h.tool_results(&thread).await;
+    assert_ne!(results[0]["thread_id"], results[1]["thread_id"]);
+}
+
+fn start_call(slug: &str, description: &str) -> Value {
+    json!({"name": "subagent_start", "arguments": {"description": description, "subagent_slug": slug}})
+}
+
+fn run_call(tool: &str, run_id: &str) -> Value {
+    json!({"name": tool, "arguments": {"run_id": run_id}})
+}
+
+#[tokio::test]
+async fn start_then_status_shows_progress_then_await_returns_the_result() {
+    let h = harness().await;
+    sub_with(
+        &h,
+        "writer",
+        json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "report.md", "content": "# Report"}}]},
+            {"text": "report written", "delay_ms": 600}
+        ]),
+        &["write_file"],
+        Limits::default(),
+    )
+    .await;
+    let script = json!([
+        {"tool_calls": [start_call("writer", "write the report")]},
+        {"tool_calls": [{"name": "sleep", "arguments": {"ms": 300}}]},
+        {"tool_calls": [run_call("subagent_status", "{{tool_result.0.run_id}}")]},
+        {"tool_calls": [run_call("subagent_await", "{{tool_result.0.run_id}}")]},
+        {"text": "ok"}
+    ]);
+    let thread = parent(&h, script, &["sleep"], None).await;
+    let started = Instant::now();
+    h.finish(&thread, "go").await;
+    let results = h.tool_results(&thread).await;
+    assert_eq!(results[0]["status"], "pending");
+    assert!(results[0]["run_id"].is_string() && results[0]["thread_id"].is_string());
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "await waited for the child"
+    );
+    let status = &results[2];
+    assert_eq!(status["status"], "running", "{status}");
+    assert_eq!(status["progress"], json!(["wrote report.md"]));
+    assert!(status.get("output").is_none());
+    let done = &results[3];
+    assert_eq!(
+        (done["status"].as_str(), done["output"].as_str()),
+        (Some("success"), Some("report written"))
+    );
+    assert!(done.get("wait_timed_out").is_none());
+    for result in &results {
+        assert!(
+            result.get("type").is_none() && result.get("events").is_none(),
+            "no raw events in tool results"
+        );
+    }
+}
+
+#[tokio::test]
+async fn await_times_out_with_a_snapshot_and_cancel_stops_the_child() {
+    let h = harness().await;
+    sub(&h, "slow", json!([{"text": "late", "delay_ms": 10000}])).await;
+    let script = json!([
+        {"tool_calls": [start_call("slow", "take your time")]},
+        {"tool_calls": [{"name": "subagent_await", "arguments": {"run_id": "{{tool_result.0.run_id}}", "timeout_s": 1}}]},
+        {"tool_calls": [run_call("subagent_cancel", "{{tool_result.0.run_id}}")]},
+        {"tool_calls": [run_call("subagent_status", "{{tool_result.0.run_id}}")]},
+        {"text": "ok"}
+    ]);
+    let thread = parent(&h, script, &[], None).await;
+    h.finish(&thread, "go").await;
+    let results = h.tool_results(&thread).await;
+    assert_eq!(results[1]["wait_timed_out"], true);
+    assert_eq!(results[1]["status"], "running");
+    assert_eq!(results[2]["status"], "cancelled");
+    assert_eq!(results[3]["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn starting_on_a_busy_child_thread_answers_busy_and_a_finished_one_continues() {
+    let h = harness().await;
+    sub(
+        &h,
+        "helper",
+        json!([{"text": "turn {{user_turns}}", "delay_ms": 300}]),
+    )
+    .await;
+    let again = |thread: &str| json!({"name": "subagent_start", "arguments": {"description": "more", "subagent_slug": "helper", "thread_id": thread}});
+    let script = json!([
+        {"tool_calls": [start_call("helper", "first")]},
+        {"tool_calls": [again("{{tool_result.0.thread_id}}")]},
+        {"tool_calls": [run_call("subagent_await", "{{tool_result.0.run_id}}")]},
+        {"tool_calls": [again("{{tool_result.0.thread_id}}")]},
+        {"tool_calls": [run_call("subagent_await", "{{last_tool_result.run_id}}")]},
+        {"tool_calls": [{"name": "subagent_list", "arguments": {}}]},
+        {"text": "ok"}
+    ]);
+    let thread = parent(&h, script, &[], None).await;
+    h.finish(&thread, "go").await;
+    let r = h.tool_results(&thread).await;
+    assert_eq!(r[1]["busy"], true);
+    assert_eq!(r[1]["active_run_id"], r[0]["run_id"]);
+    assert_eq!(r[1]["thread_id"], r[0]["thread_id"]);
+    assert_eq!(r[2]["output"], "turn 1");
+    assert_eq!(r[3]["thread_id"], r[0]["thread_id"]);
+    assert_ne!(r[3]["run_id"], r[0]["run_id"]);
+    assert_eq!(
+        r[4]["output"], "turn 2",
+        "a new run on the finished child thread continues it"
+    );
+    let listed = r[5]["runs"].as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(
+        listed
+            .iter()
+            .all(|x| x["subagent_slug"] == "helper" && x["status"] == "success")
+    );
+}
+
+#[tokio::test]
+async fn lifecycle_tools_answer_not_found_for_runs_of_other_threads_or_users() {
+    let h = harness().await;
+    sub(&h, "helper", json!([{"text": "secret result"}])).await;
+    let first = parent(
+        &h,
+        json!([{"tool_calls": [start_call("helper", "x")]}, {"text": "ok"}]),
+        &[],
+        None,
+    )
+    .await;
+    h.finish(&first, "go").await;
+    let foreign_run = h.tool_results(&first).await[0]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The first thread's own parent run is not a child either.
+    let own_parent_run = h.store.thread_runs(&first.id).await.unwrap()[0]
+        .id
+        .to_string();
+
+    let probes = |tool: &str| json!([{"tool_calls": [run_call(tool, &foreign_run), run_call(tool, "not-a-run"), run_call(tool, &own_parent_run)]}, {"text": "ok"}]);
+    for tool in ["subagent_status", "subagent_cancel", "subagent_await"] {
+        let other = parent(&h, probes(tool), &[], None).await;
+        h.finish(&other, "go").await;
+        for m in h
+            .store
+            .messages(&other.id)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|m| m.role == MessageRole::Tool)
+        {
+            assert!(
+                m.is_error && m.content.contains("not found"),
+                "{tool}: {}",
+                m.content
+            );
+            assert!(!m.content.contains("secret result"));
+        }
+    }
+    // Another user, even with a thread of the same agent, sees nothing.
+    let bob = h.user("bob").await;
+    let bobs = {
+        let agent = h
+            .agent_of(
+                &bob,
+                "bobs-parent",
+                Backend::Default,
+                AgentContext {
+                    model: Some(scripted(probes("subagent_status"))),
+                    ..AgentContext::default()
+                },
+                ShareConfig::default(),
+            )
+            .await;
+        h.thread_of(&agent, &bob).await
+    };
+    let run = h.start_as(bob, &bobs, "go").await;
+    h.wait(&run).await;
+    for m in h
+        .store
+        .messages(&bobs.id)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == MessageRole::Tool)
+    {
+        assert!(m.content.contains("not found"), "{}", m.content);
+    }
+    assert_eq!(
+        h.store
+            .run(ars_domain::RunId::parse(&foreign_run).unwrap())
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        RunStatus::Success
+    );
+}
+
+#[tokio::test]
+async fn a_background_child_finishing_after_the_parent_run_leaves_a_notice() {
+    let h = harness().await;
+    sub(
+        &h,
+        "slow",
+        json!([{"text": "the long answer", "delay_ms": 700}]),
+    )
+    .await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [start_call("slow", "x")]}, {"text": "started it"}]),
+        &[],
+        None,
+    )
+    .await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.output.as_deref(), Some("started it"));
+    let child_id = h.tool_results(&thread).await[0]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let child = h
+        .runtime
+        .wait(
+            ars_domain::RunId::parse(&child_id).unwrap(),
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap()
+        .0;
+    assert_eq!(
+        child.status,
+        RunStatus::Success,
+        "the child outlived its parent's run"
+    );
+    let mut notice = None;
+    for _ in 0..50 {
+        notice = h
+            .store
+            .messages(&thread.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|m| m.role == MessageRole::System);
+        if notice.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let notice = notice
+        .expect("a completion notice on the parent thread")
+        .content;
+    assert!(
+        notice.contains(&child_id)
+            && notice.contains("slow")
+            && notice.contains("success")
+            && notice.contains("the long answer"),
+        "{notice}"
+    );
+
+    // The parent sees it on its next turn.
+    let next = parent(&h, json!([{"text": "{{input}}"}]), &[], None).await;
+    let _ = next;
+}
+
+#[tokio::test]
+async fn child_events_carry_the_parent_ids_and_usage_rolls_up() {
+    let h = harness().await;
+    sub(
+        &h,
+        "helper",
+        json!([{"text": "child answer with several words"}]),
+    )
+    .await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [task("helper", "x"), task("helper", "y")]}, {"text": "ok"}]),
+        &[],
+        None,
+    )
+    .await;
+    let run = h.finish(&thread, "go").await;
+    let children = h.store.child_runs(run.id).await.unwrap();
+    assert_eq!(children.len(), 2);
+    let calls: Vec<String> = h.store.messages(&thread.id).await.unwrap()[1]
+        .tool_calls
+        .iter()
+        .map(|c| c.id.clone())
+        .collect();
+    for child in &children {
+        use futures::StreamExt;
+        let events: Vec<_> = h
+            .runtime
+            .events()
+            .subscribe(child.id, 0)
+            .await
+            .unwrap()
+            .map(|e| e.unwrap())
+            .collect()
+            .await;
+        assert!(!events.is_empty());
+        for event in &events {
+            let parent_ref = event
+                .run
+                .parent
+                .as_ref()
+                .expect("child events carry their parent");
+            assert_eq!(parent_ref.parent_run_id, run.id);
+            assert_eq!(parent_ref.parent_thread_id, thread.id);
+            assert!(calls.contains(parent_ref.parent_tool_call_id.as_ref().unwrap()));
+            assert_eq!(event.run.thread_id, child.thread_id);
+        }
+        assert!(child.usage.total() > 0);
+    }
+    assert_ne!(
+        children[0].parent_tool_call_id,
+        children[1].parent_tool_call_id
+    );
+    let total = h.runtime.total_usage(&run).await.unwrap();
+    assert_eq!(
+        total.total(),
+        run.usage.total() + children[0].usage.total() + children[1].usage.total()
+    );
+}

@@ -1,0 +1,190 @@
+//! [`CancelSafe`]: a `Store` whose writes run to completion even when the caller stops waiting.
+//!
+//! Runs are cancelled by dropping their futures, and HTTP handlers are dropped when a client
+//! goes away. A write dropped halfway can leave its transaction open on a pooled connection
+//! until that connection is next used, holding SQLite's write lock meanwhile. So every write
+//! here is spawned as its own task: the caller may stop waiting, the write still commits (or
+//! rolls back) at once. Reads are forwarded as they are.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use ars_domain::{
+    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, Run, RunId, RunOutcome,
+    Thread, ThreadId, TokenId, Usage, User, UserId,
+};
+
+use crate::{AgentFilter, NewToken, NewUser, Result, Store, StoreError};
+
+/// Wraps a store so its writes survive the caller's cancellation.
+pub struct CancelSafe {
+    inner: Arc<dyn Store>,
+}
+
+impl CancelSafe {
+    pub fn wrap(inner: Arc<dyn Store>) -> Arc<dyn Store> {
+        Arc::new(Self { inner })
+    }
+
+    /// Runs `write` on its own task and waits for it.
+    async fn detached<T, F>(&self, write: impl FnOnce(Arc<dyn Store>) -> F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T>> + Send + 'static,
+    {
+        let task = tokio::spawn(write(Arc::clone(&self.inner)));
+        task.await
+            .map_err(|e| StoreError::Invalid(format!("a store write task failed: {e}")))?
+    }
+}
+
+#[async_trait]
+impl Store for CancelSafe {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    async fn create_user(&self, new: NewUser) -> Result<User> {
+        self.detached(|s| async move { s.create_user(new).await })
+            .await
+    }
+    async fn user(&self, id: UserId) -> Result<Option<User>> {
+        self.inner.user(id).await
+    }
+    async fn user_credentials(&self, username: &str) -> Result<Option<(User, String)>> {
+        self.inner.user_credentials(username).await
+    }
+    async fn list_users(&self) -> Result<Vec<User>> {
+        self.inner.list_users().await
+    }
+    async fn count_users(&self) -> Result<u64> {
+        self.inner.count_users().await
+    }
+    async fn existing_users(&self, ids: &[UserId]) -> Result<Vec<UserId>> {
+        self.inner.existing_users(ids).await
+    }
+
+    async fn create_token(&self, new: NewToken) -> Result<ApiToken> {
+        self.detached(|s| async move { s.create_token(new).await })
+            .await
+    }
+    async fn token_user(
+        &self,
+        token_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(User, TokenId)>> {
+        self.inner.token_user(token_hash, now).await
+    }
+    async fn list_tokens(&self, user: UserId) -> Result<Vec<ApiToken>> {
+        self.inner.list_tokens(user).await
+    }
+    async fn revoke_token(&self, user: UserId, id: TokenId) -> Result<bool> {
+        self.detached(|s| async move { s.revoke_token(user, id).await })
+            .await
+    }
+
+    async fn create_agent(&self, draft: &AgentDraft, owner: Option<UserId>) -> Result<Agent> {
+        let draft = draft.clone();
+        self.detached(|s| async move { s.create_agent(&draft, owner).await })
+            .await
+    }
+    async fn agent(&self, id: AgentId) -> Result<Option<Agent>> {
+        self.inner.agent(id).await
+    }
+    async fn agent_by_slug(&self, slug: &str) -> Result<Option<Agent>> {
+        self.inner.agent_by_slug(slug).await
+    }
+    async fn list_agents(&self, filter: AgentFilter) -> Result<Vec<Agent>> {
+        self.inner.list_agents(filter).await
+    }
+    async fn update_agent(&self, id: AgentId, draft: &AgentDraft) -> Result<Agent> {
+        let draft = draft.clone();
+        self.detached(|s| async move { s.update_agent(id, &draft).await })
+            .await
+    }
+    async fn delete_agent(&self, id: AgentId) -> Result<bool> {
+        self.detached(|s| async move { s.delete_agent(id).await })
+            .await
+    }
+    async fn set_default_agent(&self, id: AgentId) -> Result<Agent> {
+        self.detached(|s| async move { s.set_default_agent(id).await })
+            .await
+    }
+    async fn default_agent(&self) -> Result<Option<Agent>> {
+        self.inner.default_agent().await
+    }
+
+    async fn create_thread(&self, thread: &Thread) -> Result<Thread> {
+        let thread = thread.clone();
+        self.detached(|s| async move { s.create_thread(&thread).await })
+            .await
+    }
+    async fn thread(&self, id: &ThreadId) -> Result<Option<Thread>> {
+        self.inner.thread(id).await
+    }
+    async fn list_threads(&self, user: UserId) -> Result<Vec<Thread>> {
+        self.inner.list_threads(user).await
+    }
+    async fn child_threads(&self, parent: &ThreadId) -> Result<Vec<Thread>> {
+        self.inner.child_threads(parent).await
+    }
+    async fn rename_thread(&self, id: &ThreadId, title: &str) -> Result<Thread> {
+        let (id, title) = (id.clone(), title.to_string());
+        self.detached(|s| async move { s.rename_thread(&id, &title).await })
+            .await
+    }
+    async fn delete_thread(&self, id: &ThreadId) -> Result<bool> {
+        let id = id.clone();
+        self.detached(|s| async move { s.delete_thread(&id).await })
+            .await
+    }
+
+    async fn append_message(&self, message: &NewMessage) -> Result<Message> {
+        let message = message.clone();
+        self.detached(|s| async move { s.append_message(&message).await })
+            .await
+    }
+    async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>> {
+        self.inner.messages(thread).await
+    }
+
+    async fn create_run(&self, new: &NewRun) -> Result<Run> {
+        let new = new.clone();
+        self.detached(|s| async move { s.create_run(&new).await })
+            .await
+    }
+    async fn run(&self, id: RunId) -> Result<Option<Run>> {
+        self.inner.run(id).await
+    }
+    async fn active_run(&self, thread: &ThreadId) -> Result<Option<Run>> {
+        self.inner.active_run(thread).await
+    }
+    async fn thread_runs(&self, thread: &ThreadId) -> Result<Vec<Run>> {
+        self.inner.thread_runs(thread).await
+    }
+    async fn child_runs(&self, parent_run: RunId) -> Result<Vec<Run>> {
+        self.inner.child_runs(parent_run).await
+    }
+    async fn subagent_runs(&self, thread: &ThreadId) -> Result<Vec<Run>> {
+        self.inner.subagent_runs(thread).await
+    }
+    async fn mark_run_running(&self, id: RunId) -> Result<Run> {
+        self.detached(|s| async move { s.mark_run_running(id).await })
+            .await
+    }
+    async fn set_run_usage(&self, id: RunId, usage: Usage) -> Result<()> {
+        self.detached(|s| async move { s.set_run_usage(id, usage).await })
+            .await
+    }
+    async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<Run> {
+        let outcome = outcome.clone();
+        self.detached(|s| async move { s.finish_run(id, &outcome).await })
+            .await
+    }
+    async fn interrupt_active_runs(&self) -> Result<Vec<RunId>> {
+        self.detached(|s| async move { s.interrupt_active_runs().await })
+            .await
+    }
+}

@@ -29,7 +29,8 @@ use crate::tool::{ToolContext, ToolInfo, ToolRegistry};
 pub struct RuntimeConfig {
     /// `BaseContext` and `SubAgentContext`.
     pub defaults: ContextDefaults,
-    /// Runs executing at once; more wait, `pending`, for a slot.
+    /// Runs executing at once (top-level runs and subagent runs each); more wait, `pending`,
+    /// for a slot.
     pub max_concurrent_runs: usize,
     /// Longest a caller may block in [`Runtime::wait`].
     pub max_wait: Duration,
@@ -93,7 +94,12 @@ struct Inner {
     middleware: Vec<Arc<dyn MiddlewareFactory>>,
     /// Runs executing here. A std `Mutex`: never held across an `.await`.
     active: Mutex<HashMap<RunId, ActiveRun>>,
+    /// Execution slots of top-level runs.
     slots: Arc<Semaphore>,
+    /// Execution slots of subagent runs, apart from `slots`: a parent waiting in `task` holds
+    /// its slot, so children drawing from the same pool could starve behind their parents.
+    /// Subagents never nest, so two pools cannot deadlock.
+    child_slots: Arc<Semaphore>,
     /// Cancelled on shutdown: every run stops and is marked `interrupted`.
     shutdown: CancellationToken,
 }
@@ -117,6 +123,7 @@ pub struct RuntimeParts {
 impl Runtime {
     pub fn new(parts: RuntimeParts) -> Self {
         let slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
+        let child_slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
         Self {
             inner: Arc::new(Inner {
                 store: parts.store,
@@ -130,6 +137,7 @@ impl Runtime {
                 middleware: vec![Arc::new(crate::subagents::SubagentMiddlewareFactory)],
                 active: Mutex::new(HashMap::new()),
                 slots,
+                child_slots,
                 shutdown: CancellationToken::new(),
             }),
         }
@@ -262,8 +270,13 @@ impl Runtime {
         cancel: CancellationToken,
     ) {
         let store = Arc::clone(&self.inner.store);
+        let pool = if run.parent_run_id.is_some() {
+            &self.inner.child_slots
+        } else {
+            &self.inner.slots
+        };
         let permit = tokio::select! {
-            permit = Arc::clone(&self.inner.slots).acquire_owned() => permit.ok(),
+            permit = Arc::clone(pool).acquire_owned() => permit.ok(),
             () = cancel.cancelled() => None,
         };
         let usage = Arc::new(Mutex::new(Usage::default()));

@@ -452,6 +452,25 @@ async fn cancelling_the_parent_cancels_its_synchronous_child() {
 }
 
 #[tokio::test]
+async fn parents_holding_every_slot_do_not_starve_their_children() {
+    let config = ars_runtime::RuntimeConfig {
+        max_concurrent_runs: 1,
+        ..Default::default()
+    };
+    let h = common::harness_config(config).await;
+    sub(&h, "helper", json!([{"text": "child done"}])).await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [task("helper", "x")]}, {"text": "{{last_tool_result.output}}"}]),
+        &[],
+        None,
+    )
+    .await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.output.as_deref(), Some("child done"));
+}
+
+#[tokio::test]
 async fn two_tasks_in_one_turn_run_concurrently() {
     let h = harness().await;
     sub(&h, "helper", json!([{"text": "done", "delay_ms": 400}])).await;

@@ -69,6 +69,14 @@ pub async fn harness() -> Harness {
 }
 
 pub async fn harness_with(defaults: ContextDefaults) -> Harness {
+    harness_config(RuntimeConfig {
+        defaults,
+        ..RuntimeConfig::default()
+    })
+    .await
+}
+
+pub async fn harness_config(config: RuntimeConfig) -> Harness {
     let (store, db) = ars_store::test_support::sqlite_fresh().await;
     let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
     let data = tempfile::tempdir().unwrap();
@@ -87,10 +95,7 @@ pub async fn harness_with(defaults: ContextDefaults) -> Harness {
             data.path().to_path_buf(),
         ))),
         tools: ToolRegistry::new(tools),
-        config: RuntimeConfig {
-            defaults,
-            ..RuntimeConfig::default()
-        },
+        config,
     });
     let mut h = Harness {
         runtime,

@@ -1,0 +1,192 @@
+//! Subagent delegation benchmarks (durable SQLite store, scripted models):
+//!
+//! - `turn [N]` (default 1000): one parent turn with one synchronous `task`, zero-latency
+//!   models; median and p99 per turn, one turn at a time.
+//! - `fanout [N]` (default 1000): N concurrent parent turns, each delegating one `task` to a
+//!   child whose model answers after 1 s; total wall time and the process's peak RSS. Run each
+//!   N in its own process so the peak belongs to it.
+//!
+//! `cargo bench -p ars-runtime --bench subagents -- fanout 10000`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use ars_domain::{
+    Agent, AgentConfig, AgentContext, AgentDraft, Backend, Caller, ModelConfig, Role, RunStatus,
+    ShareConfig, Thread,
+};
+use ars_events::InProcessBus;
+use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, StartRun};
+use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_store::{NewUser, Store};
+
+fn model(script: Value) -> Option<ModelConfig> {
+    Some(ModelConfig {
+        provider: "scripted".into(),
+        name: "bench".into(),
+        temperature: None,
+        max_tokens: None,
+        top_p: None,
+        script: Some(script),
+    })
+}
+
+async fn agent(
+    store: &dyn Store,
+    owner: &Caller,
+    slug: &str,
+    backend: Backend,
+    script: Value,
+) -> Agent {
+    let draft = AgentDraft {
+        slug: slug.into(),
+        name: slug.into(),
+        description: format!("{slug} bench agent"),
+        backend,
+        config: AgentConfig {
+            context: AgentContext {
+                model: model(script),
+                tools: Some(Vec::new()),
+                subagents: (backend == Backend::Default).then(|| vec!["child".to_string()]),
+                ..AgentContext::default()
+            },
+        },
+        share_config: ShareConfig::default(),
+        is_default: false,
+    };
+    store.create_agent(&draft, Some(owner.id)).await.unwrap()
+}
+
+/// Peak resident set size of this process, from `/proc/self/status` (`VmHWM`), in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let mode = args.first().cloned().unwrap_or_else(|| "turn".into());
+    let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let child_delay_ms = if mode == "fanout" { 1000 } else { 0 };
+
+    let (sqlite, _db) = ars_store::test_support::sqlite_fresh().await;
+    let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(sqlite));
+    let dir = tempfile::tempdir().unwrap();
+    let user = store
+        .create_user(NewUser {
+            username: "bench".into(),
+            password_hash: "x".into(),
+            role: Role::User,
+        })
+        .await
+        .unwrap();
+    let caller = Caller::from(&user);
+    let runtime = Runtime::new(RuntimeParts {
+        store: Arc::clone(&store),
+        events: Arc::new(InProcessBus::new(Default::default())),
+        models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+        sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
+            dir.path().to_path_buf(),
+        ))),
+        tools: ars_runtime::builtin_tools(),
+        config: RuntimeConfig {
+            max_concurrent_runs: n.max(1),
+            ..RuntimeConfig::default()
+        },
+    });
+    agent(
+        &*store,
+        &caller,
+        "child",
+        Backend::SubAgent,
+        json!([{"text": "child result", "delay_ms": child_delay_ms}]),
+    )
+    .await;
+    let parent_script = json!([
+        {"tool_calls": [{"name": "task", "arguments": {"description": "do the sub-task", "subagent_slug": "child"}}]},
+        {"text": "{{last_tool_result.output}}"}
+    ]);
+    let parent = agent(&*store, &caller, "parent", Backend::Default, parent_script).await;
+    let mut threads = Vec::with_capacity(n);
+    for _ in 0..n {
+        threads.push(
+            store
+                .create_thread(&Thread::new_root(user.id, parent.id, "bench".into()))
+                .await
+                .unwrap(),
+        );
+    }
+    let turn = |thread: Thread| {
+        let runtime = runtime.clone();
+        async move {
+            let run = runtime
+                .start_run(StartRun {
+                    thread,
+                    caller,
+                    input: "delegate".into(),
+                    parent: None,
+                })
+                .await
+                .unwrap();
+            let (run, _) = runtime
+                .wait(run.id, Duration::from_secs(600))
+                .await
+                .unwrap();
+            assert_eq!(run.status, RunStatus::Success, "{run:?}");
+            assert_eq!(run.output.as_deref(), Some("child result"));
+        }
+    };
+
+    match mode.as_str() {
+        "fanout" => {
+            let started = Instant::now();
+            let turns: Vec<_> = threads.into_iter().map(|t| tokio::spawn(turn(t))).collect();
+            for t in turns {
+                t.await.unwrap();
+            }
+            let wall = started.elapsed();
+            println!(
+                "fanout: N = {n} concurrent parent turns, each one `task` to a child answering after 1 s"
+            );
+            println!(
+                "fanout: wall {:.2} s, peak RSS {:.0} MiB",
+                wall.as_secs_f64(),
+                peak_rss_mib()
+            );
+        }
+        _ => {
+            let mut latencies = Vec::with_capacity(n);
+            for thread in threads {
+                let t = Instant::now();
+                turn(thread).await;
+                latencies.push(t.elapsed());
+            }
+            latencies.sort();
+            println!(
+                "turn: N = {n} parent turns, one synchronous `task` each, zero-latency models"
+            );
+            println!(
+                "turn: median {:.2} ms, p99 {:.2} ms",
+                percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+                percentile(&latencies, 0.99).as_secs_f64() * 1e3
+            );
+        }
+    }
+}

@@ -7,7 +7,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::ValidationError;
+use ars_domain::{RunId, ValidationError};
+use ars_events::EventError;
+use ars_runtime::RuntimeError;
 use ars_store::StoreError;
 
 /// The JSON body of every error response.
@@ -26,6 +28,10 @@ pub struct ErrorDetail {
     /// The dotted path of the payload field at fault, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// `busy` errors: the run that keeps the thread busy, to watch or cancel instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub active_run_id: Option<RunId>,
 }
 
 /// An error answer of the HTTP API.
@@ -55,6 +61,15 @@ pub enum ApiError {
         message: String,
         field: Option<String>,
     },
+    /// 409: the thread has an active run; nothing was queued or deleted.
+    #[error("{message}")]
+    Busy {
+        message: String,
+        active_run_id: RunId,
+    },
+    /// 410: what was asked for existed but is no longer kept (expired run events).
+    #[error("{0}")]
+    Gone(String),
     /// 413: the body is over the limit.
     #[error("request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
@@ -98,7 +113,8 @@ impl ApiError {
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::Conflict { .. } | Self::Busy { .. } => StatusCode::CONFLICT,
+            Self::Gone(_) => StatusCode::GONE,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
@@ -114,6 +130,8 @@ impl ApiError {
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::Conflict { .. } => "conflict",
+            Self::Busy { .. } => "busy",
+            Self::Gone(_) => "gone",
             Self::PayloadTooLarge { .. } => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Unprocessable { .. } => "validation_failed",
@@ -146,6 +164,10 @@ impl IntoResponse for ApiError {
                 code: self.code(),
                 message,
                 field: self.field(),
+                active_run_id: match &self {
+                    Self::Busy { active_run_id, .. } => Some(*active_run_id),
+                    _ => None,
+                },
             },
         };
         let mut response = (status, axum::Json(body)).into_response();
@@ -167,10 +189,46 @@ impl From<StoreError> for ApiError {
                 field: Some(field.to_string()),
             },
             StoreError::NotFound => Self::NotFound("not found".into()),
+            StoreError::Busy { active } => Self::busy(active),
             StoreError::Invalid(detail) => Self::Unprocessable {
                 message: detail,
                 field: None,
             },
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl ApiError {
+    /// The 409 for a thread that already has an active run.
+    pub fn busy(active_run_id: RunId) -> Self {
+        Self::Busy {
+            message: format!(
+                "the thread already has an active run ({active_run_id}); wait for it or cancel it"
+            ),
+            active_run_id,
+        }
+    }
+}
+
+impl From<RuntimeError> for ApiError {
+    fn from(err: RuntimeError) -> Self {
+        match err {
+            RuntimeError::Busy { active } => Self::busy(active),
+            RuntimeError::NotFound(what) => Self::not_found(what),
+            RuntimeError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<EventError> for ApiError {
+    fn from(err: EventError) -> Self {
+        match err {
+            EventError::NotRetained => Self::Gone(
+                "the run's events are no longer retained; read the run and the thread's \
+                 messages instead"
+                    .into(),
+            ),
             other => Self::Internal(other.to_string()),
         }
     }

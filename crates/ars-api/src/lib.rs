@@ -3,8 +3,12 @@
 //! [`app`] builds the whole router from an [`AppState`]; [`serve`] runs it on a listener until a
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
-//! **Boundary:** this is the only crate that knows axum, HTTP status codes and the JSON wire
-//! shapes of requests and errors. Rules live in `ars-domain`; persistence in `ars-store`.
+//! Routes live in `routes/`, one module per resource: agents, auth, users, threads, runs, run
+//! events (SSE) and the catalog of models and tools.
+//!
+//! **Boundary:** this is the only crate that knows axum, HTTP status codes, SSE and the JSON wire
+//! shapes of requests and errors. Rules live in `ars-domain`; persistence in `ars-store`; runs
+//! in `ars-runtime`, which this crate drives and which never imports it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,6 +22,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use ars_domain::ContextDefaults;
+use ars_runtime::Runtime;
 use ars_store::Store;
 
 pub mod accounts;
@@ -56,15 +61,19 @@ impl Default for ApiConfig {
 /// Shared state of every handler: a cheap `Clone` of a few `Arc`s.
 #[derive(Clone)]
 pub struct AppState {
+    /// Users, tokens, agents, threads, messages and runs.
     pub store: Arc<dyn Store>,
     pub config: Arc<ApiConfig>,
+    /// Starts, cancels and waits for runs; knows the tools, the models and the event bus.
+    pub runtime: Runtime,
 }
 
 impl AppState {
-    pub fn new(store: Arc<dyn Store>, config: ApiConfig) -> Self {
+    pub fn new(store: Arc<dyn Store>, config: ApiConfig, runtime: Runtime) -> Self {
         Self {
             store,
             config: Arc::new(config),
+            runtime,
         }
     }
 }

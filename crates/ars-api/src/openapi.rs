@@ -18,6 +18,9 @@ use crate::ErrorBody;
         (name = "auth", description = "Login and API tokens"),
         (name = "users", description = "User accounts"),
         (name = "agents", description = "Agents and subagents (one kind of row)"),
+        (name = "threads", description = "Conversations with an agent and their messages"),
+        (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
+        (name = "catalog", description = "Configured model providers and built-in tools"),
         (name = "system", description = "Health and metadata"),
     )
 )]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 /// ARS, the agent runtime server.
 #[derive(Debug, Parser)]
@@ -21,6 +21,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP server (migrates the database first).
     Serve,
+    /// Chat with an agent in the terminal, over a server's HTTP API.
+    Chat(ChatArgs),
     /// Apply database migrations and exit.
     Migrate,
     /// Manage users.
@@ -29,6 +31,23 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+}
+
+/// `ars chat`: without `--url`, an embedded server on the configured store is started
+/// in-process and the chat talks to it over HTTP exactly as it would to a remote one.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The agent to talk to: its slug (or id).
+    pub agent: String,
+    /// A running ARS server, e.g. `http://127.0.0.1:8080`. Default: start one in-process.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The bearer token for `--url`.
+    #[arg(long, env = "ARS_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Without `--url`: the user to chat as (a short-lived token is minted for them).
+    #[arg(long, default_value = ars_domain::user::ADMIN_USERNAME)]
+    pub user: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,10 +11,12 @@ use ars_store::Store;
 
 use crate::cli::{Command, TokenCommand, UserCommand};
 use crate::config::Config;
+use crate::server;
 
 pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
         Command::Serve => serve(config).await,
+        Command::Chat(args) => crate::chat::run(args, config).await,
         Command::Migrate => {
             let store = open_store(&config).await?;
             tracing::info!(store = store.kind(), "migrations applied");
@@ -26,7 +28,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
 }
 
 /// Connects (creating the data dir for SQLite) and runs migrations.
-async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
+pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
     let url = config.database_url();
@@ -49,7 +51,31 @@ fn redact(url: &str) -> String {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let store = open_store(&config).await?;
-    match accounts::ensure_admin(&*store, config.admin_password.as_deref()).await? {
+    let state = server::build(&config, Arc::clone(&store))?;
+    // Runs a previous process left active were cut off: they end `interrupted`, with every
+    // message they committed, and their threads take new runs again.
+    state
+        .runtime
+        .recover()
+        .await
+        .context("cannot mark interrupted runs")?;
+    ensure_admin(&*store, config.admin_password.as_deref()).await?;
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.bind))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(store = store.kind(), data_dir = %config.data_dir.display(), "listening on http://{addr}");
+    server::run(listener, state, shutdown_signal()).await?;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Creates the `admin` user on an empty database, logging a generated password once.
+pub async fn ensure_admin(store: &dyn Store, password: Option<&str>) -> anyhow::Result<()> {
+    match accounts::ensure_admin(store, password)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot create the admin user: {e}"))?
+    {
         AdminBootstrap::Existing => {}
         AdminBootstrap::Created => tracing::info!("created user `admin` with ARS_ADMIN_PASSWORD"),
         AdminBootstrap::CreatedWithPassword(password) => tracing::warn!(
@@ -57,14 +83,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             "created user `admin` with a generated password; it is shown only this once"
         ),
     }
-    let listener = tokio::net::TcpListener::bind(config.bind)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.bind))?;
-    let addr = listener.local_addr()?;
-    tracing::info!(store = store.kind(), data_dir = %config.data_dir.display(), "listening on http://{addr}");
-    let state = ars_api::AppState::new(store, config.api_config());
-    ars_api::serve(listener, state, shutdown_signal()).await?;
-    tracing::info!("shut down");
     Ok(())
 }
 
@@ -94,7 +112,7 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = terminate => {}
     }
-    tracing::info!("shutdown requested; finishing in-flight requests");
+    tracing::info!("shutdown requested; no new connections, stopping active runs");
 }
 
 async fn user(cmd: UserCommand, store: &dyn Store) -> anyhow::Result<()> {

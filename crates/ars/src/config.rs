@@ -8,6 +8,8 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 use ars_domain::ContextDefaults;
+use ars_models::ModelsConfig;
+use ars_sandbox::ShellMode;
 
 /// Every setting of the server.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -32,6 +34,38 @@ pub struct Config {
     pub log_format: LogFormat,
     /// `BaseContext` and `SubAgentContext` (`[defaults.base]`, `[defaults.subagent]`).
     pub defaults: ContextDefaults,
+    /// Model providers (`[[models.providers]]`, `[models.openai]` timing). `OPENAI_BASE_URL` and
+    /// `OPENAI_API_KEY` add an `openai` provider on their own; `scripted` always exists.
+    pub models: ModelsConfig,
+    /// `provider/name` (`ARS_DEFAULT_MODEL`): the `BaseContext` model, overriding
+    /// `[defaults.base.model]`. Applied by [`Config::load`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    /// How `execute` runs commands (`ARS_SANDBOX`): `bubblewrap` (isolated) or `host`.
+    pub sandbox: SandboxMode,
+    /// Seconds a finished run's events stay available for SSE replay (`ARS_EVENT_RETENTION_S`).
+    pub event_retention_s: u64,
+    /// Runs executing at once; more wait as `pending` (`ARS_MAX_CONCURRENT_RUNS`).
+    pub max_concurrent_runs: usize,
+}
+
+/// The `execute` tool's isolation, as configured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Commands run under bubblewrap and see only their scope (SPEC §6).
+    Bubblewrap,
+    /// Commands run unconfined on the host: development machines without bubblewrap only.
+    Host,
+}
+
+impl From<SandboxMode> for ShellMode {
+    fn from(mode: SandboxMode) -> Self {
+        match mode {
+            SandboxMode::Bubblewrap => ShellMode::Bubblewrap,
+            SandboxMode::Host => ShellMode::Host,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +86,11 @@ impl Default for Config {
             session_ttl_hours: 24 * 30,
             log_format: LogFormat::Pretty,
             defaults: ContextDefaults::default(),
+            models: ModelsConfig::default(),
+            default_model: None,
+            sandbox: SandboxMode::Bubblewrap,
+            event_retention_s: 60 * 60,
+            max_concurrent_runs: 256,
         }
     }
 }
@@ -60,7 +99,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 7] = [
+const SETTINGS: [&str; 11] = [
     "bind",
     "data_dir",
     "database_url",
@@ -68,6 +107,10 @@ const SETTINGS: [&str; 7] = [
     "body_limit",
     "session_ttl_hours",
     "log_format",
+    "default_model",
+    "sandbox",
+    "event_retention_s",
+    "max_concurrent_runs",
 ];
 
 impl Config {
@@ -95,9 +138,15 @@ impl Config {
     }
 
     fn from_figment(figment: Figment) -> anyhow::Result<Self> {
-        figment
+        let mut config: Self = figment
             .extract()
-            .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))
+            .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
+        if let Some(reference) = &config.default_model {
+            let model = ars_models::parse_model_ref(reference)
+                .map_err(|e| anyhow::anyhow!("invalid configuration: default_model: {e}"))?;
+            config.defaults.base.model = Some(model);
+        }
+        Ok(config)
     }
 
     /// The database URL in force: configured, or `sqlite://<data dir>/ars.db`.
@@ -114,13 +163,26 @@ impl Config {
             session_ttl: chrono::Duration::hours(self.session_ttl_hours.into()),
         }
     }
+
+    pub fn runtime_config(&self) -> ars_runtime::RuntimeConfig {
+        ars_runtime::RuntimeConfig {
+            defaults: self.defaults.clone(),
+            max_concurrent_runs: self.max_concurrent_runs,
+            ..ars_runtime::RuntimeConfig::default()
+        }
+    }
 }
 
-/// Structured logs to stderr; `RUST_LOG` overrides the default filter.
-pub fn init_tracing(config: &Config) {
+/// Structured logs to stderr; `RUST_LOG` overrides the default filter, which is `warn` when
+/// `quiet` (a terminal chat).
+pub fn init_tracing(config: &Config, quiet: bool) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
+    let default = if quiet {
+        "warn"
+    } else {
+        "info,sqlx=warn,tower_http=info"
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -172,6 +234,54 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(config.database_url(), "sqlite:///tmp/x/ars.db");
+    }
+
+    #[test]
+    fn runtime_settings_come_from_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "ars.toml",
+                r#"
+                [[models.providers]]
+                name = "local"
+                kind = "openai-compatible"
+                base_url = "http://127.0.0.1:11434/v1"
+                "#,
+            )?;
+            jail.set_env("ARS_DEFAULT_MODEL", "local/llama3.1:8b");
+            jail.set_env("ARS_SANDBOX", "host");
+            jail.set_env("ARS_EVENT_RETENTION_S", "5");
+            jail.set_env("ARS_MAX_CONCURRENT_RUNS", "3");
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            let model = config.defaults.base.model.clone().unwrap_or_else(|| {
+                panic!("ARS_DEFAULT_MODEL sets the base model");
+            });
+            assert_eq!(
+                (model.provider.as_str(), model.name.as_str()),
+                ("local", "llama3.1:8b")
+            );
+            assert_eq!(config.models.providers[0].name, "local");
+            assert_eq!(config.sandbox, SandboxMode::Host);
+            assert_eq!(config.event_retention_s, 5);
+            assert_eq!(config.runtime_config().max_concurrent_runs, 3);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_malformed_default_model_is_refused() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("ARS_DEFAULT_MODEL", "gpt-4o");
+            let error = Config::load(None)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.contains("default_model"), "{error}");
+            jail.set_env("ARS_DEFAULT_MODEL", "openai/gpt-4o");
+            jail.set_env("ARS_SANDBOX", "docker");
+            assert!(Config::load(None).is_err());
+            Ok(())
+        });
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The `ars` binary: parse arguments, load configuration, start logging, dispatch.
 
+mod chat;
 mod cli;
 mod commands;
 mod config;
+mod server;
 
 use clap::Parser;
 
@@ -10,6 +12,8 @@ use clap::Parser;
 async fn main() -> anyhow::Result<()> {
     let cli = cli::Cli::parse();
     let config = config::Config::load(cli.config.as_deref())?;
-    config::init_tracing(&config);
+    // A terminal chat shows the conversation; the server's request logs would drown it.
+    let quiet = matches!(cli.command, cli::Command::Chat(_));
+    config::init_tracing(&config, quiet);
     commands::run(cli.command, config).await
 }

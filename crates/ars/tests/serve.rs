@@ -3,111 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod common;
 
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{BIN, Server, call};
 use serde_json::{Value, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_ars");
-
-/// A running `ars serve` and the lines it logged so far.
-struct Server {
-    child: Child,
-    base: String,
-    lines: mpsc::Receiver<String>,
-    log: Vec<String>,
-}
-
-impl Server {
-    fn start(data_dir: &Path, admin_password: Option<&str>) -> Server {
-        let mut cmd = Command::new(BIN);
-        cmd.arg("serve")
-            .current_dir(data_dir)
-            .env("ARS_DATA_DIR", data_dir.join("data"))
-            .env("ARS_BIND", "127.0.0.1:0")
-            .env_remove("ARS_DATABASE_URL")
-            .env_remove("ARS_ADMIN_PASSWORD")
-            .env("RUST_LOG", "info")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null());
-        if let Some(p) = admin_password {
-            cmd.env("ARS_ADMIN_PASSWORD", p);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server {
-            child,
-            base: String::new(),
-            lines,
-            log: Vec::new(),
-        };
-        let line = server.wait_for("listening on http://");
-        let at = line.find("http://").unwrap();
-        server.base = line[at..].split_whitespace().next().unwrap().to_string();
-        server
-    }
-
-    fn wait_for(&mut self, needle: &str) -> String {
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(60))
-                .unwrap_or_else(|_| panic!("no `{needle}` in the log:\n{}", self.log.join("\n")));
-            self.log.push(line.clone());
-            if line.contains(needle) {
-                return line;
-            }
-        }
-    }
-
-    fn terminate(mut self) -> std::process::ExitStatus {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        for _ in 0..100 {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        self.child.kill().unwrap();
-        panic!("server did not stop on SIGTERM");
-    }
-}
-
-async fn call(
-    method: reqwest::Method,
-    url: String,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut req = reqwest::Client::new().request(method, url);
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status().as_u16();
-    let bytes = res.bytes().await.unwrap();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
 
 fn slugs(list: &Value) -> Vec<&str> {
     list.as_array()

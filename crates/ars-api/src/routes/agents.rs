@@ -1,7 +1,8 @@
 //! Agents and subagents: one CRUD API over one kind of row (SPEC §1–3).
 //!
-//! Every write goes through [`AgentInput::validate`] (the domain's rules) and a check that the
-//! users named in `share_config` exist; reads go through [`Caller::can_view`]. An agent the
+//! Every write goes through [`AgentInput::validate`] (the domain's rules), the runtime's rules
+//! (`agent_runtime_rules`: known tools, a configured provider, a valid script) and a check
+//! that the users named in `share_config` exist; reads go through [`Caller::can_view`]. An agent the
 //! caller cannot see answers 404, never 403, so its existence does not leak.
 
 use axum::Json;
@@ -82,7 +83,11 @@ impl From<AgentInput> for AgentWrite {
 }
 
 /// Loads an agent by id (or slug) that `caller` can see; anything else is a 404.
-async fn visible_agent(state: &AppState, caller: &Caller, key: &str) -> Result<Agent, ApiError> {
+pub(crate) async fn visible_agent(
+    state: &AppState,
+    caller: &Caller,
+    key: &str,
+) -> Result<Agent, ApiError> {
     let found = match AgentId::parse(key) {
         Some(id) => state.store.agent(id).await?,
         None if key.len() <= 64 => state.store.agent_by_slug(key).await?,
@@ -107,7 +112,8 @@ async fn managed_agent(state: &AppState, caller: &Caller, key: &str) -> Result<A
     Ok(agent)
 }
 
-/// Validates a write and checks that every user `share_config` names exists.
+/// Validates a write, checks it against what the runtime offers (tools, model providers,
+/// scripts), and checks that every user `share_config` names exists.
 async fn validated(
     state: &AppState,
     caller: &Caller,
@@ -115,6 +121,7 @@ async fn validated(
     existing: Option<&Agent>,
 ) -> Result<AgentDraft, ApiError> {
     let draft = input.validate(caller, existing)?;
+    super::agent_runtime_rules::check(&state.runtime, &draft.config.context)?;
     let share = &draft.share_config;
     let named: Vec<_> = share.referenced_users().collect();
     if !named.is_empty() {

@@ -5,9 +5,14 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 
+mod agent_runtime_rules;
 mod agents;
 mod auth;
+mod catalog;
+mod events;
 mod health;
+mod runs;
+mod threads;
 mod users;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -28,4 +33,18 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(agents::set_default))
         .routes(routes!(agents::resolved_context))
+        .routes(routes!(threads::list_threads, threads::create_thread))
+        .routes(routes!(
+            threads::get_thread,
+            threads::rename_thread,
+            threads::delete_thread
+        ))
+        .routes(routes!(threads::list_messages))
+        .routes(routes!(runs::list_runs, runs::start_run))
+        .routes(routes!(runs::get_run))
+        .routes(routes!(runs::wait_run))
+        .routes(routes!(runs::cancel_run))
+        .routes(routes!(events::run_events))
+        .routes(routes!(catalog::list_models))
+        .routes(routes!(catalog::list_tools))
 }

@@ -3,19 +3,41 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use ars_api::{ApiConfig, AppState, accounts};
 use ars_domain::Role;
+use ars_events::{InProcessBus, InProcessConfig};
+use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, builtin_tools};
+use ars_sandbox::{LocalSandbox, SandboxConfig};
 use ars_store::Store;
 
 pub const ADMIN_PASSWORD: &str = "admin-password";
 
+/// What a test may tune besides the API configuration.
+pub struct Setup {
+    pub api: ApiConfig,
+    /// How long a finished run's events stay available to subscribers.
+    pub event_retention: Duration,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            api: ApiConfig::default(),
+            event_retention: InProcessConfig::default().retention,
+        }
+    }
+}
+
 pub struct TestApp {
     pub base: String,
     pub store: Arc<dyn Store>,
+    pub runtime: Runtime,
     pub client: reqwest::Client,
     /// The admin's bearer token.
     pub admin: String,
@@ -47,21 +69,50 @@ impl TestApp {
     }
 
     pub async fn spawn_with(config: ApiConfig) -> Self {
+        Self::spawn_setup(Setup {
+            api: config,
+            ..Setup::default()
+        })
+        .await
+    }
+
+    /// A server with a real runtime: fresh SQLite store, in-process event bus, no model
+    /// providers besides the built-in `scripted` one, a host-shell sandbox in the test's temp
+    /// dir, and every built-in tool.
+    pub async fn spawn_setup(setup: Setup) -> Self {
         let (store, dir) = ars_store::test_support::sqlite_fresh().await;
         let store: Arc<dyn Store> = Arc::new(store);
         accounts::ensure_admin(&*store, Some(ADMIN_PASSWORD))
             .await
             .unwrap();
+        let events = InProcessBus::new(InProcessConfig {
+            retention: setup.event_retention,
+            ..InProcessConfig::default()
+        });
+        let models = ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap();
+        let sandbox = SandboxConfig::new(dir.path().join("sandbox"));
+        let runtime = Runtime::new(RuntimeParts {
+            store: Arc::clone(&store),
+            events: Arc::new(events),
+            models: Arc::new(models),
+            sandbox: Arc::new(LocalSandbox::new(sandbox)),
+            tools: builtin_tools(),
+            config: RuntimeConfig {
+                defaults: setup.api.defaults.clone(),
+                ..RuntimeConfig::default()
+            },
+        });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let state = AppState::new(Arc::clone(&store), config);
+        let state = AppState::new(Arc::clone(&store), setup.api, runtime.clone());
         tokio::spawn(ars_api::serve(listener, state, async {
             let _ = rx.await;
         }));
         let mut app = TestApp {
             base,
             store,
+            runtime,
             client: reqwest::Client::new(),
             admin: String::new(),
             _dir: dir,
@@ -191,6 +242,127 @@ impl TestApp {
             .iter()
             .map(|a| a["slug"].as_str().unwrap().to_string())
             .collect()
+    }
+}
+
+/// One SSE message as received: `event:`, `id:` and `data:` (parsed as JSON).
+#[derive(Debug, Clone)]
+pub struct SseMessage {
+    pub event: String,
+    pub id: Option<u64>,
+    pub data: Value,
+}
+
+/// Splits an SSE body into messages; comment lines (keep-alives) are skipped.
+pub fn parse_sse(body: &str) -> Vec<SseMessage> {
+    let mut messages = Vec::new();
+    for block in body.split("\n\n") {
+        let (mut event, mut id, mut data) = (String::from("message"), None, String::new());
+        let mut seen = false;
+        for line in block.lines() {
+            if line.starts_with(':') || line.is_empty() {
+                continue;
+            }
+            let (key, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            seen = true;
+            match key {
+                "event" => event = value.to_string(),
+                "id" => id = Some(value.parse().unwrap()),
+                "data" => {
+                    if !data.is_empty() {
+                        data.push('\n');
+                    }
+                    data.push_str(value);
+                }
+                other => panic!("unexpected SSE field {other:?}"),
+            }
+        }
+        if seen {
+            messages.push(SseMessage {
+                event,
+                id,
+                data: serde_json::from_str(&data).unwrap(),
+            });
+        }
+    }
+    messages
+}
+
+impl TestApp {
+    /// Creates a normal agent with a scripted model playing `script`; returns its JSON.
+    pub async fn scripted_agent(&self, token: &str, slug: &str, script: Value) -> Value {
+        self.agent(
+            token,
+            json!({"slug": slug, "name": format!("Scripted {slug}"), "config_json": {"context": {
+                "model": {"provider": "scripted", "name": "demo", "script": script}}}}),
+        )
+        .await
+    }
+
+    /// Creates a thread with `agent` (id or slug) and returns its id, asserting 201.
+    pub async fn thread(&self, token: &str, agent: &str) -> String {
+        let reply = self
+            .post("/api/threads", token, json!({"agent_id": agent}))
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+        reply.body["id"].as_str().unwrap().to_string()
+    }
+
+    /// Starts a run and returns its id, asserting 202.
+    pub async fn start_run(&self, token: &str, thread: &str, input: &str) -> String {
+        let reply = self
+            .post(
+                &format!("/api/threads/{thread}/runs"),
+                token,
+                json!({"input": input}),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.body);
+        reply.body["run"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Waits up to `timeout_s` for a run; returns the `{run, wait_timed_out}` body.
+    pub async fn wait(&self, token: &str, run: &str, timeout_s: u64) -> Value {
+        let reply = self
+            .get(
+                &format!("/api/runs/{run}/wait?timeout_s={timeout_s}"),
+                token,
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        reply.body
+    }
+
+    /// Reads a run's whole SSE stream (it ends after the terminal event), optionally resuming
+    /// after `last_event_id`. Answers the status and the messages.
+    pub async fn events(
+        &self,
+        token: &str,
+        run: &str,
+        last_event_id: Option<u64>,
+    ) -> (StatusCode, Vec<SseMessage>) {
+        let mut req = self
+            .client
+            .get(format!("{}/api/runs/{run}/events", self.base))
+            .bearer_auth(token);
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let res = tokio::time::timeout(Duration::from_secs(30), req.send())
+            .await
+            .expect("the event stream answers")
+            .unwrap();
+        let status = res.status();
+        if status != StatusCode::OK {
+            return (status, Vec::new());
+        }
+        assert_eq!(res.headers()["content-type"], "text/event-stream");
+        let body = tokio::time::timeout(Duration::from_secs(30), res.text())
+            .await
+            .expect("the event stream ends after the terminal event")
+            .unwrap();
+        (status, parse_sse(&body))
     }
 }
 

@@ -1,0 +1,119 @@
+//! What agents can be built from on this server: `GET /api/models` (configured providers and the
+//! default model) and `GET /api/tools` (the built-in tools with their argument schemas).
+//!
+//! The wire types are defined here, at the edge, from the runtime's own descriptions; no API
+//! key or provider header ever appears in them.
+
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use ars_models::ProviderKind;
+
+use crate::{ApiError, AppState, Auth, ErrorBody};
+
+/// A configured model provider.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelProvider {
+    /// What agents write in `config_json.context.model.provider`.
+    name: String,
+    /// `openai-compatible` or `scripted`.
+    kind: String,
+    /// The API root; absent for `scripted`, which needs no server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base_url: Option<String>,
+    /// Advertised model names; the provider may accept others too.
+    models: Vec<String>,
+}
+
+/// A model reference: provider and model name.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelRef {
+    provider: String,
+    name: String,
+}
+
+/// The answer to `GET /api/models`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelCatalog {
+    providers: Vec<ModelProvider>,
+    /// The `BaseContext` model agents without their own inherit; `null` when none is set
+    /// (such agents cannot run until one is).
+    default_model: Option<ModelRef>,
+}
+
+/// A built-in tool, as an agent's `config_json.context.tools` names it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolDescription {
+    name: String,
+    /// When the model should use it.
+    description: String,
+    /// The JSON Schema of its arguments.
+    #[schema(value_type = Object)]
+    parameters: Value,
+}
+
+fn kind_name(kind: ProviderKind) -> String {
+    match kind {
+        ProviderKind::OpenaiCompatible => "openai-compatible",
+        ProviderKind::Scripted => "scripted",
+    }
+    .to_string()
+}
+
+/// The configured model providers and the default model.
+#[utoipa::path(get, path = "/models", tag = "catalog", security(("bearer" = [])),
+    responses((status = 200, body = ModelCatalog), (status = 401, body = ErrorBody)))]
+pub async fn list_models(
+    State(state): State<AppState>,
+    _auth: Auth,
+) -> Result<Json<ModelCatalog>, ApiError> {
+    let providers = state
+        .runtime
+        .models()
+        .list()
+        .into_iter()
+        .map(|p| ModelProvider {
+            name: p.name,
+            kind: kind_name(p.kind),
+            base_url: p.base_url,
+            models: p.models,
+        })
+        .collect();
+    let default_model = state
+        .runtime
+        .defaults()
+        .base
+        .model
+        .as_ref()
+        .map(|m| ModelRef {
+            provider: m.provider.clone(),
+            name: m.name.clone(),
+        });
+    Ok(Json(ModelCatalog {
+        providers,
+        default_model,
+    }))
+}
+
+/// The built-in tools, by name.
+#[utoipa::path(get, path = "/tools", tag = "catalog", security(("bearer" = [])),
+    responses((status = 200, body = [ToolDescription]), (status = 401, body = ErrorBody)))]
+pub async fn list_tools(
+    State(state): State<AppState>,
+    _auth: Auth,
+) -> Result<Json<Vec<ToolDescription>>, ApiError> {
+    let tools = state
+        .runtime
+        .tool_infos()
+        .into_iter()
+        .map(|t| ToolDescription {
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters,
+        })
+        .collect();
+    Ok(Json(tools))
+}

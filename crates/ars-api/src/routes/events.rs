@@ -1,0 +1,157 @@
+//! `GET /api/runs/{id}/events`: a run's live events as Server-Sent Events.
+//!
+//! The SSE wire shape is defined here and nowhere else. Each run event is one SSE message:
+//!
+//! ```text
+//! event: <EventKind::name()>      e.g. message_delta, tool_call_started, run_status
+//! id: <RunEvent.id>               1, 2, 3, … per run
+//! data: <RunEvent as JSON>        {"id":…,"run_id":…,"thread_id":…,"at":…,"type":…,…}
+//! ```
+//!
+//! Replayed events come first, then live ones; the stream ends right after the terminal
+//! `run_status` event. A reconnecting client sends `Last-Event-ID` (or `?after=N`) and gets
+//! exactly the events after it. Comment lines keep idle connections open every 15 s.
+//!
+//! If the run's events are no longer retained the answer is a plain `410 gone` before any
+//! streaming starts. Should that happen mid-stream (a reader so slow that the events it still
+//! needed were dropped), one last `event: stream_error` message carries an error body
+//! (`{"error":{"code":"gone",…}}`) and the stream ends: the client then reads the run and the
+//! thread's messages instead.
+
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use ars_events::{EventError, RunEvent};
+
+use super::runs::owned_run;
+use crate::extract::ApiQuery;
+use crate::{ApiError, AppState, Auth, ErrorBody, ErrorDetail};
+
+/// How often an idle stream sends a comment line, so proxies do not close it.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The SSE `event:` name of a failure after streaming started.
+const STREAM_ERROR: &str = "stream_error";
+
+const LAST_EVENT_ID: &str = "last-event-id";
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Send only events with a greater id (a `Last-Event-ID` header takes precedence).
+    #[serde(default)]
+    after: Option<u64>,
+}
+
+/// Where to resume: the `Last-Event-ID` header, else `?after=`, else the start.
+fn resume_point(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
+    match headers.get(LAST_EVENT_ID) {
+        None => Ok(query.after.unwrap_or(0)),
+        Some(value) => value
+            .to_str()
+            .ok()
+            .map(str::trim)
+            .and_then(|v| {
+                if v.is_empty() {
+                    Some(0)
+                } else {
+                    v.parse().ok()
+                }
+            })
+            .ok_or_else(|| {
+                ApiError::BadRequest("Last-Event-ID must be an event id (a whole number)".into())
+            }),
+    }
+}
+
+/// One run event as one SSE message.
+fn sse_event(event: &RunEvent) -> Result<Event, axum::Error> {
+    Event::default()
+        .event(event.kind.name())
+        .id(event.id.to_string())
+        .json_data(event)
+}
+
+/// The last message of a stream that cannot go on.
+fn stream_error(error: EventError) -> Result<Event, axum::Error> {
+    let error = ApiError::from(error);
+    let detail = match &error {
+        ApiError::Gone(message) => ErrorDetail {
+            code: "gone",
+            message: message.clone(),
+            field: None,
+            active_run_id: None,
+        },
+        other => {
+            tracing::error!(error = %other, "run event stream failed");
+            ErrorDetail {
+                code: "internal",
+                message: "internal error".into(),
+                field: None,
+                active_run_id: None,
+            }
+        }
+    };
+    Event::default()
+        .event(STREAM_ERROR)
+        .json_data(ErrorBody { error: detail })
+}
+
+/// Streams a run's events (SSE): replay, then live, ending after the terminal `run_status`.
+/// Resume with `Last-Event-ID` or `?after=N`.
+#[utoipa::path(get, path = "/runs/{id}/events", tag = "runs", security(("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "Run id"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id"),
+        EventsQuery,
+    ),
+    responses(
+        (status = 200, content_type = "text/event-stream", body = String,
+         description = "One SSE message per run event: `event:` the event type, `id:` the event id, `data:` the event as JSON"),
+        (status = 400, body = ErrorBody, description = "Unreadable `Last-Event-ID` or query"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 410, body = ErrorBody, description = "The run's events are no longer retained"),
+    ))]
+pub async fn run_events(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<EventsQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, axum::Error>>>, ApiError> {
+    let after = resume_point(&headers, &query)?;
+    let run = owned_run(&state, &auth, &id).await?;
+    let events = state.runtime.events().subscribe(run.id, after).await?;
+    // The bus ends the stream after the terminal event, and an error is always its last item.
+    let stream = events.map(|item| match item {
+        Ok(event) => sse_event(&event),
+        Err(error) => stream_error(error),
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn last_event_id_wins_over_the_query_and_must_be_a_number() {
+        let query = EventsQuery { after: Some(3) };
+        let mut headers = HeaderMap::new();
+        assert_eq!(resume_point(&headers, &query).ok(), Some(3));
+        headers.insert(LAST_EVENT_ID, HeaderValue::from_static("7"));
+        assert_eq!(resume_point(&headers, &query).ok(), Some(7));
+        headers.insert(LAST_EVENT_ID, HeaderValue::from_static("seven"));
+        assert!(matches!(
+            resume_point(&headers, &query),
+            Err(ApiError::BadRequest(_))
+        ));
+    }
+}

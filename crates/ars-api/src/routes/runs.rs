@@ -1,0 +1,197 @@
+//! Runs: start one on a thread, read it, wait for it, cancel it.
+//!
+//! A run executes in the background (`ars-runtime`); `POST` answers `202` at once. At most one
+//! run is active per thread: a second start is a `409 busy` naming the active run, never a
+//! hidden queue. Runs are their owner's alone, like threads: anyone else gets a 404.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use ars_domain::{Run, RunId};
+use ars_runtime::StartRun;
+
+use super::threads::owned_thread;
+use crate::extract::{ApiJson, ApiQuery};
+use crate::{ApiError, AppState, Auth, ErrorBody};
+
+/// Longest run input, in characters.
+pub const MAX_INPUT_CHARS: usize = 100_000;
+
+/// `wait` blocks this long when the caller does not say.
+const DEFAULT_WAIT_S: u64 = 30;
+
+/// The longest `wait` a caller may ask for.
+pub const MAX_WAIT_S: u64 = 600;
+
+/// The body of `POST /api/threads/{id}/runs`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartRunBody {
+    /// The user's message: 1 to 100 000 characters, not blank.
+    input: String,
+}
+
+/// The answer to `POST /api/threads/{id}/runs`: the run, still `pending`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunAccepted {
+    run: Run,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct WaitQuery {
+    /// Seconds to wait for the run to end: 0 to 600, default 30.
+    #[serde(default)]
+    timeout_s: Option<u64>,
+}
+
+/// The answer to `GET /api/runs/{id}/wait`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WaitReply {
+    /// The run: terminal, or as it stood when the wait timed out.
+    run: Run,
+    /// `true` when the timeout passed before the run ended.
+    wait_timed_out: bool,
+}
+
+/// Loads a run the caller owns; anything else (malformed id, missing, someone else's) is a 404.
+pub(crate) async fn owned_run(state: &AppState, auth: &Auth, id: &str) -> Result<Run, ApiError> {
+    let Some(id) = RunId::parse(id) else {
+        return Err(ApiError::not_found("run"));
+    };
+    state
+        .store
+        .run(id)
+        .await?
+        .filter(|r| r.user_id == auth.user.id)
+        .ok_or_else(|| ApiError::not_found("run"))
+}
+
+fn valid_input(input: &str) -> Result<(), ApiError> {
+    if input.trim().is_empty() {
+        return Err(ApiError::unprocessable(
+            "input",
+            "the input must not be blank",
+        ));
+    }
+    if input.chars().count() > MAX_INPUT_CHARS {
+        return Err(ApiError::unprocessable(
+            "input",
+            format!("the input is longer than {MAX_INPUT_CHARS} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Sends the user's message and starts the agent on it, in the background. Follow the run with
+/// `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`.
+#[utoipa::path(post, path = "/threads/{id}/runs", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Thread id")), request_body = StartRunBody,
+    responses(
+        (status = 202, body = RunAccepted),
+        (status = 400, body = ErrorBody, description = "Malformed JSON"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "The thread has an active run; `active_run_id` names it"),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "Blank or over-long `input`"),
+    ))]
+pub async fn start_run(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<StartRunBody>,
+) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
+    valid_input(&body.input)?;
+    let thread = owned_thread(&state, &auth, &id).await?;
+    let run = state
+        .runtime
+        .start_run(StartRun {
+            thread,
+            caller: auth.caller(),
+            input: body.input,
+            parent: None,
+        })
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(RunAccepted { run })))
+}
+
+/// Every run of a thread, oldest first.
+#[utoipa::path(get, path = "/threads/{id}/runs", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Thread id")),
+    responses((status = 200, body = [Run]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_runs(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<Run>>, ApiError> {
+    let thread = owned_thread(&state, &auth, &id).await?;
+    Ok(Json(state.store.thread_runs(&thread.id).await?))
+}
+
+/// One run, as it stands.
+#[utoipa::path(get, path = "/runs/{id}", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Run id")),
+    responses((status = 200, body = Run), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_run(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(owned_run(&state, &auth, &id).await?))
+}
+
+/// Blocks until the run ends or `timeout_s` passes; on timeout answers the current snapshot
+/// with `wait_timed_out: true`.
+#[utoipa::path(get, path = "/runs/{id}/wait", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Run id"), WaitQuery),
+    responses(
+        (status = 200, body = WaitReply),
+        (status = 400, body = ErrorBody, description = "Unreadable query"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "`timeout_s` over 600"),
+    ))]
+pub async fn wait_run(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<WaitQuery>,
+) -> Result<Json<WaitReply>, ApiError> {
+    let timeout_s = query.timeout_s.unwrap_or(DEFAULT_WAIT_S);
+    if timeout_s > MAX_WAIT_S {
+        return Err(ApiError::unprocessable(
+            "timeout_s",
+            format!("timeout_s must be at most {MAX_WAIT_S}"),
+        ));
+    }
+    let run = owned_run(&state, &auth, &id).await?;
+    let (run, wait_timed_out) = state
+        .runtime
+        .wait(run.id, Duration::from_secs(timeout_s))
+        .await?;
+    Ok(Json(WaitReply {
+        run,
+        wait_timed_out,
+    }))
+}
+
+/// Cancels a run and answers it once it has ended (`cancelled`, or whatever it reached first).
+/// Cancelling a run that already ended answers it unchanged.
+#[utoipa::path(post, path = "/runs/{id}/cancel", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Run id")),
+    responses((status = 200, body = Run), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Run>, ApiError> {
+    let run = owned_run(&state, &auth, &id).await?;
+    if run.status.is_terminal() {
+        return Ok(Json(run));
+    }
+    Ok(Json(state.runtime.cancel(run.id).await?))
+}

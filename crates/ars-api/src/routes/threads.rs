@@ -1,0 +1,200 @@
+//! Threads: a user's conversations with an agent, and their persisted history.
+//!
+//! **Invariant:** a thread is its owner's alone. Another user's thread answers 404 exactly like
+//! a missing one — admins included, since conversations are private, not managed resources.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use ars_domain::{Message, Thread, ThreadId};
+
+use super::agents::visible_agent;
+use crate::extract::ApiJson;
+use crate::{ApiError, AppState, Auth, ErrorBody};
+
+/// Longest thread title, in characters.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// The title of a thread created without one.
+const DEFAULT_TITLE: &str = "New thread";
+
+/// The body of `POST /api/threads`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateThread {
+    /// The agent to talk to: its id or slug. It must be visible to the caller and a normal
+    /// (non-subagent) agent.
+    agent_id: String,
+    /// Default: `New thread`.
+    #[serde(default)]
+    title: Option<String>,
+}
+
+/// The body of `PATCH /api/threads/{id}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameThread {
+    title: String,
+}
+
+/// A trimmed title of 1–200 characters, or a 422 naming `title`.
+fn valid_title(title: &str) -> Result<String, ApiError> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(ApiError::unprocessable(
+            "title",
+            "the title must not be blank",
+        ));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(ApiError::unprocessable(
+            "title",
+            format!("the title is longer than {MAX_TITLE_CHARS} characters"),
+        ));
+    }
+    Ok(title.to_string())
+}
+
+/// Loads a thread the caller owns; anything else (malformed id, missing, someone else's) is a
+/// 404.
+pub(crate) async fn owned_thread(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+) -> Result<Thread, ApiError> {
+    let Some(id) = ThreadId::parse(id) else {
+        return Err(ApiError::not_found("thread"));
+    };
+    state
+        .store
+        .thread(&id)
+        .await?
+        .filter(|t| t.user_id == auth.user.id)
+        .ok_or_else(|| ApiError::not_found("thread"))
+}
+
+/// Starts a conversation with an agent.
+#[utoipa::path(post, path = "/threads", tag = "threads", security(("bearer" = [])), request_body = CreateThread,
+    responses(
+        (status = 201, body = Thread),
+        (status = 400, body = ErrorBody, description = "Malformed JSON"),
+        (status = 401, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "Unknown, invisible or subagent `agent_id`; bad `title`"),
+    ))]
+pub async fn create_thread(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiJson(body): ApiJson<CreateThread>,
+) -> Result<(StatusCode, Json<Thread>), ApiError> {
+    let title = match body.title.as_deref() {
+        None => DEFAULT_TITLE.to_string(),
+        Some(title) => valid_title(title)?,
+    };
+    let agent = match visible_agent(&state, &auth.caller(), &body.agent_id).await {
+        Ok(agent) => agent,
+        Err(ApiError::NotFound(_)) => {
+            return Err(ApiError::unprocessable(
+                "agent_id",
+                format!("no agent `{}` is visible to you", body.agent_id),
+            ));
+        }
+        Err(other) => return Err(other),
+    };
+    if agent.is_subagent {
+        return Err(ApiError::unprocessable(
+            "agent_id",
+            format!(
+                "`{}` is a subagent; threads are started with normal agents, which delegate to \
+                 subagents themselves",
+                agent.slug
+            ),
+        ));
+    }
+    let thread = Thread::new_root(auth.user.id, agent.id, title);
+    let thread = state.store.create_thread(&thread).await?;
+    Ok((StatusCode::CREATED, Json(thread)))
+}
+
+/// The caller's top-level threads, most recently active first.
+#[utoipa::path(get, path = "/threads", tag = "threads", security(("bearer" = [])),
+    responses((status = 200, body = [Thread]), (status = 401, body = ErrorBody)))]
+pub async fn list_threads(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> Result<Json<Vec<Thread>>, ApiError> {
+    Ok(Json(state.store.list_threads(auth.user.id).await?))
+}
+
+/// One of the caller's threads.
+#[utoipa::path(get, path = "/threads/{id}", tag = "threads", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Thread id")),
+    responses((status = 200, body = Thread), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_thread(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Thread>, ApiError> {
+    Ok(Json(owned_thread(&state, &auth, &id).await?))
+}
+
+/// Renames a thread.
+#[utoipa::path(patch, path = "/threads/{id}", tag = "threads", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Thread id")), request_body = RenameThread,
+    responses(
+        (status = 200, body = Thread),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "Blank or over-long `title`"),
+    ))]
+pub async fn rename_thread(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<RenameThread>,
+) -> Result<Json<Thread>, ApiError> {
+    let title = valid_title(&body.title)?;
+    let thread = owned_thread(&state, &auth, &id).await?;
+    Ok(Json(state.store.rename_thread(&thread.id, &title).await?))
+}
+
+/// Deletes a thread with its messages, runs and subagent threads. Refused while a run is
+/// active: cancel it first.
+#[utoipa::path(delete, path = "/threads/{id}", tag = "threads", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Thread id")),
+    responses(
+        (status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "A run is active; `active_run_id` names it"),
+    ))]
+pub async fn delete_thread(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let thread = owned_thread(&state, &auth, &id).await?;
+    if let Some(active) = state.store.active_run(&thread.id).await? {
+        return Err(ApiError::busy(active.id));
+    }
+    if state.store.delete_thread(&thread.id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("thread"))
+    }
+}
+
+/// The thread's committed messages in order: user inputs, assistant messages with their tool
+/// calls, and tool results.
+#[utoipa::path(get, path = "/threads/{id}/messages", tag = "threads", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Thread id")),
+    responses((status = 200, body = [Message]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_messages(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<Message>>, ApiError> {
+    let thread = owned_thread(&state, &auth, &id).await?;
+    Ok(Json(state.store.messages(&thread.id).await?))
+}

@@ -1,0 +1,106 @@
+//! Assembling and running a server: store → models, sandbox, event bus → runtime → API state;
+//! then serving until told to stop, and stopping in the right order.
+//!
+//! `ars serve` and the embedded server of `ars chat` are built by the same [`build`] and run by
+//! the same [`run`], so the chat talks to exactly what `serve` would answer.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use ars_api::AppState;
+use ars_events::{InProcessBus, InProcessConfig};
+use ars_models::ModelRegistry;
+use ars_runtime::{Runtime, RuntimeParts, builtin_tools};
+use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_store::Store;
+
+use crate::config::{Config, SandboxMode};
+
+/// How long active runs get to record their interruption when the server stops.
+const RUN_GRACE: Duration = Duration::from_secs(5);
+
+/// How long open connections (SSE streams, waits) get to finish once runs have stopped.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Builds the API state over an open store: the model registry, the local sandbox, the
+/// in-process event bus and the runtime.
+pub fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState> {
+    let models = ModelRegistry::from_env(&config.models).context("invalid model configuration")?;
+    let mut sandbox = SandboxConfig::new(&config.data_dir);
+    sandbox.shell = config.sandbox.into();
+    let sandbox = LocalSandbox::new(sandbox);
+    check_sandbox(config.sandbox, &sandbox);
+    let events = InProcessBus::new(InProcessConfig {
+        retention: Duration::from_secs(config.event_retention_s),
+        ..InProcessConfig::default()
+    });
+    let runtime = Runtime::new(RuntimeParts {
+        store: Arc::clone(&store),
+        events: Arc::new(events),
+        models: Arc::new(models),
+        sandbox: Arc::new(sandbox),
+        tools: builtin_tools(),
+        config: config.runtime_config(),
+    });
+    Ok(AppState::new(store, config.api_config(), runtime))
+}
+
+/// Says at start-up how `execute` will run, loudly when it is not isolated.
+fn check_sandbox(mode: SandboxMode, sandbox: &LocalSandbox) {
+    match (mode, sandbox.check_shell()) {
+        (SandboxMode::Host, _) => tracing::warn!(
+            "ARS_SANDBOX=host: the `execute` tool runs commands UNCONFINED on this machine, with \
+             the server's user rights and network access. Use this only on a trusted development \
+             machine; install bubblewrap and unset ARS_SANDBOX everywhere else."
+        ),
+        (SandboxMode::Bubblewrap, Ok(Some(bwrap))) => {
+            tracing::info!(bwrap = %bwrap.display(), "the `execute` tool runs isolated under bubblewrap");
+        }
+        (SandboxMode::Bubblewrap, Ok(None)) => {}
+        (SandboxMode::Bubblewrap, Err(e)) => tracing::warn!(
+            error = %e,
+            "bubblewrap (`bwrap`) was not found: the `execute` tool will fail until it is \
+             installed (`apt-get install bubblewrap`, `dnf install bubblewrap`, `apk add \
+             bubblewrap` or `pacman -S bubblewrap`); file tools work without it"
+        ),
+    }
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves, then stops in order: no new
+/// connections; active runs interrupted (their committed messages stay); open streams and waits,
+/// which end with their runs, drained for a few seconds.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let runtime = state.runtime.clone();
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let mut server = tokio::spawn(ars_api::serve(listener, state, async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    }));
+    tokio::select! {
+        joined = &mut server => {
+            // The server ended without being asked to: a listener failure.
+            joined.context("the HTTP server task failed")??;
+            anyhow::bail!("the HTTP server stopped unexpectedly");
+        }
+        () = shutdown => {}
+    }
+    let _ = stop.send(true);
+    stop_runs(&runtime).await;
+    match tokio::time::timeout(DRAIN, server).await {
+        Ok(joined) => joined.context("the HTTP server task failed")??,
+        Err(_) => tracing::warn!("connections still open after {DRAIN:?}; closing them"),
+    }
+    Ok(())
+}
+
+/// Interrupts every active run and waits (a bounded time) for each to record it.
+async fn stop_runs(runtime: &Runtime) {
+    tracing::info!("stopping active runs");
+    runtime.shutdown(RUN_GRACE).await;
+}

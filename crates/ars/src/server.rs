@@ -29,6 +29,15 @@ const DRAIN: Duration = Duration::from_secs(5);
 /// in-process event bus and the runtime.
 pub fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState> {
     let models = ModelRegistry::from_env(&config.models).context("invalid model configuration")?;
+    if let Some(model) = &config.defaults.base.model
+        && !models.contains(&model.provider)
+    {
+        tracing::warn!(
+            provider = %model.provider,
+            "the default model's provider is not configured: agents without a model of their own \
+             will fail until it is (set OPENAI_BASE_URL/OPENAI_API_KEY or add it under [models])"
+        );
+    }
     let mut sandbox = SandboxConfig::new(&config.data_dir);
     sandbox.shell = config.sandbox.into();
     let sandbox = LocalSandbox::new(sandbox);

@@ -167,6 +167,7 @@ async fn openapi_covers_threads_runs_events_and_the_catalog() {
         ("/api/threads", &["get", "post"][..]),
         ("/api/threads/{id}", &["get", "patch", "delete"]),
         ("/api/threads/{id}/messages", &["get"]),
+        ("/api/threads/{id}/subagents", &["get"]),
         ("/api/threads/{id}/runs", &["get", "post"]),
         ("/api/runs/{id}", &["get"]),
         ("/api/runs/{id}/wait", &["get"]),

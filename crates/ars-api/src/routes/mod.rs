@@ -12,6 +12,7 @@ mod catalog;
 mod events;
 mod health;
 mod runs;
+mod subagents;
 mod threads;
 mod users;
 
@@ -40,6 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             threads::delete_thread
         ))
         .routes(routes!(threads::list_messages))
+        .routes(routes!(subagents::list_subagents))
         .routes(routes!(runs::list_runs, runs::start_run))
         .routes(routes!(runs::get_run))
         .routes(routes!(runs::wait_run))

@@ -133,16 +133,27 @@ pub async fn list_runs(
     Ok(Json(state.store.thread_runs(&thread.id).await?))
 }
 
-/// One run, as it stands.
+/// A run with its tokens rolled up over the subagent runs it started.
+#[derive(Debug, serde::Serialize, ToSchema)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub run: Run,
+    /// `usage` plus the usage of every child (subagent) run of this run.
+    pub total_usage: ars_domain::Usage,
+}
+
+/// One run, as it stands, with `total_usage` including its subagent runs.
 #[utoipa::path(get, path = "/runs/{id}", tag = "runs", security(("bearer" = [])),
     params(("id" = String, Path, description = "Run id")),
-    responses((status = 200, body = Run), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RunDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_run(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Run>, ApiError> {
-    Ok(Json(owned_run(&state, &auth, &id).await?))
+) -> Result<Json<RunDetail>, ApiError> {
+    let run = owned_run(&state, &auth, &id).await?;
+    let total_usage = state.runtime.total_usage(&run).await?;
+    Ok(Json(RunDetail { run, total_usage }))
 }
 
 /// Blocks until the run ends or `timeout_s` passes; on timeout answers the current snapshot

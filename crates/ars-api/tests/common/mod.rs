@@ -81,7 +81,7 @@ impl TestApp {
     /// dir, and every built-in tool.
     pub async fn spawn_setup(setup: Setup) -> Self {
         let (store, dir) = ars_store::test_support::sqlite_fresh().await;
-        let store: Arc<dyn Store> = Arc::new(store);
+        let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
         accounts::ensure_admin(&*store, Some(ADMIN_PASSWORD))
             .await
             .unwrap();

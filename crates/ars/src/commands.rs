@@ -51,7 +51,7 @@ fn redact(url: &str) -> String {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let store = open_store(&config).await?;
-    let state = server::build(&config, Arc::clone(&store))?;
+    let state = server::build(&config, Arc::clone(&store)).await?;
     // Runs a previous process left active were cut off: they end `interrupted`, with every
     // message they committed, and their threads take new runs again.
     state

@@ -47,6 +47,10 @@ pub struct Config {
     pub event_retention_s: u64,
     /// Runs executing at once; more wait as `pending` (`ARS_MAX_CONCURRENT_RUNS`).
     pub max_concurrent_runs: usize,
+    /// `redis://…` selects the Redis Streams event bus, shared by every instance
+    /// (`ARS_REDIS_URL`); default: the in-process bus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_url: Option<String>,
 }
 
 /// The `execute` tool's isolation, as configured.
@@ -91,6 +95,7 @@ impl Default for Config {
             sandbox: SandboxMode::Bubblewrap,
             event_retention_s: 60 * 60,
             max_concurrent_runs: 256,
+            redis_url: None,
         }
     }
 }
@@ -99,7 +104,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 11] = [
+const SETTINGS: [&str; 12] = [
     "bind",
     "data_dir",
     "database_url",
@@ -111,6 +116,7 @@ const SETTINGS: [&str; 11] = [
     "sandbox",
     "event_retention_s",
     "max_concurrent_runs",
+    "redis_url",
 ];
 
 impl Config {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use ars_api::AppState;
-use ars_events::{InProcessBus, InProcessConfig};
+use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::ModelRegistry;
 use ars_runtime::{Runtime, RuntimeParts, builtin_tools};
 use ars_sandbox::{LocalSandbox, SandboxConfig};
@@ -25,9 +25,9 @@ const RUN_GRACE: Duration = Duration::from_secs(5);
 /// How long open connections (SSE streams, waits) get to finish once runs have stopped.
 const DRAIN: Duration = Duration::from_secs(5);
 
-/// Builds the API state over an open store: the model registry, the local sandbox, the
-/// in-process event bus and the runtime.
-pub fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState> {
+/// Builds the API state over an open store: the model registry, the local sandbox, the event
+/// bus (Redis Streams when `redis_url` is set, else in-process) and the runtime.
+pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState> {
     let models = ModelRegistry::from_env(&config.models).context("invalid model configuration")?;
     if let Some(model) = &config.defaults.base.model
         && !models.contains(&model.provider)
@@ -42,13 +42,29 @@ pub fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState>
     sandbox.shell = config.sandbox.into();
     let sandbox = LocalSandbox::new(sandbox);
     check_sandbox(config.sandbox, &sandbox);
-    let events = InProcessBus::new(InProcessConfig {
-        retention: Duration::from_secs(config.event_retention_s),
-        ..InProcessConfig::default()
-    });
+    let retention = Duration::from_secs(config.event_retention_s);
+    let events: Arc<dyn EventBus> = match &config.redis_url {
+        Some(url) => {
+            let bus = RedisBus::connect(
+                url,
+                RedisConfig {
+                    retention,
+                    ..RedisConfig::default()
+                },
+            )
+            .await
+            .context("cannot connect to Redis (ARS_REDIS_URL)")?;
+            tracing::info!("run events go through Redis Streams");
+            Arc::new(bus)
+        }
+        None => Arc::new(InProcessBus::new(InProcessConfig {
+            retention,
+            ..InProcessConfig::default()
+        })),
+    };
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
-        events: Arc::new(events),
+        events,
         models: Arc::new(models),
         sandbox: Arc::new(sandbox),
         tools: builtin_tools(),

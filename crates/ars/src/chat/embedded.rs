@@ -45,7 +45,7 @@ impl Embedded {
         let (secret, token) = accounts::create_token(&*store, &user, "ars chat", Some(expires))
             .await
             .map_err(|e| anyhow::anyhow!("cannot create a token for `{username}`: {e}"))?;
-        let state = server::build(config, Arc::clone(&store))?;
+        let state = server::build(config, Arc::clone(&store)).await?;
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .context("cannot open a local port for the embedded server")?;

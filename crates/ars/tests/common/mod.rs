@@ -22,18 +22,31 @@ pub struct Server {
 
 impl Server {
     pub fn start(data_dir: &Path, admin_password: Option<&str>) -> Server {
+        Self::start_with(data_dir, admin_password, &[])
+    }
+
+    /// Like [`Server::start`], with extra environment variables (e.g. a shared database).
+    pub fn start_with(
+        data_dir: &Path,
+        admin_password: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .current_dir(data_dir)
             .env("ARS_DATA_DIR", data_dir.join("data"))
             .env("ARS_BIND", "127.0.0.1:0")
             .env_remove("ARS_DATABASE_URL")
+            .env_remove("ARS_REDIS_URL")
             .env_remove("ARS_ADMIN_PASSWORD")
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
             .stdout(Stdio::null());
         if let Some(p) = admin_password {
             cmd.env("ARS_ADMIN_PASSWORD", p);
+        }
+        for (key, value) in env {
+            cmd.env(key, value);
         }
         let mut child = cmd.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();

@@ -1,0 +1,18 @@
+/// <reference types="vitest/config" />
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+export default defineConfig({
+  plugins: [react()],
+  server: {
+    proxy: {
+      "/api": { target: "http://127.0.0.1:8080", changeOrigin: false },
+    },
+  },
+  build: { outDir: "dist", emptyOutDir: true },
+  test: {
+    environment: "happy-dom",
+    include: ["src/**/*.test.{ts,tsx}"],
+    restoreMocks: true,
+  },
+});

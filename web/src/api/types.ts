@@ -1,0 +1,21 @@
+/** Short names for the wire types generated from `openapi.json` (see `schema.d.ts`). */
+
+import type { components } from "./schema";
+
+type Schemas = components["schemas"];
+
+export type Agent = Schemas["Agent"];
+export type AgentWrite = Schemas["AgentWrite"];
+export type AgentContext = Schemas["AgentContext"];
+export type ShareConfig = Schemas["ShareConfig"];
+export type ResolvedContext = Schemas["ResolvedContext"];
+export type ModelCatalog = Schemas["ModelCatalog"];
+export type ModelProvider = Schemas["ModelProvider"];
+export type ToolDescription = Schemas["ToolDescription"];
+export type User = Schemas["User"];
+export type Thread = Schemas["Thread"];
+export type Message = Schemas["Message"];
+export type Run = Schemas["Run"];
+export type RunStatus = Schemas["RunStatus"];
+export type Usage = Schemas["Usage"];
+export type SubagentRun = Schemas["SubagentRun"];

@@ -1,3 +1,40 @@
+import { BrowserRouter, Navigate, Route, Routes } from "react-router-dom";
+import { AgentFormPage } from "./agents/AgentFormPage";
+import { AgentsPage } from "./agents/AgentsPage";
+import { AuthProvider } from "./auth/AuthContext";
+import { LoginPage } from "./auth/LoginPage";
+import { RequireAuth } from "./auth/RequireAuth";
+import { ChatPage } from "./chat/ChatPage";
+import { AppShell } from "./shell/AppShell";
+
+export function AppRoutes() {
+  return (
+    <Routes>
+      <Route path="/login" element={<LoginPage />} />
+      <Route
+        element={
+          <RequireAuth>
+            <AppShell />
+          </RequireAuth>
+        }
+      >
+        <Route path="/chat" element={<ChatPage />} />
+        <Route path="/chat/:threadId" element={<ChatPage />} />
+        <Route path="/agents" element={<AgentsPage />} />
+        <Route path="/agents/new" element={<AgentFormPage />} />
+        <Route path="/agents/:id" element={<AgentFormPage />} />
+      </Route>
+      <Route path="*" element={<Navigate to="/chat" replace />} />
+    </Routes>
+  );
+}
+
 export function App() {
-  return <h1>ARS</h1>;
+  return (
+    <BrowserRouter>
+      <AuthProvider>
+        <AppRoutes />
+      </AuthProvider>
+    </BrowserRouter>
+  );
 }

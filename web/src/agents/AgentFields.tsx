@@ -1,0 +1,270 @@
+import type { ReactNode } from "react";
+import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
+import { CheckboxGroup } from "../components/CheckboxGroup";
+import { FieldError } from "../components/FieldError";
+import {
+  allowListSummary,
+  modelValue,
+  showsScript,
+  visibleFields,
+  type AgentFormState,
+  type BackendChoice,
+  type FieldErrors,
+} from "./formModel";
+import { InheritableList } from "./InheritableList";
+
+interface AgentFieldsProps {
+  form: AgentFormState;
+  onChange: (patch: Partial<AgentFormState>) => void;
+  errors: FieldErrors;
+  catalog: { models: ModelCatalog; tools: ToolDescription[]; agents: Agent[] };
+  original: Agent | null;
+  isAdmin: boolean;
+}
+
+/** A labelled control with its error underneath. */
+function Field({ label, field, error, hint, children }: {
+  label: string;
+  field: string;
+  error: string | undefined;
+  hint?: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={`input-${field}`}>{label}</label>
+      {children}
+      {hint && <p className="hint">{hint}</p>}
+      <FieldError field={field} message={error} />
+    </div>
+  );
+}
+
+/** Lower-case letters, digits and dashes: the slug a name suggests. */
+function slugify(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64);
+}
+
+export function AgentFields({ form, onChange, errors, catalog, original, isAdmin }: AgentFieldsProps) {
+  const shown = visibleFields(form.backend);
+  const describedBy = (field: string) => (errors[field as keyof FieldErrors] ? `error-${field}` : undefined);
+  const input = (field: string) => ({
+    id: `input-${field}`,
+    "data-testid": `field-${field}`,
+    "aria-invalid": Boolean(errors[field as keyof FieldErrors]),
+    "aria-describedby": describedBy(field),
+  });
+
+  return (
+    <>
+      <section className="form-section" aria-labelledby="section-display">
+        <h2 id="section-display">Display</h2>
+        <Field label="Name" field="name" error={errors.name}>
+          <input
+            {...input("name")}
+            value={form.name}
+            onChange={(e) => {
+              const name = e.target.value;
+              const followsName = !original && form.slug === slugify(form.name);
+              onChange(followsName ? { name, slug: slugify(name) } : { name });
+            }}
+          />
+        </Field>
+        <Field label="Slug" field="slug" error={errors.slug} hint="Lower-case letters, digits and dashes; how tools name the agent.">
+          <input {...input("slug")} value={form.slug} onChange={(e) => onChange({ slug: e.target.value })} />
+        </Field>
+        <Field label="Description" field="description" error={errors.description}>
+          <textarea
+            {...input("description")}
+            rows={2}
+            value={form.description}
+            onChange={(e) => onChange({ description: e.target.value })}
+          />
+        </Field>
+      </section>
+
+      <section className="form-section" aria-labelledby="section-type">
+        <h2 id="section-type">Type and sharing</h2>
+        <Field
+          label="Backend type"
+          field="backend"
+          error={errors.backend}
+          hint={
+            form.backend === "SubAgentBackend"
+              ? "A subagent: normal agents delegate tasks to it; it is not offered in chat."
+              : "A normal agent: chat with it directly."
+          }
+        >
+          <select
+            {...input("backend")}
+            value={form.backend}
+            onChange={(e) => onChange({ backend: e.target.value as BackendChoice })}
+          >
+            <option value="normal">Normal agent</option>
+            <option value="SubAgentBackend">Subagent (SubAgentBackend)</option>
+          </select>
+        </Field>
+        <div className="field">
+          <label className="check">
+            <input
+              type="checkbox"
+              data-testid="field-share-config"
+              checked={form.shared}
+              onChange={(e) => onChange({ shared: e.target.checked })}
+            />
+            Share with every user (public)
+          </label>
+          <FieldError field="share-config" message={errors["share-config"]} />
+        </div>
+        {shown.isDefault && (
+          <div className="field">
+            <label className="check">
+              <input
+                type="checkbox"
+                data-testid="field-default"
+                checked={form.isDefault}
+                disabled={!isAdmin}
+                onChange={(e) => onChange({ isDefault: e.target.checked })}
+              />
+              Default agent
+            </label>
+            {!isAdmin && <p className="hint">Only an admin can choose the default agent.</p>}
+            <FieldError field="default" message={errors.default} />
+          </div>
+        )}
+      </section>
+
+      <section className="form-section" aria-labelledby="section-runtime">
+        <h2 id="section-runtime">Runtime</h2>
+        <Field label="System prompt" field="system-prompt" error={errors["system-prompt"]} hint="Empty: inherits the default prompt.">
+          <textarea
+            {...input("system-prompt")}
+            rows={5}
+            value={form.systemPrompt}
+            onChange={(e) => onChange({ systemPrompt: e.target.value })}
+          />
+        </Field>
+        <ModelField form={form} onChange={onChange} errors={errors} models={catalog.models} input={input} />
+        <InheritableList
+          legend="Tools"
+          field="tools"
+          options={catalog.tools.map((t) => ({ value: t.name, label: t.name, description: t.description }))}
+          value={form.tools}
+          onChange={(tools) => onChange({ tools })}
+          optionTestId={(name) => `tool-${name}`}
+          emptyHint="This server offers no tools."
+          error={errors.tools}
+        />
+        <InheritableList
+          legend="Knowledge bases"
+          field="knowledge-bases"
+          options={[]}
+          value={form.knowledgeBases}
+          onChange={(knowledgeBases) => onChange({ knowledgeBases })}
+          optionTestId={(name) => `knowledge-base-${name}`}
+          emptyHint="No knowledge bases exist on this server yet."
+          error={errors["knowledge-bases"]}
+        />
+        <InheritableList
+          legend="MCP servers"
+          field="mcp-servers"
+          options={[]}
+          value={form.mcpServers}
+          onChange={(mcpServers) => onChange({ mcpServers })}
+          optionTestId={(name) => `mcp-server-${name}`}
+          emptyHint="No MCP servers are configured yet."
+          error={errors["mcp-servers"]}
+        />
+        <InheritableList
+          legend="Skills"
+          field="skills"
+          options={[]}
+          value={form.skills}
+          onChange={(skills) => onChange({ skills })}
+          optionTestId={(name) => `skill-${name}`}
+          emptyHint="No skills are installed yet."
+          error={errors.skills}
+        />
+        {shown.subagents && (
+          <CheckboxGroup
+            legend="Subagents"
+            testId="field-subagents"
+            options={catalog.agents
+              .filter((a) => a.is_subagent)
+              .map((a) => ({ value: a.slug, label: `${a.name} (${a.slug})`, description: a.description }))}
+            selected={form.subagents}
+            onChange={(subagents) => onChange({ subagents })}
+            optionTestId={(slug) => `subagent-option-${slug}`}
+            emptyHint="No subagents are visible to you (empty means all)."
+            hint={allowListSummary(form.subagents)}
+            error={<FieldError field="subagents" message={errors.subagents} />}
+          />
+        )}
+        <fieldset className="field limits">
+          <legend>Limits (empty: inherit)</legend>
+          <Field label="Max steps" field="max-steps" error={errors["max-steps"]}>
+            <input {...input("max-steps")} inputMode="numeric" value={form.maxSteps} onChange={(e) => onChange({ maxSteps: e.target.value })} />
+          </Field>
+          <Field label="Timeout (seconds)" field="timeout" error={errors.timeout}>
+            <input {...input("timeout")} inputMode="numeric" value={form.timeout} onChange={(e) => onChange({ timeout: e.target.value })} />
+          </Field>
+          <Field label="Token budget" field="max-tokens" error={errors["max-tokens"]}>
+            <input {...input("max-tokens")} inputMode="numeric" value={form.maxTokens} onChange={(e) => onChange({ maxTokens: e.target.value })} />
+          </Field>
+        </fieldset>
+      </section>
+    </>
+  );
+}
+
+type InputProps = (field: string) => Record<string, unknown>;
+
+function ModelField({ form, onChange, errors, models, input }: {
+  form: AgentFormState;
+  onChange: (patch: Partial<AgentFormState>) => void;
+  errors: FieldErrors;
+  models: ModelCatalog;
+  input: InputProps;
+}) {
+  const options = models.providers.flatMap((p) => p.models.map((m) => modelValue(p.name, m)));
+  // A stored model the catalog does not advertise (providers may accept others) stays selectable.
+  if (form.model && !options.includes(form.model)) options.unshift(form.model);
+  const fallback = models.default_model
+    ? `Server default (${modelValue(models.default_model.provider, models.default_model.name)})`
+    : "Server default (none configured)";
+  return (
+    <>
+      <Field label="Model" field="model" error={errors.model}>
+        <select {...input("model")} value={form.model} onChange={(e) => onChange({ model: e.target.value })}>
+          <option value="">{fallback}</option>
+          {options.map((value) => (
+            <option key={value} value={value}>
+              {value}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {showsScript(models, form.model) && (
+        <Field
+          label="Script (JSON)"
+          field="script"
+          error={errors.script}
+          hint='The turns the scripted model plays, e.g. [{"text": "Hello {{input}}"}]. Empty: it echoes the user.'
+        >
+          <textarea
+            {...input("script")}
+            className="code"
+            rows={8}
+            spellCheck={false}
+            value={form.script}
+            onChange={(e) => onChange({ script: e.target.value })}
+          />
+        </Field>
+      )}
+    </>
+  );
+}

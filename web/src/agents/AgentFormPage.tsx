@@ -1,0 +1,127 @@
+import { useState, type FormEvent } from "react";
+import { Link, useNavigate, useParams } from "react-router-dom";
+import { api, errorMessage, unwrap } from "../api";
+import { listAllAgents } from "../api/agents";
+import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
+import { useUser } from "../auth/AuthContext";
+import { useAsync } from "../lib/useAsync";
+import { AgentFields } from "./AgentFields";
+import {
+  buildWrite,
+  emptyForm,
+  errorsFromFailure,
+  formFromAgent,
+  type AgentFormState,
+  type FieldErrors,
+} from "./formModel";
+
+interface Catalog {
+  models: ModelCatalog;
+  tools: ToolDescription[];
+  agents: Agent[];
+}
+
+async function loadCatalog(): Promise<Catalog> {
+  const [models, tools, agents] = await Promise.all([
+    unwrap(api.GET("/api/models")),
+    unwrap(api.GET("/api/tools")),
+    listAllAgents(),
+  ]);
+  return { models, tools, agents };
+}
+
+/** `/agents/new` and `/agents/<id>`: create or edit an agent. */
+export function AgentFormPage() {
+  const { id } = useParams();
+  const catalog = useAsync(loadCatalog, "catalog");
+  const agent = useAsync(
+    () => (id ? unwrap(api.GET("/api/agent/{id}", { params: { path: { id } } })) : Promise.resolve(null)),
+    id ?? "new",
+  );
+
+  const failure = catalog.error ?? agent.error;
+  if (failure) {
+    return (
+      <main className="page">
+        <p className="error" role="alert" data-testid="form-error">
+          {errorMessage(failure)}
+        </p>
+        <Link to="/agents">Back to agents</Link>
+      </main>
+    );
+  }
+  if (!catalog.data || agent.data === undefined) {
+    return (
+      <main className="page">
+        <p className="loading">Loading…</p>
+      </main>
+    );
+  }
+  return <AgentForm key={id ?? "new"} original={agent.data} catalog={catalog.data} />;
+}
+
+function AgentForm({ original, catalog }: { original: Agent | null; catalog: Catalog }) {
+  const navigate = useNavigate();
+  const user = useUser();
+  const [form, setForm] = useState<AgentFormState>(() => (original ? formFromAgent(original) : emptyForm()));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const built = buildWrite(form, original, catalog.models);
+    if (!built.ok) {
+      setErrors(built.errors);
+      setFormError("Could not save: fix the marked fields.");
+      return;
+    }
+    setSaving(true);
+    setErrors({});
+    setFormError(null);
+    try {
+      if (original) {
+        await unwrap(api.PUT("/api/agent/{id}", { params: { path: { id: original.id } }, body: built.write }));
+      } else {
+        await unwrap(api.POST("/api/agent", { body: built.write }));
+      }
+      navigate("/agents");
+    } catch (failure) {
+      const shown = errorsFromFailure(failure);
+      setErrors(shown.fields);
+      setFormError(shown.form);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  const title = original ? `Edit ${original.name}` : "New agent";
+  return (
+    <main className="page">
+      <h1>{title}</h1>
+      <form className="agent-form" onSubmit={submit} noValidate aria-label={title}>
+        <AgentFields
+          form={form}
+          onChange={(patch) => setForm((current) => ({ ...current, ...patch }))}
+          errors={errors}
+          catalog={catalog}
+          original={original}
+          isAdmin={user.role === "admin"}
+        />
+        {formError && (
+          <p className="error" role="alert" data-testid="form-error">
+            {formError}
+          </p>
+        )}
+        <div className="form-actions">
+          <button type="submit" className="primary" data-testid="agent-save" disabled={saving}>
+            {saving ? "Saving…" : "Save"}
+          </button>
+          <button type="button" data-testid="agent-cancel" onClick={() => navigate("/agents")}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </main>
+  );
+}

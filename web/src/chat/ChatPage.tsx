@@ -1,0 +1,243 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { useNavigate, useParams } from "react-router-dom";
+import { api, errorMessage, unwrap } from "../api";
+import { listChatAgents } from "../api/agents";
+import type { SubagentRun, Thread } from "../api/types";
+import { Dialog } from "../components/Dialog";
+import { Icon } from "../components/Icon";
+import { useAsync } from "../lib/useAsync";
+import { Composer } from "./Composer";
+import { Conversation } from "./Conversation";
+import { StatusPanel } from "./StatusPanel";
+import { SubagentPopup } from "./SubagentPopup";
+import { ThreadSidebar } from "./ThreadSidebar";
+import type { ToolItem } from "./transcript";
+import { useSubagents } from "./useSubagents";
+import { useThreadChat } from "./useThreadChat";
+
+/** Tools whose card links to the subagent run it started. */
+const DELEGATING_TOOLS = new Set(["task", "subagent_start"]);
+
+const DEFAULT_TITLE = "New thread";
+
+/** A thread title from the first message. */
+function titleFrom(input: string): string {
+  const line = input.trim().split("\n")[0] ?? "";
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line || DEFAULT_TITLE;
+}
+
+/** `/chat` and `/chat/<thread>`: threads, the conversation, and the status panel. */
+export function ChatPage() {
+  const { threadId } = useParams();
+  const navigate = useNavigate();
+  const agents = useAsync(listChatAgents, "chat-agents");
+  const threads = useAsync(() => unwrap(api.GET("/api/threads")), "threads");
+  const [chosenAgent, setChosenAgent] = useState("");
+  const [activity, setActivity] = useState(0);
+  const [deleting, setDeleting] = useState<Thread | null>(null);
+  const [openEntry, setOpenEntry] = useState<string | null>(null);
+  const [panelOpen, setPanelOpen] = useState(false);
+  const [pageError, setPageError] = useState<string | null>(null);
+
+  const bump = useCallback(() => setActivity((n) => n + 1), []);
+  const chat = useThreadChat(threadId, bump);
+  const entries = useSubagents(threadId, chat.active, activity);
+
+  const thread = threads.data?.find((t) => t.id === threadId);
+  const normalAgents = useMemo(() => (agents.data ?? []).filter((a) => !a.is_subagent), [agents.data]);
+  const fallbackAgent = normalAgents.find((a) => a.is_default) ?? normalAgents[0];
+  const agentId = thread?.agent_id ?? (chosenAgent || fallbackAgent?.id || "");
+
+  // The list's order follows activity: refresh it when a run ends.
+  const { reload: reloadThreads } = threads;
+  useEffect(() => {
+    if (chat.run && !chat.active) reloadThreads();
+  }, [chat.run, chat.active, reloadThreads]);
+
+  useEffect(() => {
+    setPageError(null);
+    setOpenEntry(null);
+  }, [threadId]);
+
+  async function createThread(title?: string): Promise<Thread | null> {
+    try {
+      const created = await unwrap(api.POST("/api/threads", { body: { agent_id: agentId, title } }));
+      threads.setData([created, ...(threads.data ?? [])]);
+      return created;
+    } catch (failure) {
+      setPageError(errorMessage(failure));
+      return null;
+    }
+  }
+
+  async function send(input: string): Promise<boolean> {
+    if (threadId) {
+      if (thread?.title === DEFAULT_TITLE && chat.transcript.items.length === 0) {
+        void rename(thread, titleFrom(input));
+      }
+      return chat.send(input);
+    }
+    // No thread open: the first message starts one, then the thread page follows the run.
+    const created = await createThread(titleFrom(input));
+    if (!created) return false;
+    try {
+      await unwrap(api.POST("/api/threads/{id}/runs", { params: { path: { id: created.id } }, body: { input } }));
+    } catch (failure) {
+      setPageError(errorMessage(failure));
+    }
+    navigate(`/chat/${created.id}`);
+    return true;
+  }
+
+  async function rename(target: Thread, title: string): Promise<boolean> {
+    try {
+      const renamed = await unwrap(
+        api.PATCH("/api/threads/{id}", { params: { path: { id: target.id } }, body: { title } }),
+      );
+      threads.setData((threads.data ?? []).map((t) => (t.id === renamed.id ? renamed : t)));
+      return true;
+    } catch (failure) {
+      setPageError(errorMessage(failure));
+      return false;
+    }
+  }
+
+  function switchAgent(id: string) {
+    setChosenAgent(id);
+    // A thread keeps its agent: another agent means a new conversation.
+    if (thread && thread.agent_id !== id) navigate("/chat");
+  }
+
+  const entryFor = (item: ToolItem): SubagentRun | undefined =>
+    DELEGATING_TOOLS.has(item.name)
+      ? entries.find((e) => e.parent_tool_call_id === item.callId && (!item.runId || e.parent_run_id === item.runId))
+      : undefined;
+
+  const toolExtra = (item: ToolItem) => {
+    const entry = entryFor(item);
+    if (!entry) return null;
+    return (
+      <button type="button" className="link subagent-link" onClick={() => setOpenEntry(entry.run_id)}>
+        Open subagent run: {entry.subagent_slug ?? "subagent"} ({entry.status})
+      </button>
+    );
+  };
+
+  const popupEntry = entries.find((e) => e.run_id === openEntry);
+  const error = pageError ?? chat.error;
+  const agentName = normalAgents.find((a) => a.id === agentId)?.name;
+
+  return (
+    <main className="chat-page">
+      <ThreadSidebar
+        agents={normalAgents}
+        agentId={agentId}
+        onAgentChange={switchAgent}
+        onNewThread={async () => {
+          const created = await createThread();
+          if (created) navigate(`/chat/${created.id}`);
+        }}
+        threads={threads.data ?? []}
+        threadsLoading={threads.loading}
+        onRename={rename}
+        onDelete={setDeleting}
+      />
+      <section className="chat-main" aria-label="Conversation">
+        <header className="chat-head">
+          <h1>{thread?.title ?? (threadId ? "Conversation" : "New conversation")}</h1>
+          {chat.run && (
+            <span className={`status ${chat.run.status}`} data-testid="run-status" aria-live="polite">
+              {chat.run.status}
+            </span>
+          )}
+          <button
+            type="button"
+            className="narrow-only"
+            data-testid="status-toggle"
+            aria-expanded={panelOpen}
+            onClick={() => setPanelOpen(!panelOpen)}
+          >
+            Status{entries.length > 0 ? ` (${entries.length})` : ""}
+          </button>
+        </header>
+        {chat.loading && chat.transcript.items.length === 0 ? (
+          <p className="loading">Loading messages…</p>
+        ) : (
+          <Conversation
+            transcript={chat.transcript}
+            toolExtra={toolExtra}
+            empty={
+              <p className="empty">
+                {agentName ? `Send a message to start talking with ${agentName}.` : "No agent available: create one first."}
+              </p>
+            }
+          />
+        )}
+        {error && (
+          <div className="error chat-error" role="alert" data-testid="chat-error">
+            <span>{error}</span>
+            <button type="button" className="icon" aria-label="Dismiss" onClick={() => (pageError ? setPageError(null) : chat.dismissError())}>
+              <Icon name="close" />
+            </button>
+          </div>
+        )}
+        <Composer onSend={send} onStop={() => void chat.cancel()} active={chat.active} disabled={!agentId} />
+      </section>
+      <StatusPanel
+        entries={entries}
+        open={panelOpen}
+        onClose={() => setPanelOpen(false)}
+        onOpen={(entry) => setOpenEntry(entry.run_id)}
+      />
+      {popupEntry && <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />}
+      {deleting && (
+        <DeleteThreadDialog
+          thread={deleting}
+          onClose={() => setDeleting(null)}
+          onDeleted={() => {
+            threads.setData((threads.data ?? []).filter((t) => t.id !== deleting.id));
+            if (deleting.id === threadId) navigate("/chat");
+            setDeleting(null);
+          }}
+        />
+      )}
+    </main>
+  );
+}
+
+function DeleteThreadDialog({ thread, onClose, onDeleted }: { thread: Thread; onClose: () => void; onDeleted: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  async function confirm() {
+    try {
+      await unwrap(api.DELETE("/api/threads/{id}", { params: { path: { id: thread.id } } }));
+      onDeleted();
+    } catch (failure) {
+      setError(errorMessage(failure));
+    }
+  }
+  return (
+    <Dialog
+      title="Delete this conversation?"
+      onClose={onClose}
+      actions={
+        <>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="button" className="danger" data-testid="confirm-delete" onClick={confirm}>
+            Delete
+          </button>
+        </>
+      }
+    >
+      <p>
+        “{thread.title}” will be deleted with its messages, runs and subagent threads.
+      </p>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+    </Dialog>
+  );
+}

@@ -1,0 +1,60 @@
+import { useState, type FormEvent, type KeyboardEvent } from "react";
+
+interface ComposerProps {
+  onSend: (input: string) => Promise<boolean>;
+  onStop: () => void;
+  /** A run is active: sending waits, stopping is offered. */
+  active: boolean;
+  disabled?: boolean;
+}
+
+/** The message box: Enter sends, Shift+Enter breaks the line. */
+export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
+  const [input, setInput] = useState("");
+  const [sending, setSending] = useState(false);
+  const blocked = disabled || active || sending || !input.trim();
+
+  async function send(event?: FormEvent) {
+    event?.preventDefault();
+    if (blocked) return;
+    setSending(true);
+    const sent = await onSend(input);
+    setSending(false);
+    if (sent) setInput("");
+  }
+
+  function onKeyDown(event: KeyboardEvent<HTMLTextAreaElement>) {
+    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      void send();
+    }
+  }
+
+  return (
+    <form className="composer" onSubmit={send}>
+      <label htmlFor="chat-input" className="visually-hidden">
+        Message
+      </label>
+      <textarea
+        id="chat-input"
+        data-testid="chat-input"
+        rows={2}
+        placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
+        value={input}
+        disabled={disabled}
+        onChange={(e) => setInput(e.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      <div className="composer-actions">
+        {active && (
+          <button type="button" className="danger" data-testid="chat-stop" onClick={onStop}>
+            Stop
+          </button>
+        )}
+        <button type="submit" className="primary" data-testid="chat-send" disabled={blocked}>
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,61 @@
+import { isTerminalStatus } from "../api/events";
+import type { SubagentRun } from "../api/types";
+import { Icon } from "../components/Icon";
+import { elapsed, usageText } from "./format";
+import { useNow } from "./useNow";
+
+interface StatusPanelProps {
+  entries: readonly SubagentRun[];
+  onOpen: (entry: SubagentRun) => void;
+  open: boolean;
+  onClose: () => void;
+}
+
+/** Beside the chat: the thread's subagent runs by `run_id`, with live state. */
+export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps) {
+  const now = useNow(entries.some((e) => !isTerminalStatus(e.status)));
+  return (
+    <aside
+      className={open ? "status-panel open" : "status-panel"}
+      data-testid="subagent-panel"
+      aria-label="Status"
+      onKeyDown={(e) => e.key === "Escape" && open && onClose()}
+    >
+      <div className="panel-head">
+        <h2>Subagents</h2>
+        <button type="button" className="icon narrow-only" aria-label="Close the status panel" onClick={onClose}>
+          <Icon name="close" />
+        </button>
+      </div>
+      {entries.length === 0 ? (
+        <p className="empty">No subagent runs in this thread.</p>
+      ) : (
+        <ul className="subagent-list">
+          {entries.map((entry) => (
+            <li key={entry.run_id}>
+              <button
+                type="button"
+                className="subagent-entry"
+                data-testid="subagent-entry"
+                data-run-id={entry.run_id}
+                data-slug={entry.subagent_slug ?? ""}
+                data-status={entry.status}
+                onClick={() => onOpen(entry)}
+              >
+                <span className="entry-head">
+                  <strong>{entry.subagent_slug ?? "subagent"}</strong>
+                  <span className={`status ${entry.status}`}>{entry.status}</span>
+                </span>
+                <span className="entry-description">{entry.description}</span>
+                <span className="entry-meta">
+                  <span>{elapsed(entry.started_at ?? entry.created_at, entry.finished_at ? Date.parse(entry.finished_at) : now)}</span>
+                  <span>{usageText(entry.usage)}</span>
+                </span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </aside>
+  );
+}

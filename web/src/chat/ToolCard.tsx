@@ -1,0 +1,39 @@
+import type { ReactNode } from "react";
+import type { ToolItem } from "./transcript";
+
+/** JSON text re-indented for reading; anything else as it came. */
+function pretty(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function state(item: ToolItem): { label: string; className: string } {
+  if (!item.done) return { label: "running", className: "running" };
+  if (item.isError) return { label: "failed", className: "error" };
+  return { label: item.result === null ? "no result" : "done", className: "success" };
+}
+
+/** A tool call: its name and state, expandable to its arguments and result. */
+export function ToolCard({ item, extra }: { item: ToolItem; extra?: ReactNode }) {
+  const { label, className } = state(item);
+  return (
+    <details className="tool-card" data-testid="tool-card" data-tool={item.name}>
+      <summary>
+        <span className="tool-name">{item.name}</span>
+        <span className={`status ${className}`}>{label}</span>
+      </summary>
+      <div className="tool-body">
+        <h4>Arguments</h4>
+        <pre>{item.arguments ? pretty(item.arguments) : "(none)"}</pre>
+        <h4>Result</h4>
+        <pre className={item.isError ? "error" : undefined}>
+          {item.result === null ? (item.done ? "(no result)" : "…") : pretty(item.result)}
+        </pre>
+      </div>
+      {extra}
+    </details>
+  );
+}

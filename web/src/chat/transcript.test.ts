@@ -1,0 +1,112 @@
+import { describe, expect, test } from "vitest";
+import type { RunEvent, RunEventKind } from "../api/events";
+import type { Message } from "../api/types";
+import { addUserInput, applyEvent, EMPTY_TRANSCRIPT, fromMessages, isSettled, type Transcript } from "./transcript";
+
+let nextId = 1;
+function ev(kind: RunEventKind, run = "r1"): RunEvent {
+  return { id: nextId++, run_id: run, thread_id: "t1", at: "2026-01-01T00:00:00Z", ...kind };
+}
+
+function msg(id: string, role: Message["role"], content: string, extra: Partial<Message> = {}): Message {
+  return {
+    id,
+    thread_id: "t1",
+    run_id: "r1",
+    seq: 0,
+    role,
+    content,
+    created_at: "2026-01-01T00:00:00Z",
+    ...extra,
+  } as Message;
+}
+
+const toolTurn = msg("m2", "assistant", "", {
+  tool_calls: [{ id: "call_0_0", name: "write_file", arguments: '{"path":"a.txt"}' }],
+});
+const toolResult = msg("m3", "tool", "wrote a.txt", { tool_call_id: "call_0_0", tool_name: "write_file" });
+const answer = msg("m4", "assistant", "done: wrote a.txt");
+
+function play(start: Transcript, events: RunEvent[]): Transcript {
+  return events.reduce(applyEvent, start);
+}
+
+function runEvents(): RunEvent[] {
+  return [
+    ev({ type: "run_status", status: "running" }),
+    ev({ type: "message_started", role: "assistant" }),
+    ev({ type: "message_completed", message: toolTurn }),
+    ev({ type: "tool_call_started", call_id: "call_0_0", name: "write_file", arguments: '{"path":"a.txt"}' }),
+    ev({ type: "tool_call_finished", call_id: "call_0_0", name: "write_file", is_error: false, preview: "wrote…" }),
+    ev({ type: "message_completed", message: toolResult }),
+    ev({ type: "message_started", role: "assistant" }),
+    ev({ type: "message_delta", text: "done: " }),
+    ev({ type: "message_delta", text: "wrote a.txt" }),
+    ev({ type: "message_completed", message: answer }),
+    ev({ type: "run_status", status: "success", output: "done: wrote a.txt" }),
+  ];
+}
+
+const summary = (t: Transcript) =>
+  t.items.map((item) => (item.kind === "tool" ? `tool:${item.name}=${item.result}` : `${item.kind}:${item.text}`));
+
+describe("transcript", () => {
+  test("persisted messages show user text, assistant text and tool cards with results", () => {
+    const t = fromMessages([msg("m1", "user", "hi"), toolTurn, toolResult, answer]);
+    expect(summary(t)).toEqual(["user:hi", "tool:write_file=wrote a.txt", "assistant:done: wrote a.txt"]);
+  });
+
+  test("a live run streams text and ends equal to its persisted messages", () => {
+    const live = play(addUserInput(EMPTY_TRANSCRIPT, "r1", "hi"), runEvents());
+    const persisted = fromMessages([msg("m1", "user", "hi"), toolTurn, toolResult, answer]);
+    expect(summary(live)).toEqual(summary(persisted));
+    expect(isSettled(live)).toBe(true);
+  });
+
+  test("streaming text is visible before the message is committed", () => {
+    const events = runEvents().slice(0, 9);
+    const t = play(EMPTY_TRANSCRIPT, events);
+    expect(summary(t).at(-1)).toBe("assistant:done: wrote a.txt");
+    expect(isSettled(t)).toBe(false);
+  });
+
+  test("replaying a run over its persisted messages adds nothing twice", () => {
+    const persisted = fromMessages([msg("m1", "user", "hi"), toolTurn, toolResult, answer]);
+    const replayed = play(persisted, runEvents());
+    expect(summary(replayed)).toEqual(summary(persisted));
+  });
+
+  test("resuming mid-run from a settled point completes the transcript without duplicates", () => {
+    const events = runEvents();
+    // The page reloaded after the tool call started: persisted messages hold the tool turn.
+    const reloaded = fromMessages([msg("m1", "user", "hi"), toolTurn]);
+    const resumed = play(reloaded, events.slice(4));
+    expect(summary(resumed)).toEqual(["user:hi", "tool:write_file=wrote a.txt", "assistant:done: wrote a.txt"]);
+  });
+
+  test("a tool card shows the preview until the full result arrives", () => {
+    const t = play(EMPTY_TRANSCRIPT, runEvents().slice(0, 5));
+    expect(summary(t)).toEqual(["tool:write_file=wrote…"]);
+  });
+
+  test("same call ids in different runs are different cards", () => {
+    const first = fromMessages([toolTurn, toolResult]);
+    const second = applyEvent(first, ev({ type: "tool_call_started", call_id: "call_0_0", name: "ls", arguments: "{}" }, "r2"));
+    expect(second.items.filter((i) => i.kind === "tool")).toHaveLength(2);
+  });
+
+  test("a terminal status stops streaming and keeps a cancelled turn's partial text", () => {
+    const t = play(EMPTY_TRANSCRIPT, [
+      ev({ type: "message_started", role: "assistant" }),
+      ev({ type: "message_delta", text: "partial" }),
+      ev({ type: "run_status", status: "cancelled" }),
+    ]);
+    expect(summary(t)).toEqual(["assistant:partial"]);
+    expect(isSettled(t)).toBe(true);
+  });
+
+  test("system messages (notices) are shown as notices", () => {
+    const t = fromMessages([msg("n1", "system", "subagent finished", { run_id: null })]);
+    expect(summary(t)).toEqual(["notice:subagent finished"]);
+  });
+});

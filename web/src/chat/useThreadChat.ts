@@ -1,0 +1,137 @@
+/**
+ * One thread's conversation: its persisted messages, its latest run, and the live stream of
+ * an active run (re-attached after a reload), plus sending and stopping.
+ */
+
+import { useCallback, useEffect, useRef, useState } from "react";
+import { api, ApiError, errorMessage, unwrap } from "../api";
+import { isTerminalStatus, type RunEvent } from "../api/events";
+import type { RunStatus } from "../api/types";
+import { loadResumePoint } from "../sse/resume";
+import { addUserInput } from "./transcript";
+import { useRunFollower } from "./useRunFollower";
+
+export interface RunState {
+  id: string;
+  status: RunStatus;
+}
+
+/** Events after which the subagent list may have changed. */
+const ACTIVITY = new Set<RunEvent["type"]>(["tool_call_started", "tool_call_finished", "run_status"]);
+
+async function loadThread(threadId: string) {
+  const path = { params: { path: { id: threadId } } };
+  const [messages, runs] = await Promise.all([
+    unwrap(api.GET("/api/threads/{id}/messages", path)),
+    unwrap(api.GET("/api/threads/{id}/runs", path)),
+  ]);
+  return { messages, latest: runs.at(-1) ?? null };
+}
+
+export function useThreadChat(threadId: string | undefined, onActivity: () => void) {
+  const { transcript, setTranscript, current, reset, follow, stop } = useRunFollower();
+  const [run, setRun] = useState<RunState | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  // Stream callbacks outlive renders: they read the newest thread and listener from here.
+  const latest = useRef({ threadId, onActivity });
+  latest.current = { threadId, onActivity };
+  /** Re-reads the open thread from the server (set below, once `load` exists). */
+  const reloadThread = useRef<() => void>(() => undefined);
+
+  const attach = useCallback(
+    (runId: string, after: number) => {
+      follow(runId, after, {
+        persist: true,
+        onEvent(event) {
+          if (event.type === "run_status") {
+            setRun({ id: runId, status: event.status });
+            if (event.error) setError(event.error);
+          } else if (event.type === "error") {
+            setError(event.message);
+          }
+          if (ACTIVITY.has(event.type)) latest.current.onActivity();
+        },
+        onEnd(end) {
+          latest.current.onActivity();
+          // Events no longer kept: show what the server persisted instead.
+          if (end === "gone") reloadThread.current();
+          else if (end === "not_found") setError("This run no longer exists.");
+        },
+      });
+    },
+    [follow],
+  );
+
+  /** Reads the thread and follows its latest run while that is active. */
+  const load = useCallback(
+    async (id: string, isLive: () => boolean) => {
+      const { messages, latest: last } = await loadThread(id);
+      if (!isLive()) return;
+      reset(messages);
+      setRun(last && { id: last.id, status: last.status });
+      if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
+    },
+    [reset, attach],
+  );
+
+  reloadThread.current = () => {
+    const id = latest.current.threadId;
+    if (!id) return;
+    load(id, () => latest.current.threadId === id).catch((failure: unknown) => setError(errorMessage(failure)));
+  };
+
+  useEffect(() => {
+    stop();
+    setRun(null);
+    setError(null);
+    reset([]);
+    if (!threadId) return;
+    let live = true;
+    setLoading(true);
+    load(threadId, () => live)
+      .catch((failure: unknown) => live && setError(errorMessage(failure)))
+      .finally(() => live && setLoading(false));
+    return () => {
+      live = false;
+      stop();
+    };
+  }, [threadId, load, reset, stop]);
+
+  const send = useCallback(
+    async (input: string): Promise<boolean> => {
+      const id = latest.current.threadId;
+      if (!id) return false;
+      setError(null);
+      try {
+        const { run: started } = await unwrap(
+          api.POST("/api/threads/{id}/runs", { params: { path: { id } }, body: { input } }),
+        );
+        setTranscript(addUserInput(current.current, started.id, input));
+        setRun({ id: started.id, status: started.status });
+        attach(started.id, 0);
+        latest.current.onActivity();
+        return true;
+      } catch (failure) {
+        setError(errorMessage(failure));
+        // Busy: another run holds the thread; show it and follow it instead.
+        if (failure instanceof ApiError && failure.code === "busy") reloadThread.current();
+        return false;
+      }
+    },
+    [attach, current, setTranscript],
+  );
+
+  const cancel = useCallback(async () => {
+    if (!run) return;
+    try {
+      const answer = await unwrap(api.POST("/api/runs/{id}/cancel", { params: { path: { id: run.id } } }));
+      setRun({ id: answer.id, status: answer.status });
+    } catch (failure) {
+      setError(errorMessage(failure));
+    }
+  }, [run]);
+
+  const active = run !== null && !isTerminalStatus(run.status);
+  return { transcript, run, active, error, loading, send, cancel, dismissError: () => setError(null) };
+}

@@ -1,0 +1,15 @@
+/** Small line icons drawn inline, so no icon font or emoji font is needed. */
+
+const PATHS = {
+  edit: "M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4",
+  trash: "M5 7h14M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3",
+  close: "M6 6l12 12M18 6L6 18",
+} as const;
+
+export function Icon({ name }: { name: keyof typeof PATHS }) {
+  return (
+    <svg width="16" height="16" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+      <path d={PATHS[name]} fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" />
+    </svg>
+  );
+}

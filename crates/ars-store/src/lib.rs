@@ -7,7 +7,8 @@
 //!
 //! Code map: `sql` holds every query (written once, `$N` placeholders), `store_impl` the one
 //! `Store` body expanded per database, `rows` the decoding into domain types, `error` the
-//! mapping of constraint violations; `sqlite` and `postgres` only open pools and migrate.
+//! mapping of constraint violations; `sqlite` and `postgres` only open pools (SQLite: readers
+//! plus one writer connection) and migrate.
 //!
 //! **Boundary:** this is the only crate that knows sqlx or SQL. Callers get domain types.
 //! **Invariant:** a write either happens whole or not at all (one transaction per call).
@@ -26,6 +27,7 @@ use ars_domain::{
 };
 
 mod cancel_safe;
+mod checkpoint;
 mod error;
 mod postgres;
 mod rows;

@@ -21,6 +21,7 @@ const DEFAULT_AGENT_LOCK: i64 = 0x4152_535f_4445_4641;
 /// The PostgreSQL implementation of [`crate::Store`].
 #[derive(Clone, Debug)]
 pub struct PgStore {
+    /// Reads and writes alike.
     pool: PgPool,
 }
 
@@ -41,9 +42,15 @@ impl PgStore {
         Ok(Self { pool })
     }
 
+    /// The pool writes use: the same as reads, since PostgreSQL locks rows, not the database,
+    /// and many writers can run at once.
+    fn writer(&self) -> &PgPool {
+        &self.pool
+    }
+
     /// Starts a write transaction (PostgreSQL locks rows as statements touch them).
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
-        Ok(self.pool.begin().await?)
+        Ok(self.writer().begin().await?)
     }
 
     /// Serializes default-agent changes across connections and instances until commit.

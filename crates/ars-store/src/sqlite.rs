@@ -1,12 +1,23 @@
 //! [`SqliteStore`]: the embedded default, one SQLite file in WAL mode.
 //!
-//! WAL lets readers run beside the one writer; a 5 s busy timeout makes a second writer wait
-//! instead of failing. Write transactions start with `BEGIN IMMEDIATE`, taking the write lock up
-//! front: a deferred transaction that reads first and writes later can fail with `SQLITE_BUSY`
-//! at once (no busy wait) when another writer committed in between.
+//! SQLite lets one writer at a time hold its write lock, and a writer that finds it taken sleeps
+//! in SQLite's busy handler with growing back-off. So every write here goes through one
+//! dedicated writer connection: writers queue for it in-process, first come first served, and
+//! wake the moment the previous write finishes. Reads use a separate pool of read-only
+//! connections, which WAL lets run beside the writer (and which refuse any write that misses
+//! the writer).
+//!
+//! Checkpoints, which copy the log back into the database file and sync both, run beside the
+//! writer too (see `checkpoint`), not inside one unlucky commit.
+//!
+//! The 5 s busy timeout stays as a backstop for another process opening the same file. Write
+//! transactions still start with `BEGIN IMMEDIATE`, taking the write lock up front: a deferred
+//! transaction that reads first and writes later can fail with `SQLITE_BUSY` at once (no busy
+//! wait) when another process committed in between.
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::migrate::Migrator;
@@ -16,22 +27,32 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection, Transaction};
 
 use crate::Result;
+use crate::checkpoint::{BACKSTOP_PAGES, Checkpointer};
 use crate::store_impl::impl_store;
 
 /// The SQLite schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
 
-/// How long a writer waits for another writer's lock before giving up.
+/// How long a writer waits for another process's write lock before giving up. Writers of this
+/// process never wait here: they queue for the one writer connection instead.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Connections in a file store's pool: several readers can run beside the one writer.
-const MAX_CONNECTIONS: u32 = 8;
+/// Read-only connections in a file store's reader pool, beside its one writer connection.
+const MAX_READERS: u32 = 8;
 
 /// The SQLite implementation of [`crate::Store`].
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    /// Readers share it; writers queue on SQLite's write lock (see [`BUSY_TIMEOUT`]).
+    /// Read-only connections for every read; WAL lets them run beside the writer. For an
+    /// in-memory database this is the same one connection as `writer`.
     pool: SqlitePool,
+    /// Exactly one connection, used by every write: the pool's fair queue makes writers wait
+    /// in-process, in order, rather than in SQLite's busy handler. A write that waits longer
+    /// than sqlx's acquire timeout (30 s) fails with `PoolTimedOut`.
+    writer: SqlitePool,
+    /// Keeps the WAL checkpointer running while any clone of the store lives; `None` for an
+    /// in-memory database.
+    _checkpointer: Option<Arc<Checkpointer>>,
 }
 
 impl SqliteStore {
@@ -54,30 +75,66 @@ impl SqliteStore {
 
     async fn connect_with(options: SqliteConnectOptions, in_memory: bool) -> Result<Self> {
         let options = options
-            .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let pool_options = if in_memory {
+        // A local connection cannot drop like a network one: skip sqlx's ping before each
+        // acquire, a round trip to the connection's thread on every write's path.
+        let pool_options = SqlitePoolOptions::new().test_before_acquire(false);
+        if in_memory {
             // An in-memory database lives as long as its connections: keep exactly one open
-            // for the pool's whole life, so nothing is lost and nothing contends for it.
-            SqlitePoolOptions::new()
+            // for the pool's whole life, so nothing is lost. Reads and writes share it, so
+            // writes still queue in-process; there is no log to checkpoint.
+            let pool = pool_options
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
-        } else {
-            SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
-        };
-        let pool = pool_options.connect_with(options).await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+                .connect_with(options.create_if_missing(true))
+                .await?;
+            MIGRATOR.run(&pool).await?;
+            return Ok(Self {
+                writer: pool.clone(),
+                pool,
+                _checkpointer: None,
+            });
+        }
+        let (checkpointer, checkpoint_task) = Checkpointer::new();
+        // The writer opens (and creates) the file and switches it to WAL before any other
+        // connection: a read-only one can do neither.
+        let writer = pool_options
+            .clone()
+            .max_connections(1)
+            .after_connect(checkpointer.commit_hook())
+            .connect_with(
+                options
+                    .clone()
+                    .create_if_missing(true)
+                    .pragma("wal_autocheckpoint", BACKSTOP_PAGES.to_string()),
+            )
+            .await?;
+        MIGRATOR.run(&writer).await?;
+        checkpoint_task.start(&options).await?;
+        let pool = pool_options
+            .max_connections(MAX_READERS)
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(Self {
+            pool,
+            writer,
+            _checkpointer: Some(Arc::new(checkpointer)),
+        })
+    }
+
+    /// The pool every write uses: its one connection is the store's write queue.
+    fn writer(&self) -> &SqlitePool {
+        &self.writer
     }
 
     /// Starts a write transaction holding the write lock from its first statement.
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// Nothing to do: a write transaction already holds the database's one write lock, so
@@ -98,3 +155,49 @@ fn create_parent_dir(file: &Path) -> Result<()> {
 }
 
 impl_store!(SqliteStore, Sqlite, "sqlite");
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use ars_domain::Role;
+
+    use super::*;
+    use crate::{NewUser, Store};
+
+    async fn fresh() -> (SqliteStore, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("ars.db")).await.unwrap();
+        (store, dir)
+    }
+
+    #[tokio::test]
+    async fn only_the_writer_can_write() {
+        let (store, _dir) = fresh().await;
+        let stray = "CREATE TABLE stray (x)";
+        assert!(sqlx::query(stray).execute(&store.pool).await.is_err());
+        sqlx::query(stray).execute(store.writer()).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn commits_reach_the_database_file_without_the_writer_checkpointing() {
+        let (store, dir) = fresh().await;
+        let file = dir.path().join("ars.db");
+        let before = std::fs::metadata(&file).unwrap().len();
+        // About 400 KiB of rows: far below the writer's own checkpoint threshold, so only the
+        // checkpointer can copy them into the database file.
+        for i in 0..200 {
+            let user = NewUser {
+                username: format!("u{i}"),
+                password_hash: "x".repeat(2000),
+                role: Role::User,
+            };
+            store.create_user(user).await.unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::metadata(&file).unwrap().len() < before + 300_000 {
+            assert!(Instant::now() < deadline, "no checkpoint reached the file");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

@@ -3,9 +3,12 @@
 //! sqlx's executor traits make a generic `impl<DB> Store for SqlStore<DB>` a wall of bounds, so
 //! the body is a `macro_rules!` instead: [`impl_store!`] expands the same code, running the same
 //! [`crate::sql`] strings, for [`crate::SqliteStore`] and [`crate::PgStore`]. A store type only
-//! supplies a `pool` field, a `begin_write` method (how that database starts a write
-//! transaction) and a `lock_default_agent` function (how it serializes default changes).
+//! supplies a `pool` field (for reads), a `writer` method (the pool every write uses), a
+//! `begin_write` method (how that database starts a write transaction on the writer) and a
+//! `lock_default_agent` function (how it serializes default changes).
 //!
+//! **Invariant:** every write runs on `writer()` (SQLite: its one writer connection, so writers
+//! queue in-process; PostgreSQL: the same pool as reads), never on `pool`.
 //! **Invariant:** every write is one transaction (or one statement), and agents, threads,
 //! messages and runs are returned as read back inside it (a read or `RETURNING`), so callers see
 //! exactly what was stored.
@@ -145,7 +148,7 @@ macro_rules! impl_store {
                     .bind(user.role.as_str())
                     .bind(now)
                     .bind(now)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(user)
             }
@@ -238,7 +241,7 @@ macro_rules! impl_store {
                     .bind(&new.token_hash)
                     .bind(token.created_at)
                     .bind(token.expires_at)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(token)
             }
@@ -281,7 +284,7 @@ macro_rules! impl_store {
                 let done = sqlx::query($crate::sql::REVOKE_TOKEN)
                     .bind(id.to_string())
                     .bind(user.to_string())
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -397,7 +400,7 @@ macro_rules! impl_store {
                 // CASCADE), in the same statement.
                 let done = sqlx::query($crate::sql::DELETE_AGENT)
                     .bind(id.to_string())
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -453,7 +456,7 @@ macro_rules! impl_store {
                     .bind(&thread.workdir_path)
                     .bind(micros(thread.created_at))
                     .bind(micros(thread.updated_at))
-                    .fetch_one(&self.pool)
+                    .fetch_one(self.writer())
                     .await?
                     .into_thread()
             }
@@ -495,7 +498,7 @@ macro_rules! impl_store {
                     .bind(id.as_str())
                     .bind(title)
                     .bind(ars_domain::time::now())
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(self.writer())
                     .await?
                     .ok_or($crate::StoreError::NotFound)?
                     .into_thread()
@@ -506,7 +509,7 @@ macro_rules! impl_store {
                 // recursively), in the same statement and so the same transaction.
                 let done = sqlx::query($crate::sql::DELETE_THREAD)
                     .bind(id.as_str())
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -577,7 +580,7 @@ macro_rules! impl_store {
                         .bind(new.parent_run_id.map(|id| id.to_string()))
                         .bind(new.parent_tool_call_id.as_deref())
                         .bind(now)
-                        .fetch_optional(&self.pool)
+                        .fetch_optional(self.writer())
                         .await?;
                     if let Some(row) = row {
                         return row.into_run();
@@ -648,7 +651,7 @@ macro_rules! impl_store {
                 let row = sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::MARK_RUN_RUNNING)
                     .bind(id.to_string())
                     .bind(ars_domain::time::now())
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(self.writer())
                     .await?;
                 match row {
                     Some(row) => row.into_run(),
@@ -666,7 +669,7 @@ macro_rules! impl_store {
                     .bind(id.to_string())
                     .bind($crate::rows::stored_tokens(usage.prompt_tokens)?)
                     .bind($crate::rows::stored_tokens(usage.completion_tokens)?)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 if done.rows_affected() == 0 {
                     // A finished run keeps its final usage; only a missing run is an error.
@@ -696,7 +699,7 @@ macro_rules! impl_store {
                         outcome.usage.completion_tokens,
                     )?)
                     .bind(ars_domain::time::now())
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(self.writer())
                     .await?;
                 match row {
                     Some(row) => row.into_run(),
@@ -709,7 +712,7 @@ macro_rules! impl_store {
                 let ids: Vec<(String,)> = sqlx::query_as($crate::sql::INTERRUPT_ACTIVE_RUNS)
                     .bind(ars_domain::time::now())
                     .bind($crate::INTERRUPTED_ERROR)
-                    .fetch_all(&self.pool)
+                    .fetch_all(self.writer())
                     .await?;
                 ids.iter()
                     .map(|(id,)| $crate::rows::parse_run_id(id))
@@ -721,7 +724,7 @@ macro_rules! impl_store {
         #[async_trait::async_trait]
         impl $crate::test_support::RawSql for $store {
             async fn execute_raw(&self, sql: &str) -> $crate::Result<u64> {
-                let done = sqlx::raw_sql(sql).execute(&self.pool).await?;
+                let done = sqlx::raw_sql(sql).execute(self.writer()).await?;
                 Ok(done.rows_affected())
             }
         }

@@ -53,7 +53,9 @@ export function AgentsPage() {
                 <th scope="col">Name</th>
                 <th scope="col">Slug</th>
                 <th scope="col" className="wide-only">Description</th>
-                <th scope="col">Sharing</th>
+                <th scope="col" className="wide-only">
+                  Sharing
+                </th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
                 </th>
@@ -103,19 +105,26 @@ function AgentRow({ agent, onDelete, onInspect }: {
         <code>{agent.slug}</code>
       </td>
       <td className="wide-only description">{agent.description}</td>
-      <td>{agent.share_config.visibility ?? "private"}</td>
-      <td className="row-actions">
-        <button type="button" data-testid={`agent-resolved-${agent.slug}`} onClick={() => onInspect(agent)}>
-          Context
-        </button>
-        <Link className="button" to={`/agents/${agent.id}`} data-testid={`agent-edit-${agent.slug}`}>
-          Edit
-        </Link>
-        {!agent.is_builtin && (
-          <button type="button" className="danger" data-testid={`agent-delete-${agent.slug}`} onClick={() => onDelete(agent)}>
-            Delete
+      <td className="wide-only">{agent.share_config.visibility ?? "private"}</td>
+      <td>
+        <div className="row-actions">
+          <button type="button" data-testid={`agent-resolved-${agent.slug}`} onClick={() => onInspect(agent)}>
+            Context
           </button>
-        )}
+          <Link className="button" to={`/agents/${agent.id}`} data-testid={`agent-edit-${agent.slug}`}>
+            Edit
+          </Link>
+          {!agent.is_builtin && (
+            <button
+              type="button"
+              className="danger"
+              data-testid={`agent-delete-${agent.slug}`}
+              onClick={() => onDelete(agent)}
+            >
+              Delete
+            </button>
+          )}
+        </div>
       </td>
     </tr>
   );

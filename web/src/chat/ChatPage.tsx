@@ -40,6 +40,7 @@ export function ChatPage() {
   const [pageError, setPageError] = useState<string | null>(null);
 
   const bump = useCallback(() => setActivity((n) => n + 1), []);
+  const closePanel = useCallback(() => setPanelOpen(false), []);
   const chat = useThreadChat(threadId, bump);
   const entries = useSubagents(threadId, chat.active, activity);
 
@@ -186,7 +187,7 @@ export function ChatPage() {
       <StatusPanel
         entries={entries}
         open={panelOpen}
-        onClose={() => setPanelOpen(false)}
+        onClose={closePanel}
         onOpen={(entry) => setOpenEntry(entry.run_id)}
       />
       {popupEntry && <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />}

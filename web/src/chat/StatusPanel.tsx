@@ -1,3 +1,4 @@
+import { useEffect, useRef } from "react";
 import { isTerminalStatus } from "../api/events";
 import type { SubagentRun } from "../api/types";
 import { Icon } from "../components/Icon";
@@ -14,16 +15,30 @@ interface StatusPanelProps {
 /** Beside the chat: the thread's subagent runs by `run_id`, with live state. */
 export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps) {
   const now = useNow(entries.some((e) => !isTerminalStatus(e.status)));
+  const closeButton = useRef<HTMLButtonElement>(null);
+
+  // Opened as a drawer (narrow screens): focus moves in, and Escape anywhere closes it.
+  useEffect(() => {
+    if (!open) return;
+    closeButton.current?.focus();
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key === "Escape" && !document.querySelector('[role="dialog"]')) onClose();
+    };
+    document.addEventListener("keydown", onKeyDown);
+    return () => document.removeEventListener("keydown", onKeyDown);
+  }, [open, onClose]);
+
   return (
-    <aside
-      className={open ? "status-panel open" : "status-panel"}
-      data-testid="subagent-panel"
-      aria-label="Status"
-      onKeyDown={(e) => e.key === "Escape" && open && onClose()}
-    >
+    <aside className={open ? "status-panel open" : "status-panel"} data-testid="subagent-panel" aria-label="Status">
       <div className="panel-head">
         <h2>Subagents</h2>
-        <button type="button" className="icon narrow-only" aria-label="Close the status panel" onClick={onClose}>
+        <button
+          ref={closeButton}
+          type="button"
+          className="icon narrow-only"
+          aria-label="Close the status panel"
+          onClick={onClose}
+        >
           <Icon name="close" />
         </button>
       </div>

@@ -13,25 +13,38 @@ const POLL_MS = 1000;
 
 export function useSubagents(threadId: string | undefined, parentActive: boolean, activity: number) {
   const [entries, setEntries] = useState<SubagentRun[]>([]);
+  const thread = useRef(threadId);
+  thread.current = threadId;
+  /** One request at a time; a refresh asked for meanwhile runs right after it. */
   const inFlight = useRef(false);
+  const again = useRef(false);
 
   const refresh = useCallback(async () => {
-    if (!threadId || inFlight.current) return;
+    if (inFlight.current) {
+      again.current = true;
+      return;
+    }
     inFlight.current = true;
     try {
-      const list = await unwrap(api.GET("/api/threads/{id}/subagents", { params: { path: { id: threadId } } }));
-      setEntries(list);
-    } catch {
-      // The panel keeps its last list; the chat shows errors that matter.
+      do {
+        again.current = false;
+        const id = thread.current;
+        if (!id) break;
+        const list = await unwrap(api.GET("/api/threads/{id}/subagents", { params: { path: { id } } })).catch(
+          () => null,
+        );
+        // On failure the panel keeps its last list; the chat shows the errors that matter.
+        if (list && thread.current === id) setEntries(list);
+      } while (again.current);
     } finally {
       inFlight.current = false;
     }
-  }, [threadId]);
+  }, []);
 
   useEffect(() => {
     setEntries([]);
     void refresh();
-  }, [refresh]);
+  }, [threadId, refresh]);
 
   useEffect(() => {
     if (activity > 0) void refresh();

@@ -9,7 +9,13 @@ const models: ModelCatalog = {
   providers: [{ name: "scripted", kind: "scripted", models: ["scripted"] }],
   default_model: null,
 };
-const subagent = { id: "s1", slug: "researcher", name: "Researcher", description: "", is_subagent: true } as Agent;
+const subagent = {
+  id: "s1",
+  slug: "researcher",
+  name: "Researcher",
+  description: "",
+  is_subagent: true,
+} as Agent;
 
 function Harness({ errors = {} }: { errors?: FieldErrors }) {
   const [form, setForm] = useState<AgentFormState>(emptyForm());

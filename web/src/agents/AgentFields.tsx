@@ -23,7 +23,13 @@ interface AgentFieldsProps {
 }
 
 /** A labelled control with its error underneath. */
-function Field({ label, field, error, hint, children }: {
+function Field({
+  label,
+  field,
+  error,
+  hint,
+  children,
+}: {
   label: string;
   field: string;
   error: string | undefined;
@@ -74,7 +80,12 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
             }}
           />
         </Field>
-        <Field label="Slug" field="slug" error={errors.slug} hint="Lower-case letters, digits and dashes; how tools name the agent.">
+        <Field
+          label="Slug"
+          field="slug"
+          error={errors.slug}
+          hint="Lower-case letters, digits and dashes; how tools name the agent."
+        >
           <input {...input("slug")} value={form.slug} onChange={(e) => onChange({ slug: e.target.value })} />
         </Field>
         <Field label="Description" field="description" error={errors.description}>
@@ -140,7 +151,12 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
 
       <section className="form-section" aria-labelledby="section-runtime">
         <h2 id="section-runtime">Runtime</h2>
-        <Field label="System prompt" field="system-prompt" error={errors["system-prompt"]} hint="Empty: inherits the default prompt.">
+        <Field
+          label="System prompt"
+          field="system-prompt"
+          error={errors["system-prompt"]}
+          hint="Empty: inherits the default prompt."
+        >
           <textarea
             {...input("system-prompt")}
             rows={5}
@@ -207,13 +223,28 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         <fieldset className="field limits">
           <legend>Limits (empty: inherit)</legend>
           <Field label="Max steps" field="max-steps" error={errors["max-steps"]}>
-            <input {...input("max-steps")} inputMode="numeric" value={form.maxSteps} onChange={(e) => onChange({ maxSteps: e.target.value })} />
+            <input
+              {...input("max-steps")}
+              inputMode="numeric"
+              value={form.maxSteps}
+              onChange={(e) => onChange({ maxSteps: e.target.value })}
+            />
           </Field>
           <Field label="Timeout (seconds)" field="timeout" error={errors.timeout}>
-            <input {...input("timeout")} inputMode="numeric" value={form.timeout} onChange={(e) => onChange({ timeout: e.target.value })} />
+            <input
+              {...input("timeout")}
+              inputMode="numeric"
+              value={form.timeout}
+              onChange={(e) => onChange({ timeout: e.target.value })}
+            />
           </Field>
           <Field label="Token budget" field="max-tokens" error={errors["max-tokens"]}>
-            <input {...input("max-tokens")} inputMode="numeric" value={form.maxTokens} onChange={(e) => onChange({ maxTokens: e.target.value })} />
+            <input
+              {...input("max-tokens")}
+              inputMode="numeric"
+              value={form.maxTokens}
+              onChange={(e) => onChange({ maxTokens: e.target.value })}
+            />
           </Field>
         </fieldset>
       </section>
@@ -223,7 +254,13 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
 
 type InputProps = (field: string) => Record<string, unknown>;
 
-function ModelField({ form, onChange, errors, models, input }: {
+function ModelField({
+  form,
+  onChange,
+  errors,
+  models,
+  input,
+}: {
   form: AgentFormState;
   onChange: (patch: Partial<AgentFormState>) => void;
   errors: FieldErrors;

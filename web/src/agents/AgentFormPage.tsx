@@ -8,6 +8,7 @@ import { useAsync } from "../lib/useAsync";
 import { AgentFields } from "./AgentFields";
 import {
   buildWrite,
+  clearEdited,
   emptyForm,
   errorsFromFailure,
   formFromAgent,
@@ -81,7 +82,9 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
     setFormError(null);
     try {
       if (original) {
-        await unwrap(api.PUT("/api/agent/{id}", { params: { path: { id: original.id } }, body: built.write }));
+        await unwrap(
+          api.PUT("/api/agent/{id}", { params: { path: { id: original.id } }, body: built.write }),
+        );
       } else {
         await unwrap(api.POST("/api/agent", { body: built.write }));
       }
@@ -102,7 +105,10 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
       <form className="agent-form" onSubmit={submit} noValidate aria-label={title}>
         <AgentFields
           form={form}
-          onChange={(patch) => setForm((current) => ({ ...current, ...patch }))}
+          onChange={(patch) => {
+            setForm((current) => ({ ...current, ...patch }));
+            setErrors((current) => clearEdited(current, patch));
+          }}
           errors={errors}
           catalog={catalog}
           original={original}

@@ -52,7 +52,9 @@ export function AgentsPage() {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Slug</th>
-                <th scope="col" className="wide-only">Description</th>
+                <th scope="col" className="wide-only">
+                  Description
+                </th>
                 <th scope="col" className="wide-only">
                   Sharing
                 </th>
@@ -84,7 +86,11 @@ export function AgentsPage() {
   );
 }
 
-function AgentRow({ agent, onDelete, onInspect }: {
+function AgentRow({
+  agent,
+  onDelete,
+  onInspect,
+}: {
   agent: Agent;
   onDelete: (agent: Agent) => void;
   onInspect: (agent: Agent) => void;
@@ -130,7 +136,15 @@ function AgentRow({ agent, onDelete, onInspect }: {
   );
 }
 
-function DeleteDialog({ agent, onClose, onDeleted }: { agent: Agent; onClose: () => void; onDeleted: () => void }) {
+function DeleteDialog({
+  agent,
+  onClose,
+  onDeleted,
+}: {
+  agent: Agent;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -154,7 +168,13 @@ function DeleteDialog({ agent, onClose, onDeleted }: { agent: Agent; onClose: ()
           <button type="button" onClick={onClose}>
             Cancel
           </button>
-          <button type="button" className="danger" data-testid="confirm-delete" disabled={busy} onClick={confirm}>
+          <button
+            type="button"
+            className="danger"
+            data-testid="confirm-delete"
+            disabled={busy}
+            onClick={confirm}
+          >
             Delete
           </button>
         </>

@@ -22,7 +22,11 @@ function list(values: readonly string[]): string {
 function rows(context: ResolvedContext): Array<[string, string, string]> {
   const { model, limits } = context;
   return [
-    ["model", "Model", model ? `${model.provider}/${model.name}` : "none: cannot run until one is configured"],
+    [
+      "model",
+      "Model",
+      model ? `${model.provider}/${model.name}` : "none: cannot run until one is configured",
+    ],
     ["system_prompt", "System prompt", context.system_prompt],
     ["tools", "Tools", list(context.tools)],
     ["knowledge_bases", "Knowledge bases", list(context.knowledge_bases)],

@@ -4,6 +4,7 @@ import type { Agent, ModelCatalog } from "../api/types";
 import {
   allowListSummary,
   buildWrite,
+  clearEdited,
   emptyForm,
   errorsFromFailure,
   fieldForPath,
@@ -78,7 +79,9 @@ describe("agent form backend type", () => {
 
   test("normal maps to DefaultBackend and a stored subagent loads as SubAgentBackend", () => {
     expect(write(form({})).backend_id).toBe("DefaultBackend");
-    expect(formFromAgent(stored({ backend_id: "SubAgentBackend", is_subagent: true })).backend).toBe("SubAgentBackend");
+    expect(formFromAgent(stored({ backend_id: "SubAgentBackend", is_subagent: true })).backend).toBe(
+      "SubAgentBackend",
+    );
   });
 });
 
@@ -89,7 +92,9 @@ describe("agent form subagent allow-list", () => {
   });
 
   test("a non-empty allow-list is sent as chosen", () => {
-    expect(write(form({ subagents: ["researcher"] })).config_json?.context?.subagents).toEqual(["researcher"]);
+    expect(write(form({ subagents: ["researcher"] })).config_json?.context?.subagents).toEqual([
+      "researcher",
+    ]);
     expect(allowListSummary(["researcher"])).toContain("researcher");
   });
 });
@@ -103,7 +108,11 @@ describe("agent form runtime fields", () => {
 
   test("the script is sent as parsed JSON on the model", () => {
     const body = write(form({ model: "scripted/scripted", script: '[{"text":"hi"}]' }));
-    expect(body.config_json?.context?.model).toEqual({ provider: "scripted", name: "scripted", script: [{ text: "hi" }] });
+    expect(body.config_json?.context?.model).toEqual({
+      provider: "scripted",
+      name: "scripted",
+      script: [{ text: "hi" }],
+    });
   });
 
   test("a script that is not JSON is an error at the script field, before any request", () => {
@@ -129,8 +138,14 @@ describe("agent form runtime fields", () => {
 
   test("limits must be whole numbers above zero", () => {
     const built = buildWrite(form({ maxSteps: "0", timeout: "ten" }), null, catalog);
-    expect(built.ok ? {} : built.errors).toMatchObject({ "max-steps": expect.any(String), timeout: expect.any(String) });
-    expect(write(form({ maxSteps: "12", timeout: "60" })).config_json?.context?.limits).toEqual({ max_steps: 12, timeout_s: 60 });
+    expect(built.ok ? {} : built.errors).toMatchObject({
+      "max-steps": expect.any(String),
+      timeout: expect.any(String),
+    });
+    expect(write(form({ maxSteps: "12", timeout: "60" })).config_json?.context?.limits).toEqual({
+      max_steps: 12,
+      timeout_s: 60,
+    });
   });
 
   test("fields the form does not show are kept from the stored agent", () => {
@@ -182,8 +197,15 @@ describe("agent form server errors", () => {
   });
 
   test("a failure without a field is only a general message", () => {
-    const shown = errorsFromFailure(new ApiError(403, "forbidden", "you can use this agent but not manage it"));
+    const shown = errorsFromFailure(
+      new ApiError(403, "forbidden", "you can use this agent but not manage it"),
+    );
     expect(shown.fields).toEqual({});
     expect(shown.form).toContain("not manage it");
   });
+});
+
+test("editing a field clears its error and keeps the others", () => {
+  expect(clearEdited({ slug: "taken", name: "blank" }, { slug: "writer-2" })).toEqual({ name: "blank" });
+  expect(clearEdited({ "max-steps": "bad" }, { maxSteps: "3" })).toEqual({});
 });

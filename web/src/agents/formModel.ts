@@ -60,6 +60,34 @@ export interface AgentFormState {
   script: string;
 }
 
+/** The form field each state key is edited through, to clear its error once it changes. */
+export const FIELD_OF: Readonly<Record<keyof AgentFormState, FormField>> = {
+  name: "name",
+  slug: "slug",
+  description: "description",
+  backend: "backend",
+  shared: "share-config",
+  isDefault: "default",
+  systemPrompt: "system-prompt",
+  model: "model",
+  tools: "tools",
+  knowledgeBases: "knowledge-bases",
+  mcpServers: "mcp-servers",
+  skills: "skills",
+  subagents: "subagents",
+  maxSteps: "max-steps",
+  timeout: "timeout",
+  maxTokens: "max-tokens",
+  script: "script",
+};
+
+/** `errors` without those of the fields `patch` changes. */
+export function clearEdited(errors: FieldErrors, patch: Partial<AgentFormState>): FieldErrors {
+  const next = { ...errors };
+  for (const key of Object.keys(patch) as Array<keyof AgentFormState>) delete next[FIELD_OF[key]];
+  return next;
+}
+
 export function emptyForm(): AgentFormState {
   return {
     name: "",
@@ -261,7 +289,8 @@ const TOP_FIELDS: Readonly<Record<string, FormField>> = {
   share_config: "share-config",
 };
 
-const within = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
+const within = (path: string, prefix: string) =>
+  path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
 
 /** The form field a server error's payload path (`field`) is about, if the form shows one. */
 export function fieldForPath(path: string): FormField | null {
@@ -281,6 +310,8 @@ export function errorsFromFailure(failure: unknown): { fields: FieldErrors; form
   const field = failure.field ? fieldForPath(failure.field) : null;
   return {
     fields: field ? { [field]: failure.message } : {},
-    form: field ? `Could not save: check ${failure.field}. ${failure.message}` : `Could not save: ${failure.message}`,
+    form: field
+      ? `Could not save: check ${failure.field}. ${failure.message}`
+      : `Could not save: ${failure.message}`,
   };
 }

@@ -53,9 +53,7 @@ describe("API client", () => {
   });
 
   test("decodes a busy 409 with the active run id", async () => {
-    const { api } = setup(
-      json(409, { error: { code: "busy", message: "busy", active_run_id: "run-1" } }),
-    );
+    const { api } = setup(json(409, { error: { code: "busy", message: "busy", active_run_id: "run-1" } }));
     const failure = await unwrap(
       api.POST("/api/threads/{id}/runs", { params: { path: { id: "t1" } }, body: { input: "hi" } }),
     ).catch((e: unknown) => e);

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listChatAgents } from "../api/agents";
@@ -40,7 +40,11 @@ export function ChatPage() {
   const [pageError, setPageError] = useState<string | null>(null);
 
   const bump = useCallback(() => setActivity((n) => n + 1), []);
-  const closePanel = useCallback(() => setPanelOpen(false), []);
+  const statusToggle = useRef<HTMLButtonElement>(null);
+  const closePanel = useCallback(() => {
+    setPanelOpen(false);
+    statusToggle.current?.focus();
+  }, []);
   const chat = useThreadChat(threadId, bump);
   const entries = useSubagents(threadId, chat.active, activity);
 
@@ -82,7 +86,9 @@ export function ChatPage() {
     const created = await createThread(titleFrom(input));
     if (!created) return false;
     try {
-      await unwrap(api.POST("/api/threads/{id}/runs", { params: { path: { id: created.id } }, body: { input } }));
+      await unwrap(
+        api.POST("/api/threads/{id}/runs", { params: { path: { id: created.id } }, body: { input } }),
+      );
     } catch (failure) {
       setPageError(errorMessage(failure));
     }
@@ -111,7 +117,9 @@ export function ChatPage() {
 
   const entryFor = (item: ToolItem): SubagentRun | undefined =>
     DELEGATING_TOOLS.has(item.name)
-      ? entries.find((e) => e.parent_tool_call_id === item.callId && (!item.runId || e.parent_run_id === item.runId))
+      ? entries.find(
+          (e) => e.parent_tool_call_id === item.callId && (!item.runId || e.parent_run_id === item.runId),
+        )
       : undefined;
 
   const toolExtra = (item: ToolItem) => {
@@ -153,6 +161,7 @@ export function ChatPage() {
           )}
           <button
             type="button"
+            ref={statusToggle}
             className="narrow-only"
             data-testid="status-toggle"
             aria-expanded={panelOpen}
@@ -169,7 +178,9 @@ export function ChatPage() {
             toolExtra={toolExtra}
             empty={
               <p className="empty">
-                {agentName ? `Send a message to start talking with ${agentName}.` : "No agent available: create one first."}
+                {agentName
+                  ? `Send a message to start talking with ${agentName}.`
+                  : "No agent available: create one first."}
               </p>
             }
           />
@@ -177,7 +188,12 @@ export function ChatPage() {
         {error && (
           <div className="error chat-error" role="alert" data-testid="chat-error">
             <span>{error}</span>
-            <button type="button" className="icon" aria-label="Dismiss" onClick={() => (pageError ? setPageError(null) : chat.dismissError())}>
+            <button
+              type="button"
+              className="icon"
+              aria-label="Dismiss"
+              onClick={() => (pageError ? setPageError(null) : chat.dismissError())}
+            >
               <Icon name="close" />
             </button>
           </div>
@@ -190,7 +206,9 @@ export function ChatPage() {
         onClose={closePanel}
         onOpen={(entry) => setOpenEntry(entry.run_id)}
       />
-      {popupEntry && <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />}
+      {popupEntry && (
+        <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />
+      )}
       {deleting && (
         <DeleteThreadDialog
           thread={deleting}
@@ -206,7 +224,15 @@ export function ChatPage() {
   );
 }
 
-function DeleteThreadDialog({ thread, onClose, onDeleted }: { thread: Thread; onClose: () => void; onDeleted: () => void }) {
+function DeleteThreadDialog({
+  thread,
+  onClose,
+  onDeleted,
+}: {
+  thread: Thread;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
   const [error, setError] = useState<string | null>(null);
   async function confirm() {
     try {
@@ -231,9 +257,7 @@ function DeleteThreadDialog({ thread, onClose, onDeleted }: { thread: Thread; on
         </>
       }
     >
-      <p>
-        “{thread.title}” will be deleted with its messages, runs and subagent threads.
-      </p>
+      <p>“{thread.title}” will be deleted with its messages, runs and subagent threads.</p>
       {error && (
         <p className="error" role="alert">
           {error}

@@ -29,7 +29,11 @@ export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps
   }, [open, onClose]);
 
   return (
-    <aside className={open ? "status-panel open" : "status-panel"} data-testid="subagent-panel" aria-label="Status">
+    <aside
+      className={open ? "status-panel open" : "status-panel"}
+      data-testid="subagent-panel"
+      aria-label="Status"
+    >
       <div className="panel-head">
         <h2>Subagents</h2>
         <button
@@ -63,7 +67,12 @@ export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps
                 </span>
                 <span className="entry-description">{entry.description}</span>
                 <span className="entry-meta">
-                  <span>{elapsed(entry.started_at ?? entry.created_at, entry.finished_at ? Date.parse(entry.finished_at) : now)}</span>
+                  <span>
+                    {elapsed(
+                      entry.started_at ?? entry.created_at,
+                      entry.finished_at ? Date.parse(entry.finished_at) : now,
+                    )}
+                  </span>
                   <span>{usageText(entry.usage)}</span>
                 </span>
               </button>

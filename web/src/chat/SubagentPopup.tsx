@@ -83,7 +83,10 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
       <p className="muted">
         {entry.description}
         <br />
-        {elapsed(entry.started_at ?? entry.created_at, entry.finished_at ? Date.parse(entry.finished_at) : now)}
+        {elapsed(
+          entry.started_at ?? entry.created_at,
+          entry.finished_at ? Date.parse(entry.finished_at) : now,
+        )}
         {" · "}
         {usageText(entry.usage)}
       </p>

@@ -61,7 +61,11 @@ export function ThreadList({ threads, loading, onRename, onDelete }: ThreadListP
   );
 }
 
-function RenameForm({ thread, onRename, onDone }: {
+function RenameForm({
+  thread,
+  onRename,
+  onDone,
+}: {
   thread: Thread;
   onRename: (title: string) => Promise<boolean>;
   onDone: () => void;

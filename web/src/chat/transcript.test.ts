@@ -1,7 +1,14 @@
 import { describe, expect, test } from "vitest";
 import type { RunEvent, RunEventKind } from "../api/events";
 import type { Message } from "../api/types";
-import { addUserInput, applyEvent, EMPTY_TRANSCRIPT, fromMessages, isSettled, type Transcript } from "./transcript";
+import {
+  addUserInput,
+  applyEvent,
+  EMPTY_TRANSCRIPT,
+  fromMessages,
+  isSettled,
+  type Transcript,
+} from "./transcript";
 
 let nextId = 1;
 function ev(kind: RunEventKind, run = "r1"): RunEvent {
@@ -37,7 +44,13 @@ function runEvents(): RunEvent[] {
     ev({ type: "message_started", role: "assistant" }),
     ev({ type: "message_completed", message: toolTurn }),
     ev({ type: "tool_call_started", call_id: "call_0_0", name: "write_file", arguments: '{"path":"a.txt"}' }),
-    ev({ type: "tool_call_finished", call_id: "call_0_0", name: "write_file", is_error: false, preview: "wrote…" }),
+    ev({
+      type: "tool_call_finished",
+      call_id: "call_0_0",
+      name: "write_file",
+      is_error: false,
+      preview: "wrote…",
+    }),
     ev({ type: "message_completed", message: toolResult }),
     ev({ type: "message_started", role: "assistant" }),
     ev({ type: "message_delta", text: "done: " }),
@@ -48,7 +61,9 @@ function runEvents(): RunEvent[] {
 }
 
 const summary = (t: Transcript) =>
-  t.items.map((item) => (item.kind === "tool" ? `tool:${item.name}=${item.result}` : `${item.kind}:${item.text}`));
+  t.items.map((item) =>
+    item.kind === "tool" ? `tool:${item.name}=${item.result}` : `${item.kind}:${item.text}`,
+  );
 
 describe("transcript", () => {
   test("persisted messages show user text, assistant text and tool cards with results", () => {
@@ -81,7 +96,11 @@ describe("transcript", () => {
     // The page reloaded after the tool call started: persisted messages hold the tool turn.
     const reloaded = fromMessages([msg("m1", "user", "hi"), toolTurn]);
     const resumed = play(reloaded, events.slice(4));
-    expect(summary(resumed)).toEqual(["user:hi", "tool:write_file=wrote a.txt", "assistant:done: wrote a.txt"]);
+    expect(summary(resumed)).toEqual([
+      "user:hi",
+      "tool:write_file=wrote a.txt",
+      "assistant:done: wrote a.txt",
+    ]);
   });
 
   test("a tool card shows the preview until the full result arrives", () => {
@@ -91,7 +110,10 @@ describe("transcript", () => {
 
   test("same call ids in different runs are different cards", () => {
     const first = fromMessages([toolTurn, toolResult]);
-    const second = applyEvent(first, ev({ type: "tool_call_started", call_id: "call_0_0", name: "ls", arguments: "{}" }, "r2"));
+    const second = applyEvent(
+      first,
+      ev({ type: "tool_call_started", call_id: "call_0_0", name: "ls", arguments: "{}" }, "r2"),
+    );
     expect(second.items.filter((i) => i.kind === "tool")).toHaveLength(2);
   });
 

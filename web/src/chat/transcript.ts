@@ -104,7 +104,13 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
     case "assistant": {
       const own: Item[] = [];
       if (message.content.trim()) {
-        own.push({ kind: "assistant", key: `m:${message.id}`, runId, text: message.content, streaming: false });
+        own.push({
+          kind: "assistant",
+          key: `m:${message.id}`,
+          runId,
+          text: message.content,
+          streaming: false,
+        });
       }
       own.push(...toolItems(message).filter((tool) => !items.some((item) => item.key === tool.key)));
       const at = replaceKey ? items.findIndex((item) => item.key === replaceKey) : -1;

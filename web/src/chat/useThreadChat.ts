@@ -78,7 +78,9 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   reloadThread.current = () => {
     const id = latest.current.threadId;
     if (!id) return;
-    load(id, () => latest.current.threadId === id).catch((failure: unknown) => setError(errorMessage(failure)));
+    load(id, () => latest.current.threadId === id).catch((failure: unknown) =>
+      setError(errorMessage(failure)),
+    );
   };
 
   useEffect(() => {

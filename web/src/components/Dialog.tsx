@@ -15,7 +15,8 @@ interface DialogProps {
   wide?: boolean;
 }
 
-const FOCUSABLE = 'button:not([disabled]), [href], input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not([disabled]), [href], input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
 
 export function Dialog({ title, onClose, children, actions, testId, wide }: DialogProps) {
   const ref = useRef<HTMLDivElement>(null);

@@ -4,7 +4,9 @@ import { SseParser } from "./parser";
 describe("SSE parser", () => {
   test("parses event, id and data fields into one message per blank line", () => {
     const parser = new SseParser();
-    const messages = parser.push('event: run_status\nid: 1\ndata: {"a":1}\n\nevent: usage\nid: 2\ndata: x\n\n');
+    const messages = parser.push(
+      'event: run_status\nid: 1\ndata: {"a":1}\n\nevent: usage\nid: 2\ndata: x\n\n',
+    );
     expect(messages).toEqual([
       { event: "run_status", id: "1", data: '{"a":1}' },
       { event: "usage", id: "2", data: "x" },

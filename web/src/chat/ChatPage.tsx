@@ -53,11 +53,13 @@ export function ChatPage() {
   const fallbackAgent = normalAgents.find((a) => a.is_default) ?? normalAgents[0];
   const agentId = thread?.agent_id ?? (chosenAgent || fallbackAgent?.id || "");
 
-  // The list's order follows activity: refresh it when a run ends.
+  // The list's order follows activity: refresh it when a watched run ends.
   const { reload: reloadThreads } = threads;
+  const wasActive = useRef(false);
   useEffect(() => {
-    if (chat.run && !chat.active) reloadThreads();
-  }, [chat.run, chat.active, reloadThreads]);
+    if (wasActive.current && !chat.active) reloadThreads();
+    wasActive.current = chat.active;
+  }, [chat.active, reloadThreads]);
 
   useEffect(() => {
     setPageError(null);

@@ -70,6 +70,8 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       if (!isLive()) return;
       reset(messages);
       setRun(last && { id: last.id, status: last.status });
+      // A run that already failed says why, as if it had been watched.
+      if (last?.error) setError(last.error);
       if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
     },
     [reset, attach],

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { useNavigate, useParams } from "react-router-dom";
+import { useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listChatAgents } from "../api/agents";
 import type { SubagentRun, Thread } from "../api/types";
@@ -61,10 +61,12 @@ export function ChatPage() {
     wasActive.current = chat.active;
   }, [chat.active, reloadThreads]);
 
+  // A new thread whose first run could not start arrives with that error in the navigation.
+  const carriedError = (useLocation().state as { error?: string } | null)?.error ?? null;
   useEffect(() => {
-    setPageError(null);
+    setPageError(carriedError);
     setOpenEntry(null);
-  }, [threadId]);
+  }, [threadId, carriedError]);
 
   async function createThread(title?: string): Promise<Thread | null> {
     try {
@@ -91,11 +93,12 @@ export function ChatPage() {
       await unwrap(
         api.POST("/api/threads/{id}/runs", { params: { path: { id: created.id } }, body: { input } }),
       );
+      navigate(`/chat/${created.id}`);
+      return true;
     } catch (failure) {
-      setPageError(errorMessage(failure));
+      navigate(`/chat/${created.id}`, { state: { error: errorMessage(failure) } });
+      return false;
     }
-    navigate(`/chat/${created.id}`);
-    return true;
   }
 
   async function rename(target: Thread, title: string): Promise<boolean> {

@@ -4,7 +4,8 @@
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
 //! Routes live in `routes/`, one module per resource: agents, auth, users, threads, runs, run
-//! events (SSE) and the catalog of models and tools.
+//! events (SSE) and the catalog of models and tools. Every other path belongs to the web UI
+//! (`ui`), served from the same listener.
 //!
 //! **Boundary:** this is the only crate that knows axum, HTTP status codes, SSE and the JSON wire
 //! shapes of requests and errors. Rules live in `ars-domain`; persistence in `ars-store`; runs
@@ -30,9 +31,11 @@ mod error;
 mod extract;
 mod openapi;
 mod routes;
+mod ui;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use extract::{ApiJson, Auth};
+pub use ui::UiAssets;
 
 /// The request body limit unless configured otherwise: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -46,6 +49,8 @@ pub struct ApiConfig {
     pub body_limit: usize,
     /// How long a token from `POST /api/auth/login` stays valid.
     pub session_ttl: chrono::Duration,
+    /// The web UI served at every path outside `/api`.
+    pub ui: UiAssets,
 }
 
 impl Default for ApiConfig {
@@ -54,6 +59,7 @@ impl Default for ApiConfig {
             defaults: ContextDefaults::default(),
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: chrono::Duration::days(30),
+            ui: UiAssets::web_dist(),
         }
     }
 }
@@ -90,9 +96,11 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     api_router().into_openapi()
 }
 
-/// The whole application: API routes, JSON fallbacks, body limit, request ids and tracing.
+/// The whole application: API routes, the web UI (with JSON 404s under `/api`), body limit,
+/// request ids and tracing.
 pub fn app(state: AppState) -> Router {
     let limit = state.config.body_limit;
+    let ui = state.config.ui;
     let (router, doc) = api_router().split_for_parts();
     let doc = Arc::new(doc);
     router
@@ -103,7 +111,7 @@ pub fn app(state: AppState) -> Router {
                 async move { axum::Json(doc) }
             }),
         )
-        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
+        .fallback(move |method, uri, headers| ui::fallback(ui, method, uri, headers))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)
         .layer(DefaultBodyLimit::max(limit))

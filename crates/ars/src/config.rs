@@ -167,6 +167,7 @@ impl Config {
             defaults: self.defaults.clone(),
             body_limit: self.body_limit,
             session_ttl: chrono::Duration::hours(self.session_ttl_hours.into()),
+            ui: ars_api::UiAssets::web_dist(),
         }
     }
 

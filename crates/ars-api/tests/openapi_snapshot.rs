@@ -1,0 +1,69 @@
+//! The web UI's typed client is generated from `web/openapi.json`; that copy must be the
+//! document the server serves, or the UI compiles against an API that does not exist.
+//!
+//! After changing the API, refresh the copy with
+//! `ARS_UPDATE_OPENAPI=1 cargo test -p ars-api --test openapi_snapshot` and regenerate the
+//! client in `web/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+fn snapshot_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../web/openapi.json")
+}
+
+#[test]
+fn the_web_clients_openapi_snapshot_matches_the_server() {
+    let served = serde_json::to_value(ars_api::openapi_document()).unwrap();
+    let path = snapshot_path();
+    if std::env::var_os("ARS_UPDATE_OPENAPI").is_some_and(|v| v == "1") {
+        let mut text = serde_json::to_string_pretty(&served).unwrap();
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; create it with ARS_UPDATE_OPENAPI=1",
+            path.display()
+        )
+    });
+    let snapshot: Value = serde_json::from_str(&text).unwrap();
+    let mut differences = Vec::new();
+    diff(&snapshot, &served, String::new(), &mut differences);
+    assert!(
+        differences.is_empty(),
+        "{} differs from the server's OpenAPI document at {differences:?}; refresh it with \
+         `ARS_UPDATE_OPENAPI=1 cargo test -p ars-api --test openapi_snapshot` and regenerate \
+         the web client",
+        path.display()
+    );
+}
+
+/// The JSON pointers at which `a` and `b` differ (the first few), for a readable failure.
+fn diff(a: &Value, b: &Value, at: String, out: &mut Vec<String>) {
+    const SHOWN: usize = 10;
+    match (a, b) {
+        _ if out.len() >= SHOWN => {}
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<_> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                let pointer = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+                match (x.get(key), y.get(key)) {
+                    (Some(u), Some(v)) => diff(u, v, pointer, out),
+                    _ => out.push(pointer),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                diff(u, v, format!("{at}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(if at.is_empty() { "/".into() } else { at }),
+        _ => {}
+    }
+}

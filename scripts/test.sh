@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Every check CI runs: formatting, lints, and all tests of the workspace.
-# PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it).
+# Every check CI runs: the web UI (install, type-check and build, unit tests), formatting,
+# lints and all tests of the workspace, then the browser end-to-end tests against a real
+# `ars serve`. PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+log() { printf '\n==> %s\n' "$*"; }
+
+log "web UI: install, build, unit tests"
+(cd web && npm ci --no-audit --no-fund && npm run build && npm test)
+
+log "cargo fmt, clippy, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo test --workspace --all-features
+
+log "browser end-to-end tests (target/debug/ars serving web/dist)"
+cargo build -p ars
+(cd web && npm run e2e)

@@ -852,12 +852,12 @@ export type $defs = Record<string, never>;
 export interface operations {
     list_agents: {
         parameters: {
-            query?: never;
-            header?: never;
-            path: {
+            query?: {
                 /** @description Include subagents (the management page's full list). Default: only chat-usable agents. */
-                include_subagents: boolean;
+                include_subagents?: boolean;
             };
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
@@ -1572,7 +1572,10 @@ export interface operations {
     };
     run_events: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Send only events with a greater id (a `Last-Event-ID` header takes precedence). */
+                after?: number;
+            };
             header?: {
                 /** @description Resume after this event id */
                 "Last-Event-ID"?: string | null;
@@ -1580,8 +1583,6 @@ export interface operations {
             path: {
                 /** @description Run id */
                 id: string;
-                /** @description Send only events with a greater id (a `Last-Event-ID` header takes precedence). */
-                after: number | null;
             };
             cookie?: never;
         };
@@ -1634,13 +1635,14 @@ export interface operations {
     };
     wait_run: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Seconds to wait for the run to end: 0 to 600, default 30. */
+                timeout_s?: number;
+            };
             header?: never;
             path: {
                 /** @description Run id */
                 id: string;
-                /** @description Seconds to wait for the run to end: 0 to 600, default 30. */
-                timeout_s: number | null;
             };
             cookie?: never;
         };

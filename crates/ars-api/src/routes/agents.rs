@@ -22,6 +22,7 @@ use crate::{ApiError, AppState, Auth, ErrorBody};
 
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Include subagents (the management page's full list). Default: only chat-usable agents.
     #[serde(default)]

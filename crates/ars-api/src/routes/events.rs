@@ -43,6 +43,7 @@ const LAST_EVENT_ID: &str = "last-event-id";
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// Send only events with a greater id (a `Last-Event-ID` header takes precedence).
     #[serde(default)]

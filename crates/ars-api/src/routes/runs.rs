@@ -44,6 +44,7 @@ pub struct RunAccepted {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct WaitQuery {
     /// Seconds to wait for the run to end: 0 to 600, default 30.
     #[serde(default)]

@@ -1,0 +1,184 @@
+// Every page rendered with realistic data: login, agents, the agent form, the chat with its
+// Subagents panel, a subagent popup (1280×800), and the chat on a phone (390 px).
+//
+// The pictures go to a temporary folder; `ARS_UPDATE_SCREENSHOTS=1 npm run e2e` writes them to
+// docs/screenshots instead, for the README.
+
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  eventually,
+  scriptedAgent,
+  scriptedSubagent,
+  signIn,
+  startCall,
+  taskCall,
+  useServer,
+} from "./harness.mjs";
+
+const UPDATE = process.env.ARS_UPDATE_SCREENSHOTS === "1";
+const OUT = UPDATE
+  ? fileURLToPath(new URL("../../docs/screenshots", import.meta.url))
+  : mkdtempSync(join(tmpdir(), "ars-screenshots-"));
+mkdirSync(OUT, { recursive: true });
+after(() => UPDATE || rmSync(OUT, { recursive: true, force: true }));
+
+const flow = useServer();
+
+async function shoot(page, name) {
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  // Let fonts and the last render settle.
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: join(OUT, `${name}.png`) });
+}
+
+/** Agents worth showing, and a conversation that used three subagents. */
+async function seed(server) {
+  await scriptedSubagent(
+    server,
+    "researcher",
+    [
+      { tool_calls: [{ name: "write_file", arguments: { path: "sources.md", content: "# Sources\n" } }] },
+      { text: "Found twelve sources.", delay_ms: 600_000 },
+    ],
+    {
+      name: "Researcher",
+      description: "Finds and summarises sources on a topic",
+      share_config: { visibility: "public" },
+      context: { tools: ["write_file"] },
+    },
+  );
+  await scriptedSubagent(
+    server,
+    "summarizer",
+    [
+      {
+        tool_calls: [
+          {
+            name: "write_file",
+            arguments: {
+              path: "summary.md",
+              content: "# Summary\n\nRust's ownership model prevents data races.",
+            },
+          },
+        ],
+      },
+      { text: "Wrote **summary.md**: ownership and borrowing prevent data races at compile time." },
+    ],
+    {
+      name: "Summarizer",
+      description: "Condenses long notes into a short summary",
+      context: { tools: ["write_file"] },
+    },
+  );
+  await scriptedSubagent(server, "fact-checker", [{ error: "the source archive is unreachable" }], {
+    name: "Fact checker",
+    description: "Checks claims against primary sources",
+  });
+  await scriptedAgent(
+    server,
+    "writer",
+    [
+      {
+        text: "I'll split this up: research in the background, a fact check, then a summary.",
+        tool_calls: [
+          startCall("researcher", "Collect sources on Rust's memory safety"),
+          startCall("fact-checker", "Check the claim that Rust prevents data races"),
+        ],
+      },
+      { tool_calls: [taskCall("summarizer", "Summarise the notes on ownership")] },
+      {
+        text:
+          "Here is the plan:\n\n1. **Research** keeps collecting sources in the background.\n" +
+          "2. The **summary** is ready in `summary.md`.\n3. The fact check failed; I will retry it later.\n\n" +
+          "> Ownership and borrowing prevent data races at compile time.",
+      },
+    ],
+    {
+      name: "Writer",
+      description: "Drafts articles with help from research subagents",
+      is_default: true,
+      share_config: { visibility: "public" },
+      context: {
+        system_prompt: "You write clearly.",
+        subagents: ["researcher", "summarizer", "fact-checker"],
+      },
+    },
+  );
+  await scriptedAgent(server, "reviewer", [{ text: "Looks good." }], {
+    name: "Reviewer",
+    description: "Reviews drafts for clarity and tone",
+  });
+}
+
+/** Sends the demo request as Writer and waits until the panel shows every child's state. */
+async function converse(page) {
+  await page.goto("/chat");
+  await page.getByTestId("agent-switch").selectOption({ label: "Writer" });
+  await page.getByTestId("chat-input").fill("Write a short piece on Rust's memory safety.");
+  await page.getByTestId("chat-send").click();
+  await page.waitForURL(/\/chat\/[^/]+$/);
+  await eventually(async () => {
+    const states = await page
+      .getByTestId("subagent-entry")
+      .evaluateAll((nodes) => Object.fromEntries(nodes.map((n) => [n.dataset.slug, n.dataset.status])));
+    assert.deepEqual(states, { researcher: "running", "fact-checker": "error", summarizer: "success" });
+  });
+  await eventually(async () =>
+    assert.equal((await page.getByTestId("run-status").textContent()).trim(), "success"),
+  );
+  // The pictures show the stored conversation (a run that ends while its thread is first loaded
+  // is the subject of its own flow in chat.test.mjs).
+  await page.reload();
+  await page.getByTestId("message-assistant").last().locator("blockquote").waitFor();
+}
+
+flow("screenshots of every page at 1280×800", async ({ page, server }) => {
+  await seed(server);
+
+  await page.goto("/login");
+  await page.getByTestId("login-username").fill("admin");
+  await shoot(page, "login");
+
+  await signIn(page);
+  await page.getByTestId("nav-agents").click();
+  await page.getByTestId("agent-row-writer").waitFor();
+  await shoot(page, "agents");
+
+  await page.getByTestId("agent-edit-writer").click();
+  await page.getByTestId("field-script").waitFor();
+  // From the backend type down: sharing, the default switch and the runtime settings.
+  await page.getByTestId("field-backend").evaluate((node) => {
+    node.closest("section").scrollIntoView();
+    window.scrollBy(0, -64); // clear of the sticky top bar
+  });
+  await shoot(page, "agent-form");
+
+  await converse(page);
+  await shoot(page, "chat");
+
+  await page.locator('[data-testid="subagent-entry"][data-slug="summarizer"]').click();
+  const popup = page.getByTestId("subagent-popup");
+  await popup.getByTestId("message-assistant").waitFor();
+  await popup.locator('[data-testid="tool-card"] summary').click();
+  await shoot(page, "subagent-popup");
+});
+
+flow(
+  "screenshot of the chat at 390 px",
+  async ({ page }) => {
+    await signIn(page);
+    const threads = page.getByTestId("thread-item");
+    await threads.first().waitFor();
+    await threads.first().locator("a").click();
+    await page.getByTestId("message-assistant").last().waitFor();
+    await page.getByTestId("status-toggle").click();
+    await page.getByTestId("subagent-panel").waitFor({ state: "visible" });
+    await shoot(page, "chat-narrow");
+  },
+  { viewport: { width: 390, height: 844 } },
+);

@@ -4,9 +4,10 @@
 //! needs); debug builds read the folder at run time, so a rebuilt UI shows up without a cargo
 //! build. Without a built UI the root answers a short page saying how to build it.
 //!
-//! Any `GET` that names no file is answered with `index.html`, so client-side routes such as
-//! `/chat/<thread>` survive a reload. Paths under `/api` never reach this module: they stay
-//! JSON, 404s included. Files under `assets/` carry a content hash in their names and are cached
+//! Any other `GET` is answered with `index.html`, so client-side routes such as
+//! `/chat/<thread>` survive a reload; only paths that name a missing file (under `assets/`, or
+//! ending in an extension such as `favicon.ico`) are 404s. Paths under `/api` never reach this
+//! module's pages: they stay JSON, 404s included. Files under `assets/` carry a content hash in their names and are cached
 //! for good; everything else (`index.html` first of all) is revalidated on every load.
 //!
 //! **Boundary:** the UI is opaque bytes here; its build lives in `web/`.
@@ -103,13 +104,23 @@ pub(crate) async fn fallback(
     if let Some(file) = (assets.get)(name) {
         return file_response(name, file, &headers);
     }
-    if name.starts_with(ASSETS_DIR) {
-        return ApiError::not_found("asset").into_response();
+    if name != INDEX && names_a_file(name) {
+        return ApiError::not_found("file").into_response();
     }
     match (assets.get)(INDEX) {
         Some(index) => file_response(INDEX, index, &headers),
         None => not_built(),
     }
+}
+
+/// Whether a missing `name` was meant as a file rather than a page of the app: client routes
+/// never end in an extension, and nothing under `assets/` is a route.
+fn names_a_file(name: &str) -> bool {
+    name.starts_with(ASSETS_DIR)
+        || name
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains('.'))
 }
 
 /// One file with its content type, an ETag from its hash, and its caching rule; a 304 when

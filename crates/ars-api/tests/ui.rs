@@ -194,11 +194,18 @@ async fn hashed_assets_are_cached_for_good_and_other_files_revalidated() {
 }
 
 #[tokio::test]
-async fn a_missing_asset_is_a_404_not_the_index() {
+async fn a_missing_file_is_a_404_not_the_index() {
     let app = spawn(UiAssets::from_embed::<FixtureUi>()).await;
-    let page = get(&app, "/assets/app-0000.js").await;
-    assert_eq!(page.status, StatusCode::NOT_FOUND);
-    assert_eq!(page.json()["error"]["code"], "not_found");
+    for path in [
+        "/assets/app-0000.js",
+        "/assets/logo",
+        "/favicon.ico",
+        "/chat/robots.txt",
+    ] {
+        let page = get(&app, path).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(page.json()["error"]["code"], "not_found", "{path}");
+    }
 }
 
 /// Sends a request line exactly as written (no client-side path normalisation).
@@ -258,7 +265,7 @@ async fn other_methods_on_ui_paths_are_json_405s() {
 #[tokio::test]
 async fn without_a_built_ui_every_page_says_how_to_build_it() {
     let app = spawn(UiAssets::from_embed::<NoUi>()).await;
-    for path in ["/", "/chat/abc", "/agents/new"] {
+    for path in ["/", "/index.html", "/chat/abc", "/agents/new"] {
         let page = get(&app, path).await;
         assert_eq!(page.status, StatusCode::OK, "{path}");
         assert!(page.header(CONTENT_TYPE).starts_with("text/html"), "{path}");

@@ -40,7 +40,8 @@ export async function startServer() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = { ...process.env };
-  // Only the scripted model: no real provider may be configured from the environment.
+  // Nothing from the environment may point the server elsewhere: no real model provider (only
+  // the scripted model runs), no shared database or event bus, no config file.
   for (const name of [
     "OPENAI_BASE_URL",
     "OPENAI_API_KEY",
@@ -65,6 +66,9 @@ export async function startServer() {
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   const spawnFailed = new Promise((resolve) => child.once("error", resolve));
   const log = () => Buffer.concat(output).toString("utf8");
+  // However the test process ends, the server ends with it.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
 
   const deadline = Date.now() + 30_000;
   let ready = false;
@@ -98,6 +102,7 @@ export async function startServer() {
         await exited;
         clearTimeout(timer);
       }
+      process.off("exit", killOnExit);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -21,10 +21,12 @@ const ACTIVITY = new Set<RunEvent["type"]>(["tool_call_started", "tool_call_fini
 
 async function loadThread(threadId: string) {
   const path = { params: { path: { id: threadId } } };
-  const [messages, runs] = await Promise.all([
-    unwrap(api.GET("/api/threads/{id}/messages", path)),
-    unwrap(api.GET("/api/threads/{id}/runs", path)),
-  ]);
+  // Runs first, messages after: a run that ends between the two reads has then committed its
+  // answer before the messages are read (read the other way round, the page would show the run
+  // as finished without its answer). A run still active is followed, and the messages the
+  // stream repeats are skipped by id.
+  const runs = await unwrap(api.GET("/api/threads/{id}/runs", path));
+  const messages = await unwrap(api.GET("/api/threads/{id}/messages", path));
   return { messages, latest: runs.at(-1) ?? null };
 }
 

@@ -52,6 +52,13 @@ impl Page {
             .unwrap_or_default()
     }
 
+    /// Asserts a 200 HTML page that browsers revalidate on every load (`what` names the case).
+    fn assert_revalidated_html(&self, what: &str) {
+        assert_eq!(self.status, StatusCode::OK, "{what}");
+        assert!(self.header(CONTENT_TYPE).starts_with("text/html"), "{what}");
+        assert_eq!(self.header(CACHE_CONTROL), "no-cache", "{what}");
+    }
+
     fn json(&self) -> Value {
         assert!(
             self.header(CONTENT_TYPE).starts_with("application/json"),
@@ -87,9 +94,7 @@ async fn the_index_is_served_at_the_root_and_always_revalidated() {
     let app = spawn(UiAssets::from_embed::<FixtureUi>()).await;
     for path in ["/", "/index.html"] {
         let page = get(&app, path).await;
-        assert_eq!(page.status, StatusCode::OK, "{path}");
-        assert!(page.header(CONTENT_TYPE).starts_with("text/html"), "{path}");
-        assert_eq!(page.header(CACHE_CONTROL), "no-cache", "{path}");
+        page.assert_revalidated_html(path);
         assert_eq!(page.body, FIXTURE_INDEX, "{path}");
     }
 }
@@ -106,9 +111,7 @@ async fn client_side_routes_are_answered_with_the_index() {
         "/apis-are-not-api",
     ] {
         let page = get(&app, path).await;
-        assert_eq!(page.status, StatusCode::OK, "{path}");
-        assert!(page.header(CONTENT_TYPE).starts_with("text/html"), "{path}");
-        assert_eq!(page.header(CACHE_CONTROL), "no-cache", "{path}");
+        page.assert_revalidated_html(path);
         assert_eq!(page.body, FIXTURE_INDEX, "{path}");
     }
 }
@@ -267,9 +270,7 @@ async fn without_a_built_ui_every_page_says_how_to_build_it() {
     let app = spawn(UiAssets::from_embed::<NoUi>()).await;
     for path in ["/", "/index.html", "/chat/abc", "/agents/new"] {
         let page = get(&app, path).await;
-        assert_eq!(page.status, StatusCode::OK, "{path}");
-        assert!(page.header(CONTENT_TYPE).starts_with("text/html"), "{path}");
-        assert_eq!(page.header(CACHE_CONTROL), "no-cache", "{path}");
+        page.assert_revalidated_html(path);
         assert!(page.body.contains("npm run build"), "{}", page.body);
         assert!(page.body.contains("scripts/serve.sh"), "{}", page.body);
     }
@@ -281,8 +282,6 @@ async fn without_a_built_ui_every_page_says_how_to_build_it() {
 async fn the_server_default_serves_an_html_root_whether_or_not_the_ui_was_built() {
     let app = TestApp::spawn().await;
     let page = get(&app, "/").await;
-    assert_eq!(page.status, StatusCode::OK);
-    assert!(page.header(CONTENT_TYPE).starts_with("text/html"));
-    assert_eq!(page.header(CACHE_CONTROL), "no-cache");
+    page.assert_revalidated_html("/");
     assert!(page.body.to_lowercase().starts_with("<!doctype html>"));
 }

@@ -3,7 +3,7 @@ import { Link } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
 import type { Agent } from "../api/types";
-import { Dialog } from "../components/Dialog";
+import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { useAsync } from "../lib/useAsync";
 import { ResolvedContextDialog } from "./ResolvedContextDialog";
 
@@ -72,14 +72,19 @@ export function AgentsPage() {
         </div>
       )}
       {deleting && (
-        <DeleteDialog
-          agent={deleting}
+        <ConfirmDeleteDialog
+          title={`Delete ${deleting.name}?`}
           onClose={() => setDeleting(null)}
-          onDeleted={() => {
+          onConfirm={async () => {
+            await unwrap(api.DELETE("/api/agent/{id}", { params: { path: { id: deleting.id } } }));
             setDeleting(null);
             agents.reload();
           }}
-        />
+        >
+          <p>
+            The agent <code>{deleting.slug}</code> will be deleted. This cannot be undone.
+          </p>
+        </ConfirmDeleteDialog>
       )}
       {inspecting && <ResolvedContextDialog agent={inspecting} onClose={() => setInspecting(null)} />}
     </main>
@@ -133,61 +138,5 @@ function AgentRow({
         </div>
       </td>
     </tr>
-  );
-}
-
-function DeleteDialog({
-  agent,
-  onClose,
-  onDeleted,
-}: {
-  agent: Agent;
-  onClose: () => void;
-  onDeleted: () => void;
-}) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function confirm() {
-    setBusy(true);
-    try {
-      await unwrap(api.DELETE("/api/agent/{id}", { params: { path: { id: agent.id } } }));
-      onDeleted();
-    } catch (failure) {
-      setError(errorMessage(failure));
-      setBusy(false);
-    }
-  }
-
-  return (
-    <Dialog
-      title={`Delete ${agent.name}?`}
-      onClose={onClose}
-      actions={
-        <>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="danger"
-            data-testid="confirm-delete"
-            disabled={busy}
-            onClick={confirm}
-          >
-            Delete
-          </button>
-        </>
-      }
-    >
-      <p>
-        The agent <code>{agent.slug}</code> will be deleted. This cannot be undone.
-      </p>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-    </Dialog>
   );
 }

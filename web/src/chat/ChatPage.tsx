@@ -3,7 +3,7 @@ import { useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listChatAgents } from "../api/agents";
 import type { SubagentRun, Thread } from "../api/types";
-import { Dialog } from "../components/Dialog";
+import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { Icon } from "../components/Icon";
 import { useAsync } from "../lib/useAsync";
 import { Composer } from "./Composer";
@@ -215,59 +215,19 @@ export function ChatPage() {
         <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />
       )}
       {deleting && (
-        <DeleteThreadDialog
-          thread={deleting}
+        <ConfirmDeleteDialog
+          title="Delete this conversation?"
           onClose={() => setDeleting(null)}
-          onDeleted={() => {
+          onConfirm={async () => {
+            await unwrap(api.DELETE("/api/threads/{id}", { params: { path: { id: deleting.id } } }));
             threads.setData((threads.data ?? []).filter((t) => t.id !== deleting.id));
             if (deleting.id === threadId) navigate("/chat");
             setDeleting(null);
           }}
-        />
+        >
+          <p>“{deleting.title}” will be deleted with its messages, runs and subagent threads.</p>
+        </ConfirmDeleteDialog>
       )}
     </main>
-  );
-}
-
-function DeleteThreadDialog({
-  thread,
-  onClose,
-  onDeleted,
-}: {
-  thread: Thread;
-  onClose: () => void;
-  onDeleted: () => void;
-}) {
-  const [error, setError] = useState<string | null>(null);
-  async function confirm() {
-    try {
-      await unwrap(api.DELETE("/api/threads/{id}", { params: { path: { id: thread.id } } }));
-      onDeleted();
-    } catch (failure) {
-      setError(errorMessage(failure));
-    }
-  }
-  return (
-    <Dialog
-      title="Delete this conversation?"
-      onClose={onClose}
-      actions={
-        <>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="button" className="danger" data-testid="confirm-delete" onClick={confirm}>
-            Delete
-          </button>
-        </>
-      }
-    >
-      <p>“{thread.title}” will be deleted with its messages, runs and subagent threads.</p>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-    </Dialog>
   );
 }

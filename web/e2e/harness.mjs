@@ -6,6 +6,7 @@
 // it) and declares flows with `flow(name, async ({ page, server }) => …)`: each flow gets a fresh
 // browser context, and on failure prints the server's log and saves a screenshot.
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -171,6 +172,10 @@ export function useServer() {
       page.on("pageerror", (e) => consoleErrors.push(String(e)));
       try {
         await body({ page, server, context });
+        // The browser logs every 4xx answer as "Failed to load resource"; flows provoke those
+        // on purpose (wrong password, busy thread, invalid agent). Anything else is the app's.
+        const unexpected = consoleErrors.filter((text) => !text.startsWith("Failed to load resource"));
+        assert.deepEqual(unexpected, [], "the page logged errors");
       } catch (failure) {
         await mkdir(FAILURES, { recursive: true });
         const shot = join(FAILURES, `${name.replace(/[^a-z0-9]+/gi, "-")}.png`);

@@ -123,8 +123,18 @@ impl SandboxError {
     ///
     /// `std::io::Error` messages for file-system calls carry no path, so nothing of the host
     /// layout leaks through `message`.
+    ///
+    /// A resolution that would leave the root (an absolute symlink, `..` past the root, a
+    /// magic link) becomes [`SandboxError::OutsideScope`] with one message whatever the target
+    /// was, so the answer never tells whether some host path exists.
     pub(crate) fn io(path: &str, err: &io::Error) -> Self {
         let path = path.to_owned();
+        if is_escape(err) {
+            return Self::OutsideScope {
+                path,
+                reason: OUTSIDE_REASON.to_owned(),
+            };
+        }
         match err.kind() {
             io::ErrorKind::NotFound => Self::NotFound { path },
             io::ErrorKind::IsADirectory => Self::IsDirectory { path },
@@ -135,6 +145,26 @@ impl SandboxError {
             },
         }
     }
+}
+
+/// The one reason given for every path that resolves to somewhere outside its root.
+pub(crate) const OUTSIDE_REASON: &str = "it leads outside your workspace (through a symbolic link \
+    or otherwise); only paths under /home/gem/user-data and /home/gem/skills are reachable, and \
+    symbolic links are followed only while they stay inside them";
+
+/// Whether `err` is a resolution that tried to leave its root.
+///
+/// `cap-std` reports those as `PermissionDenied` with a fixed message (`EXDEV` from `openat2`
+/// under `RESOLVE_BENEATH`, or its own check in the fallback walk); `ELOOP` from
+/// `RESOLVE_NO_MAGICLINKS` or from a symlink loop is folded in too, so a link to `/proc/…`
+/// answers exactly like a link to `/etc`.
+fn is_escape(err: &io::Error) -> bool {
+    use nix::errno::Errno;
+    let raw = err.raw_os_error();
+    raw == Some(Errno::EXDEV as i32)
+        || raw == Some(Errno::ELOOP as i32)
+        || (err.kind() == io::ErrorKind::PermissionDenied
+            && err.to_string() == "a path led outside of the filesystem")
 }
 
 /// Shortens a caller-supplied path for use in an error message, so a 100 KiB "path" does not

@@ -4,8 +4,10 @@
 //!   `execute`, all addressed in *virtual* paths within a [`Scope`].
 //! - [`LocalSandbox`] is the embedded implementation over the server's data dir, with the shell
 //!   isolated by bubblewrap.
-//! - `paths` holds the virtual layout and the one function that maps virtual paths to host
-//!   paths; every file operation goes through it.
+//! - `paths` holds the virtual layout and the one function that turns a virtual path into a
+//!   directory handle of its root plus a relative rest; every file operation goes through it
+//!   and acts only through that handle (`openat2` with `RESOLVE_BENEATH`, via `cap-std`), so a
+//!   symlink swapped in by a running shell command cannot lead an operation out.
 //!
 //! **Invariant:** nothing leaves a scope. `..`, foreign absolute paths, symlinks pointing out,
 //! NUL bytes and over-long paths are refused; `/home/gem/skills` is read-only; the shell sees

@@ -82,13 +82,15 @@ impl Inner {
         ] {
             fs::create_dir_all(&dir).map_err(|err| SandboxError::io(shown, &err))?;
         }
-        // These two go through resolution: the workspace is writable by the shell, so a
-        // component on the way could be a symlink planted to make us create directories
-        // elsewhere.
+        // These two are created through the workspace's handle: the workspace is writable by
+        // the shell, so a component on the way could be a symlink planted to make us create
+        // directories elsewhere.
         for dir in [PERSONAL_SKILLS_DIR.to_owned(), scope.virtual_workdir()] {
             let resolved = self.layout.resolve(scope, &dir, Access::Write)?;
-            fs::create_dir_all(&resolved.host)
-                .map_err(|err| SandboxError::io(&resolved.virtual_path, &err))?;
+            resolved
+                .root
+                .create_dir_all(&resolved.rel)
+                .map_err(|err| resolved.err(&err))?;
         }
         Ok(())
     }

@@ -9,22 +9,22 @@
 //! | `/home/gem/user-data/agents/skills` | the same, below | read-write |
 //! | `/home/gem/skills` | `<data>/skills` | read-only |
 //!
-//! [`Layout::resolve`] is the only way from a caller-supplied path to a host path. It works in
-//! two steps: a purely lexical [`normalize`] (NUL bytes, lengths, `..`, which root) and then a
-//! check against the real file system (symlinks must not lead out of the root). Host paths it
-//! returns are canonical up to the deepest existing component, so later operations never follow
-//! a symlink the check did not see.
-//!
-//! **Boundary:** a symlink swapped in by a concurrently running shell command between the check
-//! and the use (a TOCTOU race) is not covered here; the isolated shell cannot see host paths,
-//! so a link it plants can only point at paths that mean nothing outside the sandbox — and
-//! those fail the prefix check.
+//! [`Layout::resolve`] is the only way from a caller-supplied path to something the file tools
+//! can act on. It is purely lexical ([`normalize`]: NUL bytes, lengths, `..`, which root) and
+//! returns a directory *handle* of the root plus the relative rest. Every operation then
+//! resolves that rest through the handle at the moment of use (`cap-std`: `openat2` with
+//! `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`, or its race-free fallback), so no path is ever
+//! checked first and used later. Symlinks that stay inside the root are followed; any way out
+//! (an absolute target, `..` past the root, a magic link) fails with the same
+//! [`SandboxError::OutsideScope`], whatever the target is.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use ars_domain::UserId;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 
 use crate::error::{SandboxError, display_path};
 use crate::scope::Scope;
@@ -50,7 +50,7 @@ pub(crate) enum Root {
 }
 
 impl Root {
-    fn virtual_root(self) -> &'static str {
+    pub(crate) fn virtual_root(self) -> &'static str {
         match self {
             Root::UserData => USER_DATA_ROOT,
             Root::Skills => SKILLS_ROOT,
@@ -161,29 +161,45 @@ pub(crate) fn normalize(scope: &Scope, input: &str) -> Result<VirtualPath, Sandb
     Ok(VirtualPath { root, rest: stack })
 }
 
-/// A caller path resolved to a host path that was checked to stay inside its root.
-#[derive(Clone, Debug)]
+/// A caller path resolved against a directory handle of its root.
+///
+/// There is no host path in here on purpose: every operation on a `Resolved` goes through
+/// [`Resolved::root`] with the relative [`Resolved::rel`], so the kernel resolves the path at
+/// the moment of use (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`, via
+/// `cap-std`). A symlink swapped in by a concurrently running shell command can therefore
+/// redirect the operation only to somewhere else inside the same root, never outside it.
+#[derive(Debug)]
 pub(crate) struct Resolved {
     /// The normalised virtual path: what every result and error shows.
     pub(crate) virtual_path: String,
-    /// The host path: canonical up to the deepest existing component.
-    pub(crate) host: PathBuf,
-    /// Whether the whole path existed at resolution time.
-    pub(crate) exists: bool,
+    /// The handle of the virtual root (the user workspace or the shared Skills).
+    pub(crate) root: Dir,
+    /// The path below the root, `.` for the root itself. Never absolute, never `..`.
+    pub(crate) rel: PathBuf,
 }
 
 impl Resolved {
-    /// The virtual path of `host_child`, a path found by walking below `self.host`.
-    pub(crate) fn child_virtual(&self, host_child: &Path) -> String {
-        let mut out = self.virtual_path.clone();
-        if let Ok(relative) = host_child.strip_prefix(&self.host) {
-            for component in relative.components() {
-                out.push('/');
-                out.push_str(&component.as_os_str().to_string_lossy());
-            }
-        }
-        out
+    /// The virtual path of `name`, an entry found below this path.
+    pub(crate) fn child_virtual(&self, relative: &Path) -> String {
+        join_virtual(&self.virtual_path, relative)
     }
+
+    /// Maps an I/O error on this path to the sandbox error the model reads.
+    pub(crate) fn err(&self, err: &io::Error) -> SandboxError {
+        SandboxError::io(&self.virtual_path, err)
+    }
+}
+
+/// `base` (a virtual path) followed by the components of `relative`.
+pub(crate) fn join_virtual(base: &str, relative: &Path) -> String {
+    let mut out = base.to_owned();
+    for component in relative.components() {
+        if let std::path::Component::Normal(part) = component {
+            out.push('/');
+            out.push_str(&part.to_string_lossy());
+        }
+    }
+    out
 }
 
 /// Where things live under the data dir.
@@ -217,19 +233,22 @@ impl Layout {
         }
     }
 
-    /// Canonical host directory of a virtual root; fails if the scope was never prepared.
+    /// Canonical host directory of a virtual root, for bind mounts; fails if the scope was
+    /// never prepared. The roots themselves are not reachable from inside the sandbox (the
+    /// shell sees them only as mount points), so their host paths cannot be raced.
     pub(crate) fn canonical_root(&self, user: UserId, root: Root) -> Result<PathBuf, SandboxError> {
-        fs::canonicalize(self.root_dir(user, root)).map_err(|err| SandboxError::Io {
-            path: root.virtual_root().to_owned(),
-            message: if err.kind() == io::ErrorKind::NotFound {
-                "the sandbox workspace has not been prepared".to_owned()
-            } else {
-                err.to_string()
-            },
-        })
+        fs::canonicalize(self.root_dir(user, root)).map_err(|err| unprepared(root, &err))
     }
 
-    /// Resolves a caller-supplied path for `access`, refusing every way out of the scope.
+    /// Opens the handle of a virtual root.
+    pub(crate) fn open_root(&self, user: UserId, root: Root) -> Result<Dir, SandboxError> {
+        Dir::open_ambient_dir(self.root_dir(user, root), ambient_authority())
+            .map_err(|err| unprepared(root, &err))
+    }
+
+    /// Resolves a caller-supplied path for `access`: validates it lexically, refuses writes
+    /// under read-only roots and opens the root's handle. Nothing below the root is looked
+    /// at here; the operation that uses the result resolves the rest through the handle.
     pub(crate) fn resolve(
         &self,
         scope: &Scope,
@@ -248,50 +267,29 @@ impl Layout {
                 ),
             });
         }
-        let root = self.canonical_root(scope.user_id, vpath.root)?;
-
-        // Find the deepest component that exists (as anything, a dangling link included).
-        let mut probe = root.clone();
-        probe.extend(&vpath.rest);
-        let mut existing = vpath.rest.len();
-        while existing > 0 {
-            match fs::symlink_metadata(&probe) {
-                Ok(_) => break,
-                Err(err)
-                    if matches!(
-                        err.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    existing -= 1;
-                    probe.pop();
-                }
-                Err(err) => return Err(SandboxError::io(&shown, &err)),
-            }
-        }
-
-        let canonical = fs::canonicalize(&probe).map_err(|_| SandboxError::OutsideScope {
-            path: shown.clone(),
-            reason: "it goes through a symbolic link that does not resolve (dangling or a loop); \
-                     refusing to follow it"
-                .to_owned(),
-        })?;
-        if !canonical.starts_with(&root) {
-            return Err(SandboxError::OutsideScope {
-                path: shown,
-                reason: format!(
-                    "it goes through a symbolic link that points outside {}",
-                    vpath.root.virtual_root()
-                ),
-            });
-        }
-        let mut host = canonical;
-        host.extend(&vpath.rest[existing..]);
+        let root = self.open_root(scope.user_id, vpath.root)?;
+        let rel = if vpath.rest.is_empty() {
+            PathBuf::from(".")
+        } else {
+            vpath.rest.iter().collect()
+        };
         Ok(Resolved {
             virtual_path: shown,
-            host,
-            exists: existing == vpath.rest.len(),
+            root,
+            rel,
         })
+    }
+}
+
+/// The error for a virtual root that cannot be opened.
+fn unprepared(root: Root, err: &io::Error) -> SandboxError {
+    SandboxError::Io {
+        path: root.virtual_root().to_owned(),
+        message: if err.kind() == io::ErrorKind::NotFound {
+            "the sandbox workspace has not been prepared".to_owned()
+        } else {
+            err.to_string()
+        },
     }
 }
 

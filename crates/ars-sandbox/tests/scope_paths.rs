@@ -179,8 +179,10 @@ async fn symlink_within_the_workspace_is_followed() {
     let fx = fixture().await;
     fx.write("/home/gem/user-data/shared/notes.txt", "shared notes\n")
         .await;
-    let target = fx.user_data(fx.scope.user_id).join("shared/notes.txt");
-    symlink(target, fx.workdir().join("notes.txt")).unwrap();
+    // A relative link from the workdir up into the rest of the workspace, as `ln -s` in the
+    // shell makes it.
+    symlink("../../shared/notes.txt", fx.workdir().join("notes.txt")).unwrap();
+    symlink("../../shared", fx.workdir().join("shared-dir")).unwrap();
     assert_eq!(
         fx.read_text(&fx.scope, "notes.txt").await.unwrap(),
         "shared notes\n"
@@ -205,6 +207,115 @@ async fn symlink_within_the_workspace_is_followed() {
         .read_text(&fx.scope, "/home/gem/user-data/shared/notes.txt")
         .await;
     assert_eq!(shared.unwrap(), "rewritten\n");
+
+    // Directory links inside the scope work for every tool.
+    let sb = &fx.sandbox;
+    let listed = sb.list(&fx.scope, "shared-dir").await.unwrap();
+    assert_eq!(listed.entries.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed.path,
+        "/home/gem/user-data/conversations/t1/shared-dir"
+    );
+    sb.write(&fx.scope, "shared-dir/new.txt", "through the link\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(fx.user_data(fx.scope.user_id).join("shared/new.txt")).unwrap(),
+        "through the link\n"
+    );
+    let grep = sb
+        .grep(&fx.scope, "through", Some("shared-dir"), None)
+        .await
+        .unwrap();
+    assert_eq!(grep.matches.len(), 1, "{grep:?}");
+    sb.edit(&fx.scope, "notes.txt", "rewritten", "edited", false)
+        .await
+        .unwrap();
+    assert_eq!(
+        fx.read_text(&fx.scope, "/home/gem/user-data/shared/notes.txt")
+            .await
+            .unwrap(),
+        "edited\n"
+    );
+}
+
+#[tokio::test]
+async fn every_link_out_is_refused_with_the_same_error() {
+    let fx = fixture().await;
+    let other = fx.other_user().await;
+    fx.sandbox
+        .write(&other, "/home/gem/user-data/diary.txt", "private\n")
+        .await
+        .unwrap();
+    let outside_dir = fx.outside();
+    let sb = &fx.sandbox;
+    // From the workdir (users/<id>/user-data/conversations/t1) up to the temp dir is six
+    // levels; to the users directory four.
+    let targets = [
+        ("etc", "/etc".to_owned()),
+        ("passwd", "/etc/passwd".to_owned()),
+        ("proc-root", "/proc/1/root".to_owned()),
+        ("proc-self-root", "/proc/self/root/etc".to_owned()),
+        ("nowhere", "/no/such/host/path".to_owned()),
+        ("host-abs", outside_dir.to_string_lossy().into_owned()),
+        (
+            "virtual-abs",
+            "/home/gem/user-data/conversations".to_owned(),
+        ),
+        ("rel-out", "../../../../../../outside".to_owned()),
+        (
+            "rel-nowhere",
+            "../../../../../../../../no-such-dir".to_owned(),
+        ),
+        (
+            "rel-other-user",
+            format!("../../../../{}/user-data", other.user_id),
+        ),
+    ];
+    let mut messages = Vec::new();
+    for (name, target) in &targets {
+        symlink(target, fx.workdir().join(name)).unwrap();
+        let file = format!("{name}/secret.txt");
+        let results = [
+            sb.read(&fx.scope, &file, 1, None).await.map(|_| ()),
+            sb.read(&fx.scope, name, 1, None).await.map(|_| ()),
+            sb.list(&fx.scope, name).await.map(|_| ()),
+            sb.write(&fx.scope, &file, "x").await.map(|_| ()),
+            sb.write(&fx.scope, &format!("{name}/deep/x.txt"), "x")
+                .await
+                .map(|_| ()),
+            sb.edit(&fx.scope, &file, "top", "pwned", false)
+                .await
+                .map(|_| ()),
+            sb.grep(&fx.scope, "secret", Some(name), None)
+                .await
+                .map(|_| ()),
+            sb.glob(&fx.scope, "*", Some(name)).await.map(|_| ()),
+        ];
+        for result in results {
+            let err = result.expect_err(&format!("link to {target} must be refused"));
+            assert!(outside(&err), "{name} -> {target}: {err:?}");
+            // One message for every target, with only the caller's own path in it.
+            let message = err.to_string();
+            let host = fx.dir.path().to_string_lossy().into_owned();
+            assert!(!message.contains(&host), "leaks the host path: {message}");
+            let SandboxError::OutsideScope { reason, .. } = err else {
+                unreachable!()
+            };
+            messages.push(reason);
+        }
+    }
+    messages.dedup();
+    assert_eq!(messages.len(), 1, "different answers: {messages:#?}");
+    assert_eq!(
+        fs::read_to_string(outside_dir.join("secret.txt")).unwrap(),
+        "top secret\n"
+    );
+    assert_eq!(fs::read_dir(&outside_dir).unwrap().count(), 1);
+    assert_eq!(
+        fs::read_dir(fx.user_data(other.user_id)).unwrap().count(),
+        3
+    );
 }
 
 #[tokio::test]

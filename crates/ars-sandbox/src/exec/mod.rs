@@ -39,7 +39,13 @@ pub(crate) fn plan(
     command: &str,
     allow_network: bool,
 ) -> Result<Command, SandboxError> {
+    // The workdir must be a directory inside the workspace (prepare made it); checked by
+    // handle. The shell itself only ever sees it at its virtual path.
     let workdir = layout.resolve(scope, &scope.virtual_workdir(), Access::Write)?;
+    workdir
+        .root
+        .open_dir(&workdir.rel)
+        .map_err(|err| workdir.err(&err))?;
     match config.shell {
         ShellMode::Bubblewrap => {
             let bwrap = find_bwrap(config)?;
@@ -60,13 +66,15 @@ pub(crate) fn plan(
             Ok(cmd)
         }
         ShellMode::Host => {
+            // The host shell is unconfined by definition; it gets host paths.
             let home = layout.canonical_root(scope.user_id, Root::UserData)?;
+            let cwd = home.join(&workdir.rel);
             let mut cmd = Command::new("/bin/bash");
             cmd.env_clear()
                 .env("PATH", SHELL_PATH)
                 .env("HOME", home)
                 .env("LANG", SHELL_LANG)
-                .current_dir(&workdir.host)
+                .current_dir(cwd)
                 .arg("-c")
                 .arg(command);
             Ok(cmd)

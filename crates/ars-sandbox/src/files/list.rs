@@ -1,7 +1,5 @@
 //! `list`: one directory's entries.
 
-use std::fs;
-
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
 use crate::sandbox::{DirEntry, EntryKind, ListOutcome};
@@ -16,17 +14,13 @@ pub(crate) fn list(
     max_entries: usize,
 ) -> Result<ListOutcome, SandboxError> {
     let resolved = layout.resolve(scope, path, Access::Read)?;
-    let shown = &resolved.virtual_path;
-    let io_err = |err: std::io::Error| SandboxError::io(shown, &err);
-    if !fs::metadata(&resolved.host).map_err(io_err)?.is_dir() {
-        return Err(SandboxError::NotDirectory {
-            path: shown.clone(),
-        });
-    }
+    let io_err = |err: std::io::Error| resolved.err(&err);
+    let dir = resolved.root.open_dir(&resolved.rel).map_err(io_err)?;
     let mut entries = Vec::new();
-    for entry in fs::read_dir(&resolved.host).map_err(io_err)? {
+    for entry in dir.entries().map_err(io_err)? {
         let entry = entry.map_err(io_err)?;
-        // `DirEntry::metadata` does not follow symlinks, which is what a listing wants.
+        // `DirEntry::metadata` is taken relative to the listed directory's handle and does
+        // not follow symlinks, which is what a listing wants.
         let Ok(meta) = entry.metadata() else {
             continue; // Vanished between readdir and stat.
         };
@@ -40,9 +34,10 @@ pub(crate) fn list(
         } else {
             EntryKind::Other
         };
+        let name = entry.file_name();
         entries.push(DirEntry {
-            name: entry.file_name().to_string_lossy().into_owned(),
-            path: resolved.child_virtual(&entry.path()),
+            path: resolved.child_virtual(name.as_ref()),
+            name: name.to_string_lossy().into_owned(),
             kind,
             size: meta.len(),
         });

@@ -1,16 +1,23 @@
 //! Blocking implementations of the file tools over the local data dir.
 //!
-//! Each function resolves its paths through [`crate::paths::Layout::resolve`] first and works
-//! only on the host path that returns; [`crate::LocalSandbox`] runs them on the blocking pool.
+//! Each function resolves its paths through [`crate::paths::Layout::resolve`] first and then
+//! acts only through the directory handle that returns (never through a host path);
+//! [`crate::LocalSandbox`] runs them on the blocking pool.
 
 mod list;
 mod read;
 mod search;
 mod write;
 
-use std::fs::{self, OpenOptions};
+use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, Write as _};
-use std::path::Path;
+use std::path::PathBuf;
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
+use cap_std::fs::{Dir, OpenOptions};
+
+use crate::error::SandboxError;
+use crate::paths::Resolved;
 
 pub(crate) use list::list;
 pub(crate) use read::read;
@@ -79,28 +86,105 @@ pub(crate) fn shorten(text: &mut String, max: usize) -> bool {
     true
 }
 
-/// Replaces `target` with `bytes` atomically: write a temp file in the same directory, then
-/// rename it over the target. Keeps the target's permissions when it already exists.
+/// Options for opening a file to read it: never blocks on a FIFO or device that someone
+/// planted, and follows a final symlink only when `follow` says so (it stays confined to the
+/// handle either way).
+pub(crate) fn read_options(follow: FollowSymlinks) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true).nonblock(true).follow(follow);
+    options
+}
+
+/// Where a write to `resolved` lands, opened by handle: the parent directory and the final
+/// name, and whether something is there already.
+pub(crate) struct WriteTarget {
+    /// The parent directory, opened through the root's handle.
+    pub(crate) dir: Dir,
+    /// The final component, to be created or replaced inside `dir`.
+    pub(crate) name: OsString,
+    /// Whether `name` existed in `dir` when it was looked up.
+    pub(crate) exists: bool,
+}
+
+/// Opens the directory a write to `resolved` goes into, creating missing parents when asked.
 ///
-/// `target` must be a resolved (canonical) host path, so the rename never replaces a symlink.
-pub(crate) fn atomic_write(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent directory"))?;
+/// Symlinks on the way that stay inside the root are resolved first (so writing to a link
+/// updates its target, and the link stays), then every step is taken through the root's
+/// handle. A link swapped in between can only redirect the write within the root.
+pub(crate) fn write_target(
+    resolved: &Resolved,
+    create_parents: bool,
+) -> Result<WriteTarget, SandboxError> {
+    let shown = &resolved.virtual_path;
+    let target = match resolved.root.canonicalize(&resolved.rel) {
+        Ok(canonical) => canonical,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => resolved.rel.clone(),
+        Err(err) => return Err(resolved.err(&err)),
+    };
+    let (Some(name), parent) = (target.file_name(), target.parent()) else {
+        return Err(SandboxError::IsDirectory {
+            path: shown.clone(),
+        });
+    };
+    let parent = match parent {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    if create_parents {
+        resolved.root.create_dir_all(&parent).map_err(|err| {
+            match SandboxError::io(shown, &err) {
+                outside @ SandboxError::OutsideScope { .. } => outside,
+                _ => SandboxError::Io {
+                    path: shown.clone(),
+                    message: format!("cannot create the parent directory: {err}"),
+                },
+            }
+        })?;
+    }
+    let dir = resolved
+        .root
+        .open_dir(&parent)
+        .map_err(|err| resolved.err(&err))?;
+    let exists = match dir.symlink_metadata(name) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(SandboxError::IsDirectory {
+                path: shown.clone(),
+            });
+        }
+        Ok(_) => true,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => false,
+        Err(err) => return Err(resolved.err(&err)),
+    };
+    Ok(WriteTarget {
+        dir,
+        name: name.to_owned(),
+        exists,
+    })
+}
+
+/// Replaces `name` in `dir` with `bytes` atomically: a temp file created in `dir` through its
+/// handle, then renamed over `name` within the same handle, so the temp file never appears
+/// anywhere else and a concurrent reader never sees half of the content. Keeps the old file's
+/// permissions.
+pub(crate) fn atomic_write(dir: &Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
     // A fixed short name: the target's own name may already be at the 255-byte limit.
-    let tmp = dir.join(format!(".ars-tmp-{}", uuid::Uuid::new_v4().simple()));
+    let tmp = format!(".ars-tmp-{}", uuid::Uuid::new_v4().simple());
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let mut file = dir.open_with(&tmp, &options)?;
         file.write_all(bytes)?;
-        if let Ok(meta) = fs::metadata(target) {
+        if let Ok(meta) = dir.symlink_metadata(name)
+            && meta.is_file()
+        {
             file.set_permissions(meta.permissions())?;
         }
         drop(file);
-        fs::rename(&tmp, target)
+        dir.rename(&tmp, dir, name)
     })();
     if result.is_err() {
         // Best effort: the temp file is ours and useless now.
-        let _ = fs::remove_file(&tmp);
+        let _ = dir.remove_file(&tmp);
     }
     result
 }

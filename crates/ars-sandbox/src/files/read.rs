@@ -1,9 +1,10 @@
 //! `read`: a line-numbered slice of a text file.
 
-use std::fs::{self, File};
 use std::io::{BufRead, BufReader};
 
-use super::{looks_binary, next_line, shorten};
+use cap_fs_ext::FollowSymlinks;
+
+use super::{looks_binary, next_line, read_options, shorten};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
 use crate::sandbox::{DEFAULT_READ_LINES, ReadOutcome};
@@ -24,9 +25,14 @@ pub(crate) fn read(
     max_bytes: usize,
 ) -> Result<ReadOutcome, SandboxError> {
     let resolved = layout.resolve(scope, path, Access::Read)?;
-    let shown = resolved.virtual_path;
-    let io_err = |err: std::io::Error| SandboxError::io(&shown, &err);
-    let meta = fs::metadata(&resolved.host).map_err(io_err)?;
+    let io_err = |err: std::io::Error| resolved.err(&err);
+    let file = resolved
+        .root
+        .open_with(&resolved.rel, &read_options(FollowSymlinks::Yes))
+        .map_err(io_err)?;
+    // The type comes from the open file itself, so what is checked is what is read.
+    let meta = file.metadata().map_err(io_err)?;
+    let shown = resolved.virtual_path.clone();
     if meta.is_dir() {
         return Err(SandboxError::IsDirectory { path: shown });
     }
@@ -36,7 +42,7 @@ pub(crate) fn read(
             message: "not a regular file".into(),
         });
     }
-    let mut reader = BufReader::new(File::open(&resolved.host).map_err(io_err)?);
+    let mut reader = BufReader::new(file);
     if looks_binary(reader.fill_buf().map_err(io_err)?) {
         return Err(SandboxError::Binary { path: shown });
     }

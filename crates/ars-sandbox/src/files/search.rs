@@ -1,18 +1,21 @@
 //! `glob` and `grep`: finding files by name and by content.
 //!
-//! Both walk the tree without following symlinks (a link can point anywhere, so its target was
-//! never checked), skip `.git` directories, and stop after a bounded number of entries so a
-//! huge workspace cannot stall a tool call.
+//! Both walk the tree by handle: each directory is opened relative to its parent's handle
+//! without following symlinks, and each file is opened the same way, so a link swapped in
+//! mid-walk is skipped rather than followed out. They skip `.git` directories and stop after a
+//! bounded number of entries so a huge workspace cannot stall a tool call.
 
-use std::fs::{self, File};
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
+use cap_fs_ext::{DirExt, FollowSymlinks};
+use cap_std::fs::{Dir, FileType};
 use globset::{GlobBuilder, GlobMatcher};
 use regex::{Regex, RegexBuilder};
-use walkdir::WalkDir;
 
-use super::{looks_binary, next_line, shorten};
+use super::{looks_binary, next_line, read_options, shorten};
 use crate::error::{SandboxError, display_path};
 use crate::paths::{Access, Layout, MAX_PATH_BYTES, Resolved};
 use crate::sandbox::{GlobOutcome, GrepMatch, GrepOutcome};
@@ -57,31 +60,28 @@ pub(crate) fn glob(
         ));
     }
     let matcher = compile_glob(&relative).map_err(|reason| invalid(&reason))?;
-    let root = resolve_dir(layout, scope, &base)?;
+    let root = layout.resolve(scope, &base, Access::Read)?;
+    let base_dir = open_walk_root(&root)?;
 
     let mut matches = Vec::new();
     let mut truncated = false;
     let mut visited = 0;
-    for entry in walk(&root.host) {
+    walk(&base_dir, &mut |_, relative, file_type| {
         visited += 1;
         if visited > MAX_WALK_ENTRIES {
             truncated = true;
-            break;
+            return ControlFlow::Break(());
         }
-        if entry.file_type().is_dir() {
-            continue;
+        if file_type.is_dir() || !matcher.is_match(relative) {
+            return ControlFlow::Continue(());
         }
-        let Ok(relative) = entry.path().strip_prefix(&root.host) else {
-            continue;
-        };
-        if matcher.is_match(relative) {
-            if matches.len() == max_matches {
-                truncated = true;
-                break;
-            }
-            matches.push(root.child_virtual(entry.path()));
+        if matches.len() == max_matches {
+            truncated = true;
+            return ControlFlow::Break(());
         }
-    }
+        matches.push(root.child_virtual(relative));
+        ControlFlow::Continue(())
+    });
     matches.sort();
     Ok(GlobOutcome {
         base: root.virtual_path,
@@ -117,8 +117,7 @@ pub(crate) fn grep(
         })
         .transpose()?;
     let root = layout.resolve(scope, path.unwrap_or("."), Access::Read)?;
-    let meta =
-        fs::metadata(&root.host).map_err(|err| SandboxError::io(&root.virtual_path, &err))?;
+    let io_err = |err: std::io::Error| root.err(&err);
 
     let mut search = Search {
         regex,
@@ -129,37 +128,55 @@ pub(crate) fn grep(
             truncated: false,
         },
     };
+    // The start is opened once, following in-scope links; what it turned out to be decides
+    // between searching one file and walking a directory.
+    let start = root
+        .root
+        .open_with(&root.rel, &read_options(FollowSymlinks::Yes))
+        .map_err(io_err)?;
+    let meta = start.metadata().map_err(io_err)?;
     if meta.is_file() {
-        search.file(&root.host, &root.virtual_path);
+        search.file(start, &root.virtual_path);
         return Ok(search.outcome);
     }
+    if !meta.is_dir() {
+        return Err(SandboxError::Io {
+            path: root.virtual_path,
+            message: "not a regular file or directory".into(),
+        });
+    }
+    let base_dir = Dir::from_std_file(start.into_std());
     let mut visited = 0;
-    for entry in walk(&root.host) {
+    walk(&base_dir, &mut |dir, relative, file_type| {
         visited += 1;
         if visited > MAX_WALK_ENTRIES {
             search.outcome.truncated = true;
         }
         if search.outcome.truncated {
-            break;
+            return ControlFlow::Break(());
         }
-        if !entry.file_type().is_file() {
-            continue;
+        if !file_type.is_file() {
+            return ControlFlow::Continue(());
         }
+        let Some(name) = relative.file_name() else {
+            return ControlFlow::Continue(());
+        };
         if let Some((matcher, whole_path)) = &filter {
             let selected = if *whole_path {
-                entry
-                    .path()
-                    .strip_prefix(&root.host)
-                    .is_ok_and(|rel| matcher.is_match(rel))
+                matcher.is_match(relative)
             } else {
-                matcher.is_match(entry.file_name())
+                matcher.is_match(name)
             };
             if !selected {
-                continue;
+                return ControlFlow::Continue(());
             }
         }
-        search.file(entry.path(), &root.child_virtual(entry.path()));
-    }
+        // Not following: if the entry became a symlink since readdir, it is skipped.
+        if let Ok(file) = dir.open_with(name, &read_options(FollowSymlinks::No)) {
+            search.file(file, &root.child_virtual(relative));
+        }
+        ControlFlow::Continue(())
+    });
     Ok(search.outcome)
 }
 
@@ -173,11 +190,10 @@ struct Search {
 impl Search {
     /// Searches one file; unreadable, binary and oversized files are skipped silently, as
     /// grep -I does.
-    fn file(&mut self, host: &Path, shown: &str) {
-        let Ok(file) = File::open(host) else { return };
+    fn file(&mut self, file: cap_std::fs::File, shown: &str) {
         if file
             .metadata()
-            .map_or(true, |m| m.len() > MAX_GREP_FILE_BYTES)
+            .map_or(true, |m| !m.is_file() || m.len() > MAX_GREP_FILE_BYTES)
         {
             return;
         }
@@ -241,27 +257,55 @@ fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
         .map_err(|err| err.kind().to_string())
 }
 
-fn resolve_dir(layout: &Layout, scope: &Scope, path: &str) -> Result<Resolved, SandboxError> {
-    let root = layout.resolve(scope, path, Access::Read)?;
-    let meta =
-        fs::metadata(&root.host).map_err(|err| SandboxError::io(&root.virtual_path, &err))?;
-    if !meta.is_dir() {
-        return Err(SandboxError::NotDirectory {
-            path: root.virtual_path,
-        });
-    }
-    Ok(root)
+/// Opens the directory a walk starts from, following in-scope links.
+fn open_walk_root(root: &Resolved) -> Result<Dir, SandboxError> {
+    root.root.open_dir(&root.rel).map_err(|err| root.err(&err))
 }
 
-/// Walks below `root` in name order, never following symlinks and skipping `.git`.
-fn walk(root: &Path) -> impl Iterator<Item = walkdir::DirEntry> {
-    WalkDir::new(root)
-        .follow_links(false)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| !(entry.file_type().is_dir() && entry.file_name() == ".git"))
+/// Deepest directory nesting a walk descends into; deeper trees are not searched.
+const MAX_WALK_DEPTH: usize = 256;
+
+/// Walks below `base` depth-first, siblings in name order, calling `visit` with the directory
+/// handle an entry is in, the entry's path relative to `base` and its type (never following a
+/// symlink). Directories are descended into by handle (`O_NOFOLLOW`), `.git` is skipped.
+fn walk(base: &Dir, visit: &mut dyn FnMut(&Dir, &Path, FileType) -> ControlFlow<()>) {
+    let _ = walk_dir(base, &PathBuf::new(), 0, visit);
+}
+
+fn walk_dir(
+    dir: &Dir,
+    prefix: &Path,
+    depth: usize,
+    visit: &mut dyn FnMut(&Dir, &Path, FileType) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let Ok(read) = dir.entries() else {
+        return ControlFlow::Continue(());
+    };
+    let mut entries: Vec<_> = read
         .filter_map(Result::ok)
+        .filter_map(|entry| {
+            // The type from readdir when the file system gives it, else an lstat by handle.
+            let file_type = entry
+                .file_type()
+                .ok()
+                .filter(|t| t.is_dir() || t.is_file() || t.is_symlink())
+                .or_else(|| entry.metadata().ok().map(|m| m.file_type()))?;
+            Some((entry.file_name(), file_type))
+        })
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, file_type) in entries {
+        let relative = prefix.join(&name);
+        visit(dir, &relative, file_type)?;
+        if file_type.is_dir()
+            && name != OsStr::new(".git")
+            && depth < MAX_WALK_DEPTH
+            && let Ok(sub) = dir.open_dir_nofollow(&name)
+        {
+            walk_dir(&sub, &relative, depth + 1, visit)?;
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! `write` and `edit`: the two ways the model changes files.
 
-use std::fs;
+use std::io::Read as _;
 
-use super::{atomic_write, looks_binary};
+use cap_fs_ext::FollowSymlinks;
+
+use super::{atomic_write, looks_binary, read_options, write_target};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
 use crate::sandbox::{EditOutcome, WriteOutcome};
@@ -19,22 +21,13 @@ pub(crate) fn write(
     content: &str,
 ) -> Result<WriteOutcome, SandboxError> {
     let resolved = layout.resolve(scope, path, Access::Write)?;
-    let shown = resolved.virtual_path;
-    let io_err = |err: std::io::Error| SandboxError::io(&shown, &err);
-    if resolved.exists && fs::metadata(&resolved.host).map_err(io_err)?.is_dir() {
-        return Err(SandboxError::IsDirectory { path: shown });
-    }
-    if let Some(parent) = resolved.host.parent() {
-        fs::create_dir_all(parent).map_err(|err| SandboxError::Io {
-            path: shown.clone(),
-            message: format!("cannot create the parent directory: {err}"),
-        })?;
-    }
-    atomic_write(&resolved.host, content.as_bytes()).map_err(io_err)?;
+    let target = write_target(&resolved, true)?;
+    atomic_write(&target.dir, &target.name, content.as_bytes())
+        .map_err(|err| resolved.err(&err))?;
     Ok(WriteOutcome {
-        path: shown,
+        path: resolved.virtual_path,
         bytes_written: content.len() as u64,
-        created: !resolved.exists,
+        created: !target.exists,
     })
 }
 
@@ -58,11 +51,24 @@ pub(crate) fn edit(
         ));
     }
     let resolved = layout.resolve(scope, path, Access::Write)?;
-    let shown = resolved.virtual_path;
-    let io_err = |err: std::io::Error| SandboxError::io(&shown, &err);
-    let meta = fs::metadata(&resolved.host).map_err(io_err)?;
-    if meta.is_dir() {
-        return Err(SandboxError::IsDirectory { path: shown });
+    let shown = resolved.virtual_path.clone();
+    let io_err = |err: std::io::Error| resolved.err(&err);
+    let target = write_target(&resolved, false)?;
+    if !target.exists {
+        return Err(SandboxError::NotFound { path: shown });
+    }
+    // Read and replace in the same directory handle; the final name is not a link any more
+    // (write_target resolved it), so one swapped in now is refused rather than followed.
+    let file = target
+        .dir
+        .open_with(&target.name, &read_options(FollowSymlinks::No))
+        .map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    if !meta.is_file() {
+        return Err(SandboxError::Io {
+            path: shown,
+            message: "not a regular file".into(),
+        });
     }
     if meta.len() > MAX_EDIT_BYTES {
         return Err(SandboxError::InvalidEdit(format!(
@@ -70,7 +76,10 @@ pub(crate) fn edit(
             MAX_EDIT_BYTES / (1024 * 1024)
         )));
     }
-    let bytes = fs::read(&resolved.host).map_err(io_err)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
     if looks_binary(&bytes) {
         return Err(SandboxError::Binary { path: shown });
     }
@@ -90,7 +99,7 @@ pub(crate) fn edit(
     } else {
         (text.replacen(old, new, 1), 1)
     };
-    atomic_write(&resolved.host, updated.as_bytes()).map_err(io_err)?;
+    atomic_write(&target.dir, &target.name, updated.as_bytes()).map_err(io_err)?;
     Ok(EditOutcome {
         path: shown,
         replacements,

@@ -1,0 +1,182 @@
+//! The symlink-swap race: while one thread swaps a workspace directory with a symlink out of
+//! the scope millions of times (`renameat2(RENAME_EXCHANGE)`, as a shell command in the
+//! sandbox can), the file tools work on paths through it. Nothing may be read from, listed
+//! in, or written to anywhere outside the workspace, whatever the link points at.
+
+// Helpers outside `#[test]` functions panic on failure too; that is how tests fail.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use ars_sandbox::{Sandbox, Scope};
+use common::{Fixture, fixture};
+use rustix::fs::{CWD, RenameFlags, renameat_with};
+
+/// How long each scenario races; bounded so the suite stays fast.
+const RACE_FOR: Duration = Duration::from_millis(1500);
+/// What every file outside the scope contains; seeing it in a result is a breach.
+const MARKER: &str = "HOST-SECRET";
+
+/// Swaps `a` and `b` atomically until `stop`; returns how many swaps it made.
+fn swapper(a: PathBuf, b: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let mut swaps = 0;
+        while !stop.load(Ordering::Relaxed) {
+            if renameat_with(CWD, &a, CWD, &b, RenameFlags::EXCHANGE).is_ok() {
+                swaps += 1;
+            }
+        }
+        swaps
+    })
+}
+
+/// Every file below `dir`, as (path, content).
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() {
+                out.push((entry.path(), fs::read(entry.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A victim directory with a marked secret and a subdirectory, the way an attacker would
+/// want to read and plant files in it.
+fn victim(dir: &Path) {
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::write(dir.join("secret.txt"), format!("{MARKER} password\n")).unwrap();
+    fs::write(dir.join("sub/more.txt"), format!("{MARKER} more\n")).unwrap();
+}
+
+/// Races the file tools against a swapper of `race/r` (a real directory) and `race/swap` (a
+/// symlink to `link_target`), then checks that `victim_dir` is untouched and that no tool
+/// result ever showed the marker.
+async fn race(fx: &Fixture, link_target: &str, victim_dir: &Path) {
+    let race_dir = fx.user_data(fx.scope.user_id).join("race");
+    fs::create_dir_all(race_dir.join("r/sub")).unwrap();
+    fs::write(race_dir.join("r/secret.txt"), "inside\n").unwrap();
+    fs::write(race_dir.join("r/sub/more.txt"), "inside more\n").unwrap();
+    symlink(link_target, race_dir.join("swap")).unwrap();
+    let before = snapshot(victim_dir);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = swapper(race_dir.join("r"), race_dir.join("swap"), Arc::clone(&stop));
+    let succeeded = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + RACE_FOR;
+    let mut workers = Vec::new();
+    for worker in 0..4 {
+        let (sandbox, scope) = (fx.sandbox.clone(), fx.scope.clone());
+        let succeeded = Arc::clone(&succeeded);
+        workers.push(tokio::spawn(async move {
+            let mut i = 0u64;
+            while Instant::now() < deadline {
+                i += 1;
+                let seen = one_round(&sandbox, &scope, worker, i).await;
+                assert!(
+                    !seen.iter().any(|text| text.contains(MARKER)),
+                    "a tool result showed a file outside the workspace: {seen:?}"
+                );
+                succeeded.fetch_add(seen.len() as u64, Ordering::Relaxed);
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swaps.join().unwrap();
+
+    assert_eq!(
+        snapshot(victim_dir),
+        before,
+        "files outside the workspace were written"
+    );
+    // The race really ran, and the tools really worked in between.
+    assert!(swaps > 1000, "only {swaps} swaps");
+    assert!(
+        succeeded.load(Ordering::Relaxed) > 20,
+        "the tools never succeeded"
+    );
+}
+
+/// One round of every file tool on paths through the swapped directory; returns the text of
+/// every successful result.
+async fn one_round(sandbox: &impl Sandbox, scope: &Scope, worker: u64, i: u64) -> Vec<String> {
+    let base = "/home/gem/user-data/race/r";
+    let mut seen = Vec::new();
+    if let Ok(out) = sandbox
+        .read(scope, &format!("{base}/secret.txt"), 1, None)
+        .await
+    {
+        seen.push(out.content);
+    }
+    if let Ok(out) = sandbox.list(scope, base).await {
+        seen.push(format!("{:?}", out.entries));
+    }
+    if let Ok(out) = sandbox.grep(scope, ".", Some(base), None).await {
+        seen.push(format!("{:?}", out.matches));
+    }
+    if let Ok(out) = sandbox.glob(scope, "**/*", Some(base)).await {
+        seen.push(format!("{:?}", out.matches));
+    }
+    let planted = format!("{base}/planted-{worker}-{i}.txt");
+    if sandbox.write(scope, &planted, "planted\n").await.is_ok() {
+        seen.push(String::new());
+    }
+    if sandbox
+        .write(scope, &format!("{base}/sub/planted-{worker}-{i}.txt"), "x")
+        .await
+        .is_ok()
+    {
+        seen.push(String::new());
+    }
+    // Would change a victim's secret, and only a victim's (the inside copy has no marker).
+    let _ = sandbox
+        .edit(scope, &format!("{base}/secret.txt"), MARKER, "PWNED", false)
+        .await;
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn race_with_an_absolute_link_out_never_reaches_the_host() {
+    let fx = fixture().await;
+    let host = fx.dir.path().join("host-dir");
+    victim(&host);
+    race(&fx, &host.to_string_lossy(), &host).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn race_with_a_relative_link_out_never_reaches_the_host() {
+    let fx = fixture().await;
+    let host = fx.dir.path().join("host-dir");
+    victim(&host);
+    // race/ → user-data → <user> → users → data → the temp dir.
+    race(&fx, "../../../../../host-dir", &host).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn race_with_a_link_to_another_users_workspace_never_reaches_it() {
+    let fx = fixture().await;
+    let other = fx.other_user().await;
+    let theirs = fx.user_data(other.user_id);
+    victim(&theirs.join("victim"));
+    // race/ → user-data → <user> → users, then into the other user's workspace.
+    let target = format!("../../../{}/user-data/victim", other.user_id);
+    race(&fx, &target, &theirs).await;
+}

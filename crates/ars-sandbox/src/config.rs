@@ -51,6 +51,54 @@ pub struct SandboxConfig {
     /// Cap on the entries `list` returns and the matches `glob` and `grep` return.
     #[serde(default = "defaults::max_results")]
     pub max_results: usize,
+    /// What one `execute` may consume, and how much the workspace may hold.
+    #[serde(default)]
+    pub limits: SandboxLimits,
+}
+
+/// Resource limits of the sandbox (`[sandbox.limits]`).
+///
+/// Every command gets them as hard rlimits (it cannot raise them: the shell runs with every
+/// capability dropped); where the server can create cgroups (v2, or the v1 `pids` and `memory`
+/// hierarchies), the process and memory limits also hold for the command's whole process tree.
+/// A value of 0 means "no limit" for that resource.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxLimits {
+    /// Processes (and threads) one command may have at once.
+    pub processes: u64,
+    /// Bytes of memory: the address space of each process (`RLIMIT_AS`), and the whole
+    /// command's memory where a cgroup holds it.
+    pub memory_bytes: u64,
+    /// Open files per process (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+    /// Largest file a command may write (`RLIMIT_FSIZE`).
+    pub file_size_bytes: u64,
+    /// CPU seconds per process (`RLIMIT_CPU`).
+    pub cpu_secs: u64,
+    /// Size of the command's private `/tmp` (a tmpfs, so RAM): bytes.
+    pub tmp_bytes: u64,
+    /// Size of the command's private `$HOME` (`/home/gem`, a tmpfs): bytes.
+    pub home_bytes: u64,
+    /// Bytes one user's workspace (`/home/gem/user-data`) may hold. Writes that would go past
+    /// it fail; after a command leaves it over, writes and commands fail until space is freed.
+    pub workspace_quota_bytes: u64,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        const MIB: u64 = 1024 * 1024;
+        Self {
+            processes: 256,
+            memory_bytes: 2048 * MIB,
+            open_files: 1024,
+            file_size_bytes: 1024 * MIB,
+            cpu_secs: 600,
+            tmp_bytes: 256 * MIB,
+            home_bytes: 64 * MIB,
+            workspace_quota_bytes: 2048 * MIB,
+        }
+    }
 }
 
 impl SandboxConfig {
@@ -65,6 +113,7 @@ impl SandboxConfig {
             max_timeout_secs: defaults::max_timeout_secs(),
             max_read_bytes: defaults::max_read_bytes(),
             max_results: defaults::max_results(),
+            limits: SandboxLimits::default(),
         }
     }
 }

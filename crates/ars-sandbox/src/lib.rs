@@ -26,8 +26,9 @@ mod paths;
 mod sandbox;
 mod scope;
 
-pub use config::{SandboxConfig, ShellMode};
+pub use config::{SandboxConfig, SandboxLimits, ShellMode};
 pub use error::SandboxError;
+pub use exec::CgroupKind;
 pub use local::LocalSandbox;
 pub use paths::{
     HOME_DIR, MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT,

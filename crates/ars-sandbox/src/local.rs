@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{SandboxConfig, ShellMode};
 use crate::error::SandboxError;
+use crate::exec::{CgroupKind, Cgroups};
 use crate::paths::{Access, Layout, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::sandbox::{
     EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ReadOutcome,
@@ -30,15 +31,29 @@ pub struct LocalSandbox {
 struct Inner {
     config: SandboxConfig,
     layout: Layout,
+    /// Where command cgroups are made; found once, `None` where the server may not.
+    cgroups: Option<Cgroups>,
 }
 
 impl LocalSandbox {
     /// A sandbox over `config.data_dir`. Touches nothing on disk until a call needs it.
     pub fn new(config: SandboxConfig) -> Self {
         let layout = Layout::new(config.data_dir.clone());
+        let cgroups = Cgroups::detect();
         Self {
-            inner: Arc::new(Inner { config, layout }),
+            inner: Arc::new(Inner {
+                config,
+                layout,
+                cgroups,
+            }),
         }
+    }
+
+    /// Which cgroups hold each command's process tree to the process and memory limits;
+    /// `None` when the server cannot create cgroups and the limits rest on rlimits alone
+    /// (which do not bound the process count of commands run as root).
+    pub fn cgroups(&self) -> Option<CgroupKind> {
+        self.inner.cgroups.as_ref().map(Cgroups::kind)
     }
 
     /// The configuration this sandbox runs with.
@@ -210,7 +225,7 @@ impl Sandbox for LocalSandbox {
             timeout,
             allow_network,
         } = request;
-        let cmd = self
+        let planned = self
             .blocking(move |inner| {
                 // The workdir becomes the cwd, so it must exist; preparing is idempotent.
                 inner.prepare(&scope)?;
@@ -220,13 +235,14 @@ impl Sandbox for LocalSandbox {
                     &scope,
                     &command,
                     allow_network,
+                    inner.cgroups.as_ref(),
                 )
             })
             .await?;
         let config = &self.inner.config;
         let timeout = timeout.min(Duration::from_secs(config.max_timeout_secs));
         tracing::debug!(?timeout, allow_network, shell = ?config.shell, "sandbox execute");
-        exec::run(cmd, timeout, cancel, config.max_output_bytes).await
+        exec::run(planned, timeout, cancel, config.max_output_bytes).await
     }
 }
 

@@ -7,7 +7,13 @@
 //! - `/usr` and the `/bin`, `/lib*`, `/sbin` links or directories, read-only;
 //! - a few files under `/etc` that programs need to run (dynamic linker, Debian alternatives,
 //!   time zone, TLS roots, name-service config) — never `passwd`, `shadow`, `group` or the rest;
-//! - its own `/proc`, a minimal `/dev`, a private `/tmp`; the root itself is read-only.
+//! - its own `/proc`, a minimal `/dev`, a private size-limited `/tmp`; the root itself is
+//!   read-only.
+//!
+//! The command runs under hard rlimits (processes, address space, open files, file size, CPU
+//! time) that a `bash` prelude sets before it `exec`s the command. The options reach `bwrap`
+//! on its standard input (`--args 0`), so no host path shows in the sandbox's
+//! `/proc/1/cmdline`; only the command itself is on bwrap's command line.
 //!
 //! It runs in fresh namespaces of every kind (so no network unless allowed, and no view of
 //! host processes), with every capability dropped, a cleared environment and a new session.
@@ -16,6 +22,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::config::SandboxLimits;
 use crate::paths::{HOME_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 
 /// The only environment a sandboxed command gets; nothing of the server's leaks in.
@@ -59,13 +66,13 @@ pub(crate) struct ScopeMounts {
     pub(crate) virtual_workdir: String,
 }
 
-/// The bwrap arguments (everything after the `bwrap` program itself) that run `bash -c
-/// command` isolated to `mounts`.
+/// The bwrap options that isolate a command to `mounts`. The command itself
+/// ([`shell_argv`]) follows them after `--` on bwrap's command line.
 pub(crate) fn bwrap_args(
     mounts: &ScopeMounts,
-    command: &str,
     allow_network: bool,
     extra_ro_binds: &[PathBuf],
+    limits: &SandboxLimits,
 ) -> Vec<OsString> {
     let mut args = Args::default();
     args.push(["--die-with-parent", "--new-session", "--unshare-all"]);
@@ -104,8 +111,9 @@ pub(crate) fn bwrap_args(
         ]);
     }
 
-    args.push(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
-    args.push(["--tmpfs", HOME_DIR]);
+    args.push(["--proc", "/proc", "--dev", "/dev"]);
+    args.tmpfs("/tmp", limits.tmp_bytes);
+    args.tmpfs(HOME_DIR, limits.home_bytes);
     args.push_os([
         "--bind".into(),
         mounts.user_data.clone().into(),
@@ -118,8 +126,53 @@ pub(crate) fn bwrap_args(
     ]);
     args.push(["--remount-ro", "/"]);
     args.push(["--chdir", &mounts.virtual_workdir]);
-    args.push(["/bin/bash", "-c", command]);
     args.0
+}
+
+/// The shell's own argument vector: a `bash` that first sets the hard limits and then `exec`s
+/// a fresh `bash -c command`, which inherits them and cannot raise them.
+pub(crate) fn shell_argv(command: &str, limits: &SandboxLimits) -> [String; 5] {
+    [
+        "/bin/bash".to_owned(),
+        "-c".to_owned(),
+        limits_prelude(limits),
+        "ars-sandbox".to_owned(),
+        command.to_owned(),
+    ]
+}
+
+/// Seconds between the soft CPU limit (SIGXCPU) and the hard one (SIGKILL).
+const CPU_GRACE_SECS: u64 = 2;
+
+/// `ulimit -H -S …` for every configured limit (0 = none), then `exec` of the command in `$1`.
+fn limits_prelude(limits: &SandboxLimits) -> String {
+    let mut flags = String::new();
+    let mut flag = |letter: char, value: u64| {
+        if value > 0 {
+            flags.push_str(&format!(" -{letter} {value}"));
+        }
+    };
+    flag('u', limits.processes);
+    // bash counts address space and file size in KiB (1024-byte blocks).
+    flag('v', limits.memory_bytes.div_ceil(1024));
+    flag('n', limits.open_files);
+    flag('f', limits.file_size_bytes.div_ceil(1024));
+    let mut apply = String::new();
+    if !flags.is_empty() {
+        apply.push_str(&format!("ulimit -H -S{flags} && "));
+    }
+    if limits.cpu_secs > 0 {
+        // The soft limit sends SIGXCPU ("CPU time limit exceeded"); the hard one, a little
+        // later, SIGKILL for a process that ignores it.
+        let (soft, hard) = (limits.cpu_secs, limits.cpu_secs + CPU_GRACE_SECS);
+        apply.push_str(&format!("ulimit -S -t {soft} && ulimit -H -t {hard} && "));
+    }
+    if !apply.is_empty() {
+        apply.push_str(
+            "true || { echo 'the sandbox limits could not be applied' >&2; exit 125; }; ",
+        );
+    }
+    format!("{apply}exec /bin/bash -c \"$1\"")
 }
 
 /// A small builder so the argument list above reads as the bwrap command line it is.
@@ -134,6 +187,14 @@ impl Args {
     fn push_os<const N: usize>(&mut self, items: [OsString; N]) {
         self.0.extend(items);
     }
+
+    /// A private tmpfs at `dest`, `bytes` large (0: the kernel's default, half the RAM).
+    fn tmpfs(&mut self, dest: &str, bytes: u64) {
+        if bytes > 0 {
+            self.push_os(["--size".into(), bytes.to_string().into()]);
+        }
+        self.push(["--tmpfs", dest]);
+    }
 }
 
 #[cfg(test)]
@@ -146,7 +207,7 @@ mod tests {
             skills: "/data/skills".into(),
             virtual_workdir: "/home/gem/user-data/conversations/t".into(),
         };
-        bwrap_args(&mounts, "echo hi", allow_network, &[])
+        bwrap_args(&mounts, allow_network, &[], &SandboxLimits::default())
             .into_iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
@@ -171,7 +232,21 @@ mod tests {
             &args,
             &["--chdir", "/home/gem/user-data/conversations/t"]
         ));
-        assert!(args.ends_with(&["/bin/bash".into(), "-c".into(), "echo hi".into()]));
+        let argv = shell_argv("echo hi", &SandboxLimits::default());
+        assert!(argv.ends_with(&["ars-sandbox".into(), "echo hi".into()]));
+        let prelude = &argv[2];
+        assert!(
+            prelude.starts_with(
+                "ulimit -H -S -u 256 -v 2097152 -n 1024 -f 1048576 && \
+                 ulimit -S -t 600 && ulimit -H -t 602 && true || {"
+            ),
+            "{prelude}"
+        );
+        assert!(prelude.ends_with(r#"exec /bin/bash -c "$1""#), "{prelude}");
+        assert!(has_window(
+            &args,
+            &["--size", "268435456", "--tmpfs", "/tmp"]
+        ));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! [`supervise::run`] runs it to its end.
 
 mod bwrap;
+mod cgroup;
 mod supervise;
 
 use std::env;
@@ -12,13 +13,16 @@ use std::path::{Path, PathBuf};
 
 use tokio::process::Command;
 
+pub use cgroup::CgroupKind;
+pub(crate) use cgroup::Cgroups;
 pub(crate) use supervise::run;
 
 use crate::config::{SandboxConfig, ShellMode};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout, Root};
 use crate::scope::Scope;
-use bwrap::{SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args};
+use bwrap::{SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args, shell_argv};
+use cgroup::{CommandCgroup, ENTER_SCRIPT};
 
 /// Where `bwrap` is looked for after `PATH` (which a service manager may have trimmed).
 const BWRAP_FALLBACKS: &[&str] = &["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
@@ -29,7 +33,16 @@ const INSTALL_HINT: &str = "bubblewrap (`bwrap`) is not installed on the server;
     can install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install \
     bubblewrap` (Fedora), or explicitly opt into the unconfined host shell (shell = \"host\")";
 
-/// Builds the command for `command` in `scope`. Blocking: it resolves and checks paths.
+/// A command ready to spawn: the process, the bytes for its standard input (bwrap's argument
+/// list), and the cgroup it enters first, if any.
+pub(crate) struct Planned {
+    pub(crate) command: Command,
+    pub(crate) stdin: Option<Vec<u8>>,
+    pub(crate) cgroup: Option<CommandCgroup>,
+}
+
+/// Builds the command for `command` in `scope`. Blocking: it checks the workdir and creates
+/// the command's cgroup.
 ///
 /// The scope's directories must exist (see [`crate::Sandbox::prepare`]).
 pub(crate) fn plan(
@@ -38,7 +51,8 @@ pub(crate) fn plan(
     scope: &Scope,
     command: &str,
     allow_network: bool,
-) -> Result<Command, SandboxError> {
+    cgroups: Option<&Cgroups>,
+) -> Result<Planned, SandboxError> {
     // The workdir must be a directory inside the workspace (prepare made it); checked by
     // handle. The shell itself only ever sees it at its virtual path.
     let workdir = layout.resolve(scope, &scope.virtual_workdir(), Access::Write)?;
@@ -46,7 +60,35 @@ pub(crate) fn plan(
         .root
         .open_dir(&workdir.rel)
         .map_err(|err| workdir.err(&err))?;
-    match config.shell {
+    let limits = &config.limits;
+    let cgroup = cgroups.and_then(|cgroups| match cgroups.create(limits) {
+        Ok(group) => Some(group),
+        Err(err) => {
+            tracing::warn!(%err, "cannot create the command's cgroup; rlimits only");
+            None
+        }
+    });
+    // With a cgroup, a tiny `sh` enters it and then `exec`s the real program.
+    let mut cmd = match &cgroup {
+        Some(group) => {
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg(ENTER_SCRIPT)
+                .arg("ars-cgroup")
+                .args(group.procs_files())
+                .arg("--");
+            cmd
+        }
+        None => Command::new(match config.shell {
+            ShellMode::Bubblewrap => find_bwrap(config)?,
+            ShellMode::Host => PathBuf::from("/bin/bash"),
+        }),
+    };
+    let is_wrapped = cgroup.is_some();
+    // Neither bwrap nor the wrapper needs an environment; clearing it keeps the server's
+    // secrets out of even the sandbox's launcher.
+    cmd.env_clear();
+    let stdin = match config.shell {
         ShellMode::Bubblewrap => {
             let bwrap = find_bwrap(config)?;
             let mounts = ScopeMounts {
@@ -54,32 +96,40 @@ pub(crate) fn plan(
                 skills: layout.canonical_root(scope.user_id, Root::Skills)?,
                 virtual_workdir: workdir.virtual_path,
             };
-            let mut cmd = Command::new(bwrap);
-            // bwrap itself needs no environment; clearing it keeps the server's secrets out of
-            // even the sandbox's launcher.
-            cmd.env_clear().args(bwrap_args(
-                &mounts,
-                command,
-                allow_network,
-                &config.extra_ro_binds,
-            ));
-            Ok(cmd)
+            if is_wrapped {
+                cmd.arg(bwrap);
+            }
+            // The argument list goes through standard input, not argv, so the host paths of
+            // the bind mounts never show in the sandbox's `/proc/1/cmdline`.
+            cmd.args(["--args", "0"]);
+            let options = bwrap_args(&mounts, allow_network, &config.extra_ro_binds, limits);
+            cmd.arg("--").args(shell_argv(command, limits));
+            let mut bytes = Vec::new();
+            for option in options {
+                bytes.extend_from_slice(option.as_encoded_bytes());
+                bytes.push(0);
+            }
+            Some(bytes)
         }
         ShellMode::Host => {
             // The host shell is unconfined by definition; it gets host paths.
             let home = layout.canonical_root(scope.user_id, Root::UserData)?;
             let cwd = home.join(&workdir.rel);
-            let mut cmd = Command::new("/bin/bash");
-            cmd.env_clear()
+            let argv = shell_argv(command, limits);
+            let skip = usize::from(!is_wrapped);
+            cmd.args(&argv[skip..])
                 .env("PATH", SHELL_PATH)
                 .env("HOME", home)
                 .env("LANG", SHELL_LANG)
-                .current_dir(cwd)
-                .arg("-c")
-                .arg(command);
-            Ok(cmd)
+                .current_dir(cwd);
+            None
         }
-    }
+    };
+    Ok(Planned {
+        command: cmd,
+        stdin,
+        cgroup,
+    })
 }
 
 /// Locates `bwrap`: the configured path, else `PATH`, else the usual system locations.

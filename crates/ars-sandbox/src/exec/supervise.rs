@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use super::Planned;
+use super::cgroup::CommandCgroup;
 use crate::error::SandboxError;
 use crate::sandbox::ExecOutcome;
 
@@ -27,13 +28,22 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// Spawns `command` in its own process group and supervises it.
 pub(crate) async fn run(
-    mut command: Command,
+    planned: Planned,
     timeout: Duration,
     cancel: CancellationToken,
     max_output_bytes: usize,
 ) -> Result<ExecOutcome, SandboxError> {
+    let Planned {
+        mut command,
+        stdin,
+        cgroup,
+    } = planned;
     command
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -44,6 +54,13 @@ pub(crate) async fn run(
     // Kills the group if this future is dropped mid-run (the caller gave up on the call).
     let mut group = ProcessGroup(child.id().and_then(|id| i32::try_from(id).ok()));
 
+    // bwrap reads its arguments from standard input until end of file; the command then
+    // inherits that pipe, already at its end, as its own standard input.
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&bytes).await;
+        });
+    }
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let mut out = Capture::new(max_output_bytes);
@@ -90,15 +107,38 @@ pub(crate) async fn run(
     }
     group.disarm();
 
+    let truncated = out.truncated || err.truncated;
+    let mut stderr = err.into_string();
+    // Say which limit stopped the command, so the model does not guess at a bare signal.
+    let note = if cgroup.as_ref().is_some_and(CommandCgroup::oom_killed) {
+        Some("a process of this command went over the sandbox's memory limit and was killed")
+    } else {
+        match exit_code.map(|code| code - 128) {
+            Some(SIGXCPU) => Some("the command went over the sandbox's CPU time limit"),
+            Some(SIGXFSZ) => Some("the command went over the sandbox's file size limit"),
+            _ => None,
+        }
+    };
+    if let Some(note) = note {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(&format!("[{note}]\n"));
+    }
+    drop(cgroup);
     Ok(ExecOutcome {
         exit_code,
-        truncated: out.truncated || err.truncated,
+        truncated,
         stdout: out.into_string(),
-        stderr: err.into_string(),
+        stderr,
         timed_out,
         cancelled,
     })
 }
+
+/// The signals the kernel sends at the CPU time and file size rlimits.
+const SIGXCPU: i32 = Signal::SIGXCPU as i32;
+const SIGXFSZ: i32 = Signal::SIGXFSZ as i32;
 
 /// Why supervision stopped waiting.
 enum Ending {

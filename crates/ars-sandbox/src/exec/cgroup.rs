@@ -1,0 +1,295 @@
+//! Control groups for sandboxed commands: one cgroup per command, holding its whole process
+//! tree to a process count and a memory size.
+//!
+//! rlimits alone cannot do that: `RLIMIT_NPROC` is not enforced for root, and `RLIMIT_AS` is
+//! per process. So where the server may create cgroups it does — cgroup v2 when its controllers
+//! `pids` and `memory` are delegated to the server's cgroup, else the v1 `pids` and `memory`
+//! hierarchies — under `<the server's cgroup>/ars-sandbox/<command>`. The command enters its
+//! cgroup before `bwrap` starts (a tiny `/bin/sh` writes its own pid and then `exec`s), so no
+//! process of it is ever outside. Where none can be created, the server logs that the
+//! process limit rests on rlimits alone.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::SandboxLimits;
+
+/// The name of the cgroup under the server's own that holds every command's cgroup.
+const PARENT: &str = "ars-sandbox";
+
+/// Which cgroup interface this server uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CgroupKind {
+    /// The unified hierarchy, with `pids` and `memory` delegated.
+    V2,
+    /// The legacy `pids` and `memory` hierarchies.
+    V1,
+}
+
+/// Where command cgroups are made, found once at start.
+#[derive(Clone, Debug)]
+pub(crate) struct Cgroups {
+    kind: CgroupKind,
+    /// The `ars-sandbox` parent in each hierarchy used (one for v2; `pids`, `memory` for v1).
+    parents: Vec<Hierarchy>,
+}
+
+/// One hierarchy's parent directory and the controller it limits (v1) or `None` (v2).
+#[derive(Clone, Debug)]
+struct Hierarchy {
+    parent: PathBuf,
+    controller: Option<Controller>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Controller {
+    Pids,
+    Memory,
+}
+
+impl Cgroups {
+    /// Finds a usable cgroup interface for this process, preferring v2. `None` when the server
+    /// may not create cgroups (not delegated, read-only, unprivileged).
+    pub(crate) fn detect() -> Option<Self> {
+        let own = fs::read_to_string("/proc/self/cgroup").ok()?;
+        let mounts = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        detect_v2(&own, &mounts).or_else(|| detect_v1(&own, &mounts))
+    }
+
+    /// The interface in use.
+    pub(crate) fn kind(&self) -> CgroupKind {
+        self.kind
+    }
+
+    /// Creates the cgroup of one command with `limits` applied.
+    pub(crate) fn create(&self, limits: &SandboxLimits) -> io::Result<CommandCgroup> {
+        let name = format!("cmd-{}", uuid::Uuid::new_v4().simple());
+        let mut group = CommandCgroup {
+            dirs: Vec::new(),
+            kind: self.kind,
+        };
+        for hierarchy in &self.parents {
+            let dir = hierarchy.parent.join(&name);
+            fs::create_dir(&dir)?;
+            group.dirs.push(dir.clone());
+            let wants = |c| hierarchy.controller.is_none() || hierarchy.controller == Some(c);
+            if wants(Controller::Pids) && limits.processes > 0 {
+                fs::write(dir.join("pids.max"), limits.processes.to_string())?;
+            }
+            if wants(Controller::Memory) && limits.memory_bytes > 0 {
+                let bytes = limits.memory_bytes.to_string();
+                match self.kind {
+                    CgroupKind::V2 => {
+                        fs::write(dir.join("memory.max"), &bytes)?;
+                        // No swap either, where the kernel has it; absent file is fine.
+                        let _ = fs::write(dir.join("memory.swap.max"), "0");
+                    }
+                    CgroupKind::V1 => {
+                        fs::write(dir.join("memory.limit_in_bytes"), &bytes)?;
+                        let _ = fs::write(dir.join("memory.memsw.limit_in_bytes"), &bytes);
+                    }
+                }
+            }
+        }
+        Ok(group)
+    }
+}
+
+/// The cgroup(s) of one running command; removed (after killing what is left in them) when
+/// dropped.
+#[derive(Debug)]
+pub(crate) struct CommandCgroup {
+    dirs: Vec<PathBuf>,
+    kind: CgroupKind,
+}
+
+impl CommandCgroup {
+    /// The `cgroup.procs` files the command's first process must write its pid into.
+    pub(crate) fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// Whether the memory limit killed a process of the command.
+    pub(crate) fn oom_killed(&self) -> bool {
+        self.dirs.iter().any(|dir| {
+            let events = match self.kind {
+                CgroupKind::V2 => fs::read_to_string(dir.join("memory.events")),
+                CgroupKind::V1 => fs::read_to_string(dir.join("memory.oom_control")),
+            };
+            events.is_ok_and(|text| {
+                text.lines().any(|line| {
+                    line.strip_prefix("oom_kill ")
+                        .is_some_and(|n| n.trim().parse::<u64>().unwrap_or(0) > 0)
+                })
+            })
+        })
+    }
+}
+
+impl Drop for CommandCgroup {
+    fn drop(&mut self) {
+        let dirs = std::mem::take(&mut self.dirs);
+        // A cgroup can be removed only once its processes are gone, which after the kill is a
+        // matter of milliseconds; retry off the caller's thread.
+        std::thread::spawn(move || remove(&dirs));
+    }
+}
+
+/// Kills what is left in `dirs` (v2 `cgroup.kill`) and removes them, retrying briefly.
+fn remove(dirs: &[PathBuf]) {
+    for dir in dirs {
+        let _ = fs::write(dir.join("cgroup.kill"), "1");
+        for attempt in 0..100 {
+            match fs::remove_dir(dir) {
+                Ok(()) => break,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => break,
+                Err(_) if attempt < 99 => std::thread::sleep(Duration::from_millis(20)),
+                Err(err) => {
+                    tracing::warn!(dir = %dir.display(), %err, "cannot remove a command's cgroup");
+                }
+            }
+        }
+    }
+}
+
+/// The shell snippet that puts itself into each `cgroup.procs` given before `--` and then
+/// `exec`s the rest of its arguments, so the command never runs outside its cgroup.
+pub(crate) const ENTER_SCRIPT: &str =
+    r#"while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@""#;
+
+/// cgroup v2: the server's own cgroup must let `pids` and `memory` be enabled below it.
+fn detect_v2(own: &str, mounts: &str) -> Option<Cgroups> {
+    let path = own.lines().find_map(|line| line.strip_prefix("0::"))?;
+    let mount = mount_point(mounts, "cgroup2", None)?;
+    let own_dir = join_cgroup(&mount, path);
+    let available = fs::read_to_string(own_dir.join("cgroup.controllers")).ok()?;
+    let has = |c: &str| available.split_whitespace().any(|x| x == c);
+    if !has("pids") || !has("memory") {
+        return None;
+    }
+    // Enabling controllers for children needs the server's cgroup to be delegated to it (and,
+    // below the root, to hold no processes itself); if the write fails, v2 is not ours to use.
+    let parent = own_dir.join(PARENT);
+    let enable = |dir: &Path| fs::write(dir.join("cgroup.subtree_control"), "+pids +memory");
+    enable(&own_dir).ok()?;
+    ensure_dir(&parent).ok()?;
+    enable(&parent).ok()?;
+    Some(Cgroups {
+        kind: CgroupKind::V2,
+        parents: vec![Hierarchy {
+            parent,
+            controller: None,
+        }],
+    })
+}
+
+/// cgroup v1: the `pids` hierarchy is required (it is what bounds a fork bomb); `memory` is
+/// used when it is there too.
+fn detect_v1(own: &str, mounts: &str) -> Option<Cgroups> {
+    let mut parents = Vec::new();
+    for (name, controller) in [("pids", Controller::Pids), ("memory", Controller::Memory)] {
+        let found = own.lines().find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == name)
+                .then(|| path.to_owned())
+        });
+        let Some(path) = found else {
+            continue;
+        };
+        let Some(mount) = mount_point(mounts, "cgroup", Some(name)) else {
+            continue;
+        };
+        let parent = join_cgroup(&mount, &path).join(PARENT);
+        if ensure_dir(&parent).is_ok() {
+            parents.push(Hierarchy {
+                parent,
+                controller: Some(controller),
+            });
+        } else if controller == Controller::Pids {
+            return None;
+        }
+    }
+    parents
+        .iter()
+        .any(|h| h.controller == Some(Controller::Pids))
+        .then_some(Cgroups {
+            kind: CgroupKind::V1,
+            parents,
+        })
+}
+
+/// The mount point of a cgroup file system from `/proc/self/mountinfo`: type `fstype` and, for
+/// v1, the controller among its super options.
+fn mount_point(mountinfo: &str, fstype: &str, controller: Option<&str>) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (before, after) = line.split_once(" - ")?;
+        let mut after = after.split_whitespace();
+        let (kind, _source, options) = (after.next()?, after.next()?, after.next()?);
+        if kind != fstype {
+            return None;
+        }
+        if let Some(controller) = controller
+            && !options.split(',').any(|o| o == controller)
+        {
+            return None;
+        }
+        before.split_whitespace().nth(4).map(PathBuf::from)
+    })
+}
+
+fn join_cgroup(mount: &Path, path: &str) -> PathBuf {
+    mount.join(path.trim_start_matches('/'))
+}
+
+fn ensure_dir(dir: &Path) -> io::Result<()> {
+    match fs::create_dir(dir) {
+        Err(err) if err.kind() != io::ErrorKind::AlreadyExists => Err(err),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTS: &str = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+
+    #[test]
+    fn mount_points_are_found_by_type_and_controller() {
+        assert_eq!(
+            mount_point(MOUNTS, "cgroup", Some("pids")),
+            Some(PathBuf::from("/sys/fs/cgroup/pids"))
+        );
+        assert_eq!(
+            mount_point(MOUNTS, "cgroup", Some("memory")),
+            Some(PathBuf::from("/sys/fs/cgroup/memory"))
+        );
+        assert_eq!(
+            mount_point(MOUNTS, "cgroup2", None),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        assert_eq!(mount_point(MOUNTS, "cgroup", Some("cpu")), None);
+    }
+
+    #[test]
+    fn cgroup_paths_join_below_the_mount() {
+        assert_eq!(
+            join_cgroup(Path::new("/sys/fs/cgroup/memory"), "/a/b"),
+            PathBuf::from("/sys/fs/cgroup/memory/a/b")
+        );
+        assert_eq!(
+            join_cgroup(Path::new("/sys/fs/cgroup"), "/"),
+            PathBuf::from("/sys/fs/cgroup")
+        );
+    }
+}

@@ -7,6 +7,8 @@
 
 use std::io;
 
+use crate::quota::human;
+
 /// Why a sandbox operation was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SandboxError {
@@ -102,6 +104,22 @@ pub enum SandboxError {
         pattern: String,
         /// The compiler's complaint or the rule that refused it.
         reason: String,
+    },
+
+    /// The workspace holds (or a write would make it hold) more than its quota.
+    #[error(
+        "the workspace quota is exceeded: {} used of {}{}; free space under /home/gem/user-data \
+         (delete or shrink files) before writing more or running commands",
+        human(*used), human(*quota),
+        if *needed > 0 { format!(", and this write needs {} more", human(*needed)) } else { String::new() }
+    )]
+    QuotaExceeded {
+        /// Bytes the workspace holds.
+        used: u64,
+        /// Bytes it may hold.
+        quota: u64,
+        /// Bytes the refused write would have added (0 when the workspace is already over).
+        needed: u64,
     },
 
     /// The isolated shell cannot run on this server (for example `bwrap` is not installed).

@@ -23,6 +23,7 @@ mod exec;
 mod files;
 mod local;
 mod paths;
+mod quota;
 mod sandbox;
 mod scope;
 
@@ -35,6 +36,6 @@ pub use paths::{
 };
 pub use sandbox::{
     DEFAULT_READ_LINES, DirEntry, EditOutcome, EntryKind, ExecOutcome, ExecRequest, GlobOutcome,
-    GrepMatch, GrepOutcome, ListOutcome, ReadOutcome, Sandbox, WriteOutcome,
+    GrepMatch, GrepOutcome, ListOutcome, ReadOutcome, Sandbox, WorkspaceUsage, WriteOutcome,
 };
 pub use scope::Scope;

@@ -11,10 +11,13 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{SandboxConfig, ShellMode};
 use crate::error::SandboxError;
 use crate::exec::{CgroupKind, Cgroups};
-use crate::paths::{Access, Layout, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
+use ars_domain::UserId;
+
+use crate::paths::{Access, Layout, PERSONAL_SKILLS_DIR, Root, SKILLS_ROOT, USER_DATA_ROOT};
+use crate::quota::Quotas;
 use crate::sandbox::{
     EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ReadOutcome,
-    Sandbox, WriteOutcome,
+    Sandbox, WorkspaceUsage, WriteOutcome,
 };
 use crate::scope::Scope;
 use crate::{exec, files};
@@ -33,6 +36,8 @@ struct Inner {
     layout: Layout,
     /// Where command cgroups are made; found once, `None` where the server may not.
     cgroups: Option<Cgroups>,
+    /// The workspace quota and what each workspace holds.
+    quotas: Quotas,
 }
 
 impl LocalSandbox {
@@ -40,11 +45,13 @@ impl LocalSandbox {
     pub fn new(config: SandboxConfig) -> Self {
         let layout = Layout::new(config.data_dir.clone());
         let cgroups = Cgroups::detect();
+        let quotas = Quotas::new(config.limits.workspace_quota_bytes);
         Self {
             inner: Arc::new(Inner {
                 config,
                 layout,
                 cgroups,
+                quotas,
             }),
         }
     }
@@ -155,8 +162,10 @@ impl Sandbox for LocalSandbox {
         content: &str,
     ) -> Result<WriteOutcome, SandboxError> {
         let (scope, path, content) = (scope.clone(), path.to_owned(), content.to_owned());
-        self.blocking(move |inner| files::write(&inner.layout, &scope, &path, &content))
-            .await
+        self.blocking(move |inner| {
+            files::write(&inner.layout, &scope, &path, &content, &inner.quotas)
+        })
+        .await
     }
 
     async fn edit(
@@ -170,7 +179,16 @@ impl Sandbox for LocalSandbox {
         let (scope, path) = (scope.clone(), path.to_owned());
         let (old, new) = (old.to_owned(), new.to_owned());
         self.blocking(move |inner| {
-            files::edit(&inner.layout, &scope, &path, &old, &new, replace_all)
+            let quotas = &inner.quotas;
+            files::edit(
+                &inner.layout,
+                &scope,
+                &path,
+                &old,
+                &new,
+                replace_all,
+                quotas,
+            )
         })
         .await
     }
@@ -225,10 +243,13 @@ impl Sandbox for LocalSandbox {
             timeout,
             allow_network,
         } = request;
+        let user = scope.user_id;
         let planned = self
             .blocking(move |inner| {
                 // The workdir becomes the cwd, so it must exist; preparing is idempotent.
                 inner.prepare(&scope)?;
+                let workspace = inner.layout.open_root(user, Root::UserData)?;
+                inner.quotas.ensure_not_over(user, &workspace)?;
                 exec::plan(
                     &inner.config,
                     &inner.layout,
@@ -242,7 +263,43 @@ impl Sandbox for LocalSandbox {
         let config = &self.inner.config;
         let timeout = timeout.min(Duration::from_secs(config.max_timeout_secs));
         tracing::debug!(?timeout, allow_network, shell = ?config.shell, "sandbox execute");
-        exec::run(planned, timeout, cancel, config.max_output_bytes).await
+        let mut outcome = exec::run(planned, timeout, cancel, config.max_output_bytes).await?;
+        // What a command wrote cannot be bounded up front; measure what it left.
+        let over = self
+            .blocking(move |inner| {
+                let workspace = inner.layout.open_root(user, Root::UserData)?;
+                let used = inner.quotas.measure(user, &workspace);
+                let quota = inner.quotas.limit();
+                Ok((quota > 0 && used > quota).then_some((used, quota)))
+            })
+            .await?;
+        if let Some((used, quota)) = over {
+            let error = SandboxError::QuotaExceeded {
+                used,
+                quota,
+                needed: 0,
+            };
+            if !outcome.stderr.is_empty() && !outcome.stderr.ends_with('\n') {
+                outcome.stderr.push('\n');
+            }
+            outcome.stderr.push_str(&format!("[{error}]\n"));
+        }
+        Ok(outcome)
+    }
+
+    async fn workspace_usage(&self, user: UserId) -> Result<WorkspaceUsage, SandboxError> {
+        self.blocking(move |inner| {
+            let used = match inner.layout.open_root(user, Root::UserData) {
+                Ok(workspace) => inner.quotas.used(user, &workspace),
+                // A workspace never prepared holds nothing yet.
+                Err(_) => 0,
+            };
+            Ok(WorkspaceUsage {
+                used_bytes: used,
+                quota_bytes: inner.quotas.limit(),
+            })
+        })
+        .await
     }
 }
 

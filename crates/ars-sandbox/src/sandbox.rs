@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use ars_domain::UserId;
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -89,6 +90,18 @@ pub trait Sandbox: Send + Sync {
         request: ExecRequest,
         cancel: CancellationToken,
     ) -> Result<ExecOutcome, SandboxError>;
+
+    /// What the user's workspace holds and may hold.
+    async fn workspace_usage(&self, user: UserId) -> Result<WorkspaceUsage, SandboxError>;
+}
+
+/// A workspace's size against its quota.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkspaceUsage {
+    /// Bytes the workspace holds (on disk, as `du` counts), as last measured.
+    pub used_bytes: u64,
+    /// Bytes it may hold; 0 means no quota.
+    pub quota_bytes: u64,
 }
 
 /// How many lines `read` returns when the caller sets no limit.

@@ -205,3 +205,82 @@ async fn proc_shows_no_host_paths_in_the_command_lines() {
         "a command line shows the user id: {out:?}"
     );
 }
+
+fn over_quota(err: &ars_sandbox::SandboxError) -> bool {
+    matches!(err, ars_sandbox::SandboxError::QuotaExceeded { .. })
+}
+
+#[tokio::test]
+async fn writes_past_the_workspace_quota_fail_and_lose_nothing() {
+    let fx = limited(|l| l.workspace_quota_bytes = 256 * 1024).await;
+    let sb = &fx.sandbox;
+    sb.write(&fx.scope, "small.txt", &"a".repeat(10_000))
+        .await
+        .unwrap();
+    let err = sb
+        .write(&fx.scope, "huge.txt", &"b".repeat(400_000))
+        .await
+        .unwrap_err();
+    assert!(over_quota(&err), "{err:?}");
+    assert!(err.to_string().contains("quota"), "{err}");
+    assert!(!fx.workdir().join("huge.txt").exists());
+    // Replacing a file counts only what it adds; growing it past the quota is refused too.
+    let err = sb
+        .write(&fx.scope, "small.txt", &"c".repeat(400_000))
+        .await
+        .unwrap_err();
+    assert!(over_quota(&err), "{err:?}");
+    let err = sb
+        .edit(&fx.scope, "small.txt", "a", &"d".repeat(400_000), false)
+        .await;
+    assert!(err.is_err(), "{err:?}");
+    assert_eq!(
+        std::fs::read_to_string(fx.workdir().join("small.txt")).unwrap(),
+        "a".repeat(10_000)
+    );
+    // What fits still works, and no temp file was left behind.
+    sb.write(&fx.scope, "ok.txt", &"e".repeat(50_000))
+        .await
+        .unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(fx.workdir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".ars-tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let usage = sb.workspace_usage(fx.scope.user_id).await.unwrap();
+    assert_eq!(usage.quota_bytes, 256 * 1024);
+    assert!(usage.used_bytes >= 60_000, "{usage:?}");
+}
+
+#[tokio::test]
+async fn a_command_that_overfills_the_workspace_blocks_writes_and_commands_until_freed() {
+    let fx = limited(|l| l.workspace_quota_bytes = 512 * 1024).await;
+    let sb = &fx.sandbox;
+    let out = run(&fx, "head -c 2M /dev/urandom > big.bin; echo done").await;
+    assert_eq!(out.stdout, "done\n", "{out:?}");
+    assert!(out.stderr.contains("quota is exceeded"), "{out:?}");
+    let usage = sb.workspace_usage(fx.scope.user_id).await.unwrap();
+    assert!(usage.used_bytes > usage.quota_bytes, "{usage:?}");
+
+    let err = sb.write(&fx.scope, "more.txt", "x").await.unwrap_err();
+    assert!(over_quota(&err), "{err:?}");
+    let err = sb
+        .execute(
+            &fx.scope,
+            ExecRequest {
+                command: "echo hi".into(),
+                timeout: Duration::from_secs(5),
+                allow_network: false,
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(over_quota(&err), "{err:?}");
+
+    // Shrinking a file is always allowed; once under the quota, everything works again.
+    sb.write(&fx.scope, "big.bin", "").await.unwrap();
+    assert_eq!(run(&fx, "echo back").await.stdout, "back\n");
+    sb.write(&fx.scope, "more.txt", "x").await.unwrap();
+}

@@ -7,6 +7,7 @@
 mod list;
 mod read;
 mod search;
+pub(crate) mod walk;
 mod write;
 
 use std::ffi::{OsStr, OsString};
@@ -104,6 +105,8 @@ pub(crate) struct WriteTarget {
     pub(crate) name: OsString,
     /// Whether `name` existed in `dir` when it was looked up.
     pub(crate) exists: bool,
+    /// The size of what was there (0 when nothing was).
+    pub(crate) len: u64,
 }
 
 /// Opens the directory a write to `resolved` goes into, creating missing parents when asked.
@@ -145,20 +148,21 @@ pub(crate) fn write_target(
         .root
         .open_dir(&parent)
         .map_err(|err| resolved.err(&err))?;
-    let exists = match dir.symlink_metadata(name) {
+    let (exists, len) = match dir.symlink_metadata(name) {
         Ok(meta) if meta.is_dir() => {
             return Err(SandboxError::IsDirectory {
                 path: shown.clone(),
             });
         }
-        Ok(_) => true,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => false,
+        Ok(meta) => (true, meta.len()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => (false, 0),
         Err(err) => return Err(resolved.err(&err)),
     };
     Ok(WriteTarget {
         dir,
         name: name.to_owned(),
         exists,
+        len,
     })
 }
 

@@ -5,16 +5,15 @@
 //! mid-walk is skipped rather than followed out. They skip `.git` directories and stop after a
 //! bounded number of entries so a huge workspace cannot stall a tool call.
 
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
 
-use cap_fs_ext::{DirExt, FollowSymlinks};
-use cap_std::fs::{Dir, FileType};
+use cap_fs_ext::FollowSymlinks;
+use cap_std::fs::Dir;
 use globset::{GlobBuilder, GlobMatcher};
 use regex::{Regex, RegexBuilder};
 
+use super::walk::{Walk, walk};
 use super::{looks_binary, next_line, read_options, shorten};
 use crate::error::{SandboxError, display_path};
 use crate::paths::{Access, Layout, MAX_PATH_BYTES, Resolved};
@@ -66,7 +65,7 @@ pub(crate) fn glob(
     let mut matches = Vec::new();
     let mut truncated = false;
     let mut visited = 0;
-    walk(&base_dir, &mut |_, relative, file_type| {
+    walk(&base_dir, Walk::SkipGit, &mut |_, relative, file_type| {
         visited += 1;
         if visited > MAX_WALK_ENTRIES {
             truncated = true;
@@ -147,7 +146,7 @@ pub(crate) fn grep(
     }
     let base_dir = Dir::from_std_file(start.into_std());
     let mut visited = 0;
-    walk(&base_dir, &mut |dir, relative, file_type| {
+    walk(&base_dir, Walk::SkipGit, &mut |dir, relative, file_type| {
         visited += 1;
         if visited > MAX_WALK_ENTRIES {
             search.outcome.truncated = true;
@@ -260,52 +259,6 @@ fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
 /// Opens the directory a walk starts from, following in-scope links.
 fn open_walk_root(root: &Resolved) -> Result<Dir, SandboxError> {
     root.root.open_dir(&root.rel).map_err(|err| root.err(&err))
-}
-
-/// Deepest directory nesting a walk descends into; deeper trees are not searched.
-const MAX_WALK_DEPTH: usize = 256;
-
-/// Walks below `base` depth-first, siblings in name order, calling `visit` with the directory
-/// handle an entry is in, the entry's path relative to `base` and its type (never following a
-/// symlink). Directories are descended into by handle (`O_NOFOLLOW`), `.git` is skipped.
-fn walk(base: &Dir, visit: &mut dyn FnMut(&Dir, &Path, FileType) -> ControlFlow<()>) {
-    let _ = walk_dir(base, &PathBuf::new(), 0, visit);
-}
-
-fn walk_dir(
-    dir: &Dir,
-    prefix: &Path,
-    depth: usize,
-    visit: &mut dyn FnMut(&Dir, &Path, FileType) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    let Ok(read) = dir.entries() else {
-        return ControlFlow::Continue(());
-    };
-    let mut entries: Vec<_> = read
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            // The type from readdir when the file system gives it, else an lstat by handle.
-            let file_type = entry
-                .file_type()
-                .ok()
-                .filter(|t| t.is_dir() || t.is_file() || t.is_symlink())
-                .or_else(|| entry.metadata().ok().map(|m| m.file_type()))?;
-            Some((entry.file_name(), file_type))
-        })
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, file_type) in entries {
-        let relative = prefix.join(&name);
-        visit(dir, &relative, file_type)?;
-        if file_type.is_dir()
-            && name != OsStr::new(".git")
-            && depth < MAX_WALK_DEPTH
-            && let Ok(sub) = dir.open_dir_nofollow(&name)
-        {
-            walk_dir(&sub, &relative, depth + 1, visit)?;
-        }
-    }
-    ControlFlow::Continue(())
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use cap_fs_ext::FollowSymlinks;
 use super::{atomic_write, looks_binary, read_options, write_target};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
+use crate::quota::Quotas;
 use crate::sandbox::{EditOutcome, WriteOutcome};
 use crate::scope::Scope;
 
@@ -19,11 +20,19 @@ pub(crate) fn write(
     scope: &Scope,
     path: &str,
     content: &str,
+    quotas: &Quotas,
 ) -> Result<WriteOutcome, SandboxError> {
     let resolved = layout.resolve(scope, path, Access::Write)?;
     let target = write_target(&resolved, true)?;
+    let room = quotas.reserve(
+        scope.user_id,
+        &resolved.root,
+        target.len,
+        content.len() as u64,
+    )?;
     atomic_write(&target.dir, &target.name, content.as_bytes())
         .map_err(|err| resolved.err(&err))?;
+    room.commit();
     Ok(WriteOutcome {
         path: resolved.virtual_path,
         bytes_written: content.len() as u64,
@@ -39,6 +48,7 @@ pub(crate) fn edit(
     old: &str,
     new: &str,
     replace_all: bool,
+    quotas: &Quotas,
 ) -> Result<EditOutcome, SandboxError> {
     if old.is_empty() {
         return Err(SandboxError::InvalidEdit(
@@ -99,7 +109,14 @@ pub(crate) fn edit(
     } else {
         (text.replacen(old, new, 1), 1)
     };
+    let room = quotas.reserve(
+        scope.user_id,
+        &resolved.root,
+        meta.len(),
+        updated.len() as u64,
+    )?;
     atomic_write(&target.dir, &target.name, updated.as_bytes()).map_err(io_err)?;
+    room.commit();
     Ok(EditOutcome {
         path: shown,
         replacements,

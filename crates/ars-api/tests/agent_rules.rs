@@ -508,3 +508,51 @@ async fn put_replaces_and_patch_merges() {
     assert_eq!(r.body["config_json"], json!({"context": {}}));
     assert_eq!(r.body["created_at"], agent["created_at"]);
 }
+
+#[tokio::test]
+async fn only_an_admin_can_give_an_agent_network() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let body = json!({"slug": "net", "name": "Net",
+        "config_json": {"context": {"network": true}}});
+    let r = app.post("/api/agent", &alice, body).await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::FORBIDDEN, Some("config_json.context.network")),
+        "{:?}",
+        r.body
+    );
+    // Her own agent, patched: refused too, and nothing changes.
+    let mine = app.agent(&alice, normal("mine")).await;
+    let id = mine["id"].as_str().unwrap();
+    let r = app
+        .patch(
+            &format!("/api/agent/{id}"),
+            &alice,
+            json!({"config_json": {"context": {"network": true}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{:?}", r.body);
+    let r = app.get(&format!("/api/agent/{id}"), &alice).await;
+    assert_ne!(r.body["config_json"]["context"]["network"], true);
+    // An admin can grant it.
+    let r = app
+        .patch(
+            &format!("/api/agent/{id}"),
+            &app.admin,
+            json!({"config_json": {"context": {"network": true}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert_eq!(r.body["config_json"]["context"]["network"], true);
+    // Alice may keep what the admin granted when she edits something else.
+    let r = app
+        .patch(
+            &format!("/api/agent/{id}"),
+            &alice,
+            json!({"name": "Renamed"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert_eq!(r.body["config_json"]["context"]["network"], true);
+}

@@ -282,6 +282,15 @@ impl AgentInput {
             config.context.subagents = None;
         }
         config.context.validate("config_json.context")?;
+        // Network for the shell is the server's to grant: only an admin turns it on, and
+        // anyone who may manage the agent may keep what an admin granted (or turn it off).
+        let stored_network = existing.is_some_and(|a| a.config_json.context.network == Some(true));
+        if config.context.network == Some(true) && !stored_network && !caller.is_admin() {
+            return Err(ValidationError::forbidden(
+                "config_json.context.network",
+                "only an admin can give an agent's shell network access",
+            ));
+        }
 
         if let Some(stored) = existing.filter(|a| a.is_builtin) {
             if self.slug != stored.slug {

@@ -191,3 +191,26 @@ fn sharing_rules() {
     assert!(stranger.can_view(&agent) && !stranger.can_manage(&agent));
     let _ = ContextDefaults::default();
 }
+
+#[test]
+fn only_an_admin_can_turn_network_on() {
+    let mut wants_network = input(None);
+    wants_network.config_json.context.network = Some(true);
+    let err = wants_network.clone().validate(&user(), None).unwrap_err();
+    assert_eq!(err.field(), "config_json.context.network");
+    assert!(matches!(err, ValidationError::Forbidden(_)), "{err:?}");
+
+    // An admin may; the owner may then keep it, or turn it off, but not turn it back on.
+    let granted = wants_network.clone().validate(&admin(), None).unwrap();
+    let owner = user();
+    let agent = stored(granted, Some(owner.id));
+    let kept = wants_network
+        .clone()
+        .validate(&owner, Some(&agent))
+        .unwrap();
+    assert_eq!(kept.config.context.network, Some(true));
+    let mut off = input(None);
+    off.config_json.context.network = Some(false);
+    let off = stored(off.validate(&owner, Some(&agent)).unwrap(), Some(owner.id));
+    assert!(wants_network.validate(&owner, Some(&off)).is_err());
+}

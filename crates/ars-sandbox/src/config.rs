@@ -34,6 +34,10 @@ pub struct SandboxConfig {
     /// `execute`, so installing bubblewrap does not need a restart.
     #[serde(default)]
     pub bwrap_path: Option<PathBuf>,
+    /// Where `slirp4netns` lives (the way out of a command's own network namespace when its
+    /// agent has network). `None` searches `PATH` and `/usr/bin`.
+    #[serde(default)]
+    pub slirp4netns_path: Option<PathBuf>,
     /// Extra host directories made visible read-only inside the isolated shell at the same
     /// path (for example a toolchain under `/opt`). Missing ones are skipped.
     #[serde(default)]
@@ -108,6 +112,7 @@ impl SandboxConfig {
             data_dir: data_dir.into(),
             shell: ShellMode::default(),
             bwrap_path: None,
+            slirp4netns_path: None,
             extra_ro_binds: Vec::new(),
             max_output_bytes: defaults::max_output_bytes(),
             max_timeout_secs: defaults::max_timeout_secs(),

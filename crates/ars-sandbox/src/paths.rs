@@ -221,6 +221,17 @@ impl Layout {
             .join("user-data")
     }
 
+    /// Writes (when it differs) and returns `<data>/sandbox/resolv.conf`, the resolver
+    /// configuration shown to commands with network.
+    pub(crate) fn resolv_conf(&self, content: &str) -> io::Result<PathBuf> {
+        let path = self.data_dir.join("sandbox").join("resolv.conf");
+        if fs::read_to_string(&path).ok().as_deref() != Some(content) {
+            fs::create_dir_all(self.data_dir.join("sandbox"))?;
+            fs::write(&path, content)?;
+        }
+        Ok(path)
+    }
+
     /// `<data>/skills`: the shared Skills projection.
     pub(crate) fn skills(&self) -> PathBuf {
         self.data_dir.join("skills")

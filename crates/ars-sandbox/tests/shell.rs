@@ -181,19 +181,68 @@ async fn shell_has_no_network_unless_allowed() {
     let probe = format!(
         "(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected || echo refused"
     );
-    // ...but not from inside it,
-    let denied = run(&fx, &probe).await;
-    assert_eq!(denied.stdout, "refused\n", "{denied:?}");
-    // unless the agent allows the network.
-    let allowed = run_with(
+    // ...but not from inside it: the shell has only its own loopback.
+    let denied = run(&fx, &format!("{probe}; cat /proc/net/dev")).await;
+    assert!(denied.stdout.starts_with("refused\n"), "{denied:?}");
+    assert!(!denied.stdout.contains("tap0"), "{denied:?}");
+}
+
+/// The address this host uses to reach beyond itself, if it has one (no packet is sent).
+fn host_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("192.0.2.1:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback()).then_some(ip)
+}
+
+#[tokio::test]
+async fn with_network_the_hosts_loopback_stays_unreachable() {
+    let fx = fixture().await;
+    // What the server, a model server or a database on the host's loopback look like.
+    let local = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let local_port = local.local_addr().unwrap().port();
+    let probe = |host: &str, port: u16| {
+        format!(
+            "(echo hi > /dev/tcp/{host}/{port}) 2>/dev/null && echo {host}=connected \
+             || echo {host}=refused; "
+        )
+    };
+    let mut command = probe("127.0.0.1", local_port);
+    // slirp4netns's gateway, which would otherwise be the host's loopback.
+    command.push_str(&probe("10.0.2.2", local_port));
+    command.push_str("grep -c '^tap0' /proc/net/route; ");
+    // A service listening on every address of the host is reached like any other host
+    // on the network: the command does have a way out.
+    let public = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let public_port = public.local_addr().unwrap().port();
+    let address = host_address();
+    if let Some(ip) = address {
+        command.push_str(&probe(&ip.to_string(), public_port));
+    }
+    let out = run_with(
         &fx,
         ExecRequest {
             allow_network: true,
-            ..request(&probe)
+            ..request(&command)
         },
     )
     .await;
-    assert_eq!(allowed.stdout, "connected\n", "{allowed:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], "127.0.0.1=refused", "{out:?}");
+    assert_eq!(lines[1], "10.0.2.2=refused", "{out:?}");
+    assert_ne!(lines[2], "0", "no route out of the namespace: {out:?}");
+    if let Some(ip) = address {
+        assert_eq!(lines[3], format!("{ip}=connected"), "{out:?}");
+    }
+    let resolv = run_with(
+        &fx,
+        ExecRequest {
+            allow_network: true,
+            ..request("cat /etc/resolv.conf")
+        },
+    )
+    .await;
+    assert_eq!(resolv.stdout, "nameserver 10.0.2.3\n", "{resolv:?}");
 }
 
 /// Set in the child test process that [`shell_sees_no_server_secrets`] launches.

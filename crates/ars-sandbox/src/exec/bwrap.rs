@@ -15,8 +15,10 @@
 //! on its standard input (`--args 0`), so no host path shows in the sandbox's
 //! `/proc/1/cmdline`; only the command itself is on bwrap's command line.
 //!
-//! It runs in fresh namespaces of every kind (so no network unless allowed, and no view of
-//! host processes), with every capability dropped, a cleared environment and a new session.
+//! It runs in fresh namespaces of every kind — always its own network namespace, so no view of
+//! the host's network; with network allowed, slirp4netns adds a user-mode NAT to it with the
+//! host's loopback cut off — and no view of host processes, with every capability dropped, a
+//! cleared environment and a new session.
 
 use std::ffi::OsString;
 use std::fs;
@@ -52,8 +54,12 @@ const ETC_ALLOWLIST: &[&str] = &[
     "/etc/protocols",
 ];
 
-/// `/etc` entries only useful (and only bound) when the command may use the network.
-const ETC_NETWORK: &[&str] = &["/etc/resolv.conf"];
+/// The resolver configuration of a command with network: slirp4netns's DNS forwarder, since
+/// the host's own (often a resolver on the host's loopback) is out of reach by design.
+pub(crate) const SANDBOX_RESOLV_CONF: &str = "nameserver 10.0.2.3\n";
+
+/// The network interface slirp4netns adds to a command's network namespace.
+pub(crate) const TAP_DEVICE: &str = "tap0";
 
 /// Host directories of one scope, already resolved and checked.
 #[derive(Clone, Debug)]
@@ -64,21 +70,19 @@ pub(crate) struct ScopeMounts {
     pub(crate) skills: PathBuf,
     /// The workdir as the command sees it.
     pub(crate) virtual_workdir: String,
+    /// With network: the resolver configuration to show at `/etc/resolv.conf`.
+    pub(crate) resolv_conf: Option<PathBuf>,
 }
 
 /// The bwrap options that isolate a command to `mounts`. The command itself
 /// ([`shell_argv`]) follows them after `--` on bwrap's command line.
 pub(crate) fn bwrap_args(
     mounts: &ScopeMounts,
-    allow_network: bool,
     extra_ro_binds: &[PathBuf],
     limits: &SandboxLimits,
 ) -> Vec<OsString> {
     let mut args = Args::default();
     args.push(["--die-with-parent", "--new-session", "--unshare-all"]);
-    if allow_network {
-        args.push(["--share-net"]);
-    }
     args.push(["--cap-drop", "ALL", "--clearenv"]);
     args.push(["--setenv", "PATH", SHELL_PATH]);
     args.push(["--setenv", "HOME", HOME_DIR]);
@@ -97,11 +101,15 @@ pub(crate) fn bwrap_args(
             _ => {}
         }
     }
-    let etc = ETC_ALLOWLIST
-        .iter()
-        .chain(if allow_network { ETC_NETWORK } else { &[] });
-    for entry in etc {
+    for entry in ETC_ALLOWLIST {
         args.push(["--ro-bind-try", entry, entry]);
+    }
+    if let Some(resolv_conf) = &mounts.resolv_conf {
+        args.push_os([
+            "--ro-bind".into(),
+            resolv_conf.clone().into(),
+            "/etc/resolv.conf".into(),
+        ]);
     }
     for extra in extra_ro_binds {
         args.push_os([
@@ -131,14 +139,31 @@ pub(crate) fn bwrap_args(
 
 /// The shell's own argument vector: a `bash` that first sets the hard limits and then `exec`s
 /// a fresh `bash -c command`, which inherits them and cannot raise them.
-pub(crate) fn shell_argv(command: &str, limits: &SandboxLimits) -> [String; 5] {
+pub(crate) fn shell_argv(command: &str, limits: &SandboxLimits, network: bool) -> [String; 5] {
+    let mut prelude = String::new();
+    if network {
+        prelude.push_str(&wait_for_network());
+    }
+    prelude.push_str(&limits_prelude(limits));
     [
         "/bin/bash".to_owned(),
         "-c".to_owned(),
-        limits_prelude(limits),
+        prelude,
         "ars-sandbox".to_owned(),
         command.to_owned(),
     ]
+}
+
+/// Waits (at most two seconds) until slirp4netns has given the namespace its default route,
+/// so the command's first connection does not race the interface coming up.
+fn wait_for_network() -> String {
+    format!(
+        "for ((ars_i = 0; ars_i < 200; ars_i++)); do \
+           while read -r ars_if ars_dst _; do \
+             [[ $ars_if == {TAP_DEVICE} && $ars_dst == 00000000 ]] && break 2; \
+           done < /proc/net/route; sleep 0.01; \
+         done; unset ars_i ars_if ars_dst; "
+    )
 }
 
 /// Seconds between the soft CPU limit (SIGXCPU) and the hard one (SIGKILL).
@@ -206,8 +231,9 @@ mod tests {
             user_data: "/data/users/u/user-data".into(),
             skills: "/data/skills".into(),
             virtual_workdir: "/home/gem/user-data/conversations/t".into(),
+            resolv_conf: allow_network.then(|| "/data/sandbox/resolv.conf".into()),
         };
-        bwrap_args(&mounts, allow_network, &[], &SandboxLimits::default())
+        bwrap_args(&mounts, &[], &SandboxLimits::default())
             .into_iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
@@ -232,7 +258,7 @@ mod tests {
             &args,
             &["--chdir", "/home/gem/user-data/conversations/t"]
         ));
-        let argv = shell_argv("echo hi", &SandboxLimits::default());
+        let argv = shell_argv("echo hi", &SandboxLimits::default(), false);
         assert!(argv.ends_with(&["ars-sandbox".into(), "echo hi".into()]));
         let prelude = &argv[2];
         assert!(
@@ -250,10 +276,16 @@ mod tests {
     }
 
     #[test]
-    fn network_is_shared_only_when_allowed() {
+    fn the_host_network_is_never_shared() {
+        // Never the host's network namespace: with network, slirp4netns gives the command's
+        // own namespace a way out (see `supervise`).
         assert!(!args(false).iter().any(|a| a == "--share-net"));
+        assert!(!args(true).iter().any(|a| a == "--share-net"));
         assert!(!args(false).iter().any(|a| a == "/etc/resolv.conf"));
-        assert!(args(true).iter().any(|a| a == "--share-net"));
+        assert!(has_window(
+            &args(true),
+            &["--ro-bind", "/data/sandbox/resolv.conf", "/etc/resolv.conf"]
+        ));
     }
 
     #[test]

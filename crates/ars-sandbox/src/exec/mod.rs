@@ -6,6 +6,7 @@
 
 mod bwrap;
 mod cgroup;
+mod network;
 mod supervise;
 
 use std::env;
@@ -21,7 +22,7 @@ use crate::config::{SandboxConfig, ShellMode};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout, Root};
 use crate::scope::Scope;
-use bwrap::{SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args, shell_argv};
+use bwrap::{SANDBOX_RESOLV_CONF, SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args, shell_argv};
 use cgroup::{CommandCgroup, ENTER_SCRIPT};
 
 /// Where `bwrap` is looked for after `PATH` (which a service manager may have trimmed).
@@ -39,7 +40,15 @@ pub(crate) struct Planned {
     pub(crate) command: Command,
     pub(crate) stdin: Option<Vec<u8>>,
     pub(crate) cgroup: Option<CommandCgroup>,
+    /// With network: the slirp4netns program that gives the command's namespace a way out.
+    pub(crate) slirp4netns: Option<PathBuf>,
 }
+
+/// What an operator must do when slirp4netns is missing and an agent with network runs a
+/// command.
+const SLIRP_HINT: &str = "slirp4netns is not installed on the server: a command with network \
+    runs in its own network namespace and needs it for a way out (`apt-get install \
+    slirp4netns`)";
 
 /// Builds the command for `command` in `scope`. Blocking: it checks the workdir and creates
 /// the command's cgroup.
@@ -88,22 +97,35 @@ pub(crate) fn plan(
     // Neither bwrap nor the wrapper needs an environment; clearing it keeps the server's
     // secrets out of even the sandbox's launcher.
     cmd.env_clear();
+    let mut slirp4netns = None;
     let stdin = match config.shell {
         ShellMode::Bubblewrap => {
             let bwrap = find_bwrap(config)?;
+            let resolv_conf = if allow_network {
+                slirp4netns = Some(find_slirp4netns(config)?);
+                Some(layout.resolv_conf(SANDBOX_RESOLV_CONF).map_err(|err| {
+                    SandboxError::ShellUnavailable(format!(
+                        "cannot write the sandbox's resolver configuration: {err}"
+                    ))
+                })?)
+            } else {
+                None
+            };
             let mounts = ScopeMounts {
                 user_data: layout.canonical_root(scope.user_id, Root::UserData)?,
                 skills: layout.canonical_root(scope.user_id, Root::Skills)?,
                 virtual_workdir: workdir.virtual_path,
+                resolv_conf,
             };
             if is_wrapped {
                 cmd.arg(bwrap);
             }
-            // The argument list goes through standard input, not argv, so the host paths of
-            // the bind mounts never show in the sandbox's `/proc/1/cmdline`.
+            // The options go through standard input, not argv, so the host paths of the bind
+            // mounts never show in the sandbox's `/proc/1/cmdline`.
             cmd.args(["--args", "0"]);
-            let options = bwrap_args(&mounts, allow_network, &config.extra_ro_binds, limits);
-            cmd.arg("--").args(shell_argv(command, limits));
+            let options = bwrap_args(&mounts, &config.extra_ro_binds, limits);
+            cmd.arg("--")
+                .args(shell_argv(command, limits, allow_network));
             let mut bytes = Vec::new();
             for option in options {
                 bytes.extend_from_slice(option.as_encoded_bytes());
@@ -115,7 +137,8 @@ pub(crate) fn plan(
             // The host shell is unconfined by definition; it gets host paths.
             let home = layout.canonical_root(scope.user_id, Root::UserData)?;
             let cwd = home.join(&workdir.rel);
-            let argv = shell_argv(command, limits);
+            // The host shell has the host's network, allowed or not: nothing is isolated.
+            let argv = shell_argv(command, limits, false);
             let skip = usize::from(!is_wrapped);
             cmd.args(&argv[skip..])
                 .env("PATH", SHELL_PATH)
@@ -129,32 +152,55 @@ pub(crate) fn plan(
         command: cmd,
         stdin,
         cgroup,
+        slirp4netns,
     })
 }
 
 /// Locates `bwrap`: the configured path, else `PATH`, else the usual system locations.
 pub(crate) fn find_bwrap(config: &SandboxConfig) -> Result<PathBuf, SandboxError> {
-    if let Some(path) = &config.bwrap_path {
-        return if path.is_file() {
-            Ok(path.clone())
+    find_program(
+        "bwrap",
+        config.bwrap_path.as_deref(),
+        BWRAP_FALLBACKS,
+        INSTALL_HINT,
+    )
+}
+
+/// Locates `slirp4netns`, which a command with network needs, the same way.
+fn find_slirp4netns(config: &SandboxConfig) -> Result<PathBuf, SandboxError> {
+    find_program(
+        "slirp4netns",
+        config.slirp4netns_path.as_deref(),
+        &["/usr/bin/slirp4netns"],
+        SLIRP_HINT,
+    )
+}
+
+/// A program's path: `configured` if set (it must exist), else the first executable `name`
+/// on `PATH`, else in `fallbacks`. Looked up at each call, so installing it needs no restart.
+fn find_program(
+    name: &str,
+    configured: Option<&Path>,
+    fallbacks: &[&str],
+    hint: &str,
+) -> Result<PathBuf, SandboxError> {
+    if let Some(path) = configured {
+        return if is_executable(path) {
+            Ok(path.to_owned())
         } else {
             Err(SandboxError::ShellUnavailable(format!(
-                "{INSTALL_HINT} (the configured bwrap_path does not exist)"
+                "{hint} (the configured {name} path does not exist)"
             )))
         };
     }
     let from_path: Vec<PathBuf> = env::var_os("PATH")
-        .map(|paths| {
-            env::split_paths(&paths)
-                .map(|dir| dir.join("bwrap"))
-                .collect()
-        })
+        .map(|paths| env::split_paths(&paths).map(|dir| dir.join(name)).collect())
         .unwrap_or_default();
     from_path
         .into_iter()
-        .chain(BWRAP_FALLBACKS.iter().map(PathBuf::from))
+        .chain(fallbacks.iter().map(PathBuf::from))
         .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| SandboxError::ShellUnavailable(INSTALL_HINT.to_owned()))
+        .ok_or_else(|| SandboxError::ShellUnavailable(hint.to_owned()))
 }
 
 fn is_executable(path: &Path) -> bool {

@@ -37,6 +37,7 @@ pub(crate) async fn run(
         mut command,
         stdin,
         cgroup,
+        slirp4netns,
     } = planned;
     command
         .stdin(if stdin.is_some() {
@@ -61,6 +62,12 @@ pub(crate) async fn run(
             let _ = pipe.write_all(&bytes).await;
         });
     }
+    // With network, slirp4netns joins the namespace bwrap made; it lives as long as the
+    // command (it is killed when this handle, and so its `Child`, is dropped).
+    let network = match (slirp4netns, child.id()) {
+        (Some(program), Some(pid)) => Some(tokio::spawn(super::network::attach(program, pid))),
+        _ => None,
+    };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let mut out = Capture::new(max_output_bytes);
@@ -106,6 +113,12 @@ pub(crate) async fn run(
         }
     }
     group.disarm();
+    if let Some(network) = network {
+        network.abort();
+        if let Ok(Some(mut slirp)) = network.await {
+            let _ = slirp.kill().await;
+        }
+    }
 
     let truncated = out.truncated || err.truncated;
     let mut stderr = err.into_string();

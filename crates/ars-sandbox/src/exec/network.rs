@@ -1,0 +1,66 @@
+//! Network for a command whose agent may use it: its own network namespace (bwrap always
+//! makes one) joined to the outside by slirp4netns, a user-mode NAT.
+//!
+//! slirp4netns runs on the host side with `--disable-host-loopback`, so the command reaches
+//! what the host can reach *except* the host's loopback: not the ARS API on its default
+//! `127.0.0.1` address, not a model server or database listening on localhost. Inside, the
+//! command's `127.0.0.1` is its own namespace's loopback. `--enable-sandbox` and
+//! `--enable-seccomp` confine slirp4netns itself.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+use super::bwrap::TAP_DEVICE;
+
+/// How long to look for bwrap's namespace child before giving up on network.
+const FIND_CHILD_FOR: Duration = Duration::from_secs(2);
+
+/// Finds the first child of `launcher` (bwrap, whose child holds the namespaces) and starts
+/// slirp4netns on it. `None` when the child never appeared or slirp4netns could not start;
+/// the command then runs without a way out, which is logged.
+pub(crate) async fn attach(slirp4netns: PathBuf, launcher: u32) -> Option<Child> {
+    let children = PathBuf::from(format!("/proc/{launcher}/task/{launcher}/children"));
+    let started = tokio::time::Instant::now();
+    let child = loop {
+        if let Some(pid) = first_pid(&children) {
+            break pid;
+        }
+        if started.elapsed() > FIND_CHILD_FOR {
+            tracing::warn!("the sandbox's namespace never appeared; the command has no network");
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let mut command = Command::new(&slirp4netns);
+    command
+        .env_clear()
+        .args(["--configure", "--mtu=65520", "--disable-host-loopback"])
+        .args(["--enable-sandbox", "--enable-seccomp"])
+        .arg(format!("--userns-path=/proc/{child}/ns/user"))
+        .arg(child.to_string())
+        .arg(TAP_DEVICE)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    match command.spawn() {
+        Ok(process) => Some(process),
+        Err(err) => {
+            tracing::warn!(%err, "cannot start slirp4netns; the command has no network");
+            None
+        }
+    }
+}
+
+/// The first pid listed in a `/proc/<pid>/task/<tid>/children` file.
+fn first_pid(children: &Path) -> Option<u32> {
+    std::fs::read_to_string(children)
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use ars_domain::user::{ADMIN_USERNAME, validate_password, validate_username};
+use ars_domain::user::{ADMIN_USERNAME, PasswordPolicy, validate_username};
 use ars_domain::{ApiToken, Role, User, credentials};
 use ars_store::{NewToken, NewUser, Store};
 
@@ -35,15 +35,16 @@ pub async fn verify_password(password: String, stored: Option<String>) -> bool {
     .unwrap_or(false)
 }
 
-/// Validates and creates a user.
+/// Validates and creates a user; the password must satisfy `policy`.
 pub async fn create_user(
     store: &dyn Store,
+    policy: PasswordPolicy,
     username: &str,
     password: &str,
     role: Role,
 ) -> Result<User, ApiError> {
     validate_username(username)?;
-    validate_password(password)?;
+    policy.validate(password)?;
     let password_hash = hash_password(password.to_string()).await?;
     Ok(store
         .create_user(NewUser {
@@ -84,10 +85,12 @@ pub enum AdminBootstrap {
     CreatedWithPassword(String),
 }
 
-/// On an empty database, creates the `admin` user. Safe to race: when another instance
-/// created it first, the unique username makes this a no-op.
+/// On an empty database, creates the `admin` user; a configured password must satisfy
+/// `policy` like any other. Safe to race: when another instance created it first, the unique
+/// username makes this a no-op.
 pub async fn ensure_admin(
     store: &dyn Store,
+    policy: PasswordPolicy,
     configured_password: Option<&str>,
 ) -> Result<AdminBootstrap, ApiError> {
     if store.count_users().await? > 0 {
@@ -95,9 +98,9 @@ pub async fn ensure_admin(
     }
     let (password, generated) = match configured_password {
         Some(p) => (p.to_string(), false),
-        None => (credentials::generate_password(), true),
+        None => (credentials::generate_password(policy.min_chars), true),
     };
-    match create_user(store, ADMIN_USERNAME, &password, Role::Admin).await {
+    match create_user(store, policy, ADMIN_USERNAME, &password, Role::Admin).await {
         Ok(_) if generated => Ok(AdminBootstrap::CreatedWithPassword(password)),
         Ok(_) => Ok(AdminBootstrap::Created),
         Err(ApiError::Conflict { .. }) => Ok(AdminBootstrap::Existing),

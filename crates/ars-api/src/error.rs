@@ -82,6 +82,9 @@ pub enum ApiError {
         message: String,
         field: Option<String>,
     },
+    /// 429: too many failed logins; retry after this many seconds (also in `Retry-After`).
+    #[error("too many failed logins; try again in {retry_after_s} s")]
+    TooManyRequests { retry_after_s: u64 },
     /// 500: our fault; the detail is logged, not sent.
     #[error("internal error")]
     Internal(String),
@@ -118,6 +121,7 @@ impl ApiError {
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -135,6 +139,7 @@ impl ApiError {
             Self::PayloadTooLarge { .. } => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Unprocessable { .. } => "validation_failed",
+            Self::TooManyRequests { .. } => "too_many_requests",
             Self::Internal(_) => "internal",
         }
     }
@@ -175,6 +180,12 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        if let Self::TooManyRequests { retry_after_s } = self {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                header::HeaderValue::from(retry_after_s),
             );
         }
         response

@@ -1,8 +1,11 @@
-//! Request extractors whose rejections are [`ApiError`]s: JSON bodies, query strings, and the
-//! authenticated caller.
+//! Request extractors whose rejections are [`ApiError`]s: JSON bodies, query strings, the
+//! authenticated caller, and the client's address.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::{StatusCode, header, request::Parts};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
@@ -175,12 +178,8 @@ impl FromRequestParts<AppState> for Auth {
         let token = header
             .to_str()
             .ok()
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .filter(|t| !t.is_empty() && t.len() <= 512)
+            .and_then(bearer_token)
+            .filter(|t| t.len() <= 512)
             .ok_or_else(|| {
                 ApiError::Unauthorized(
                     "malformed Authorization header; expected `Bearer <token>`".into(),
@@ -193,5 +192,49 @@ impl FromRequestParts<AppState> for Auth {
             .await?
             .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
         Ok(Auth { user, token_id })
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme is matched without regard
+/// to case, as HTTP auth schemes are (RFC 9110 §11.1).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// The client's IP address: the socket peer of the connection, as recorded by
+/// [`crate::serve`]. `None` when the router runs without it (e.g. `app().oneshot(…)`).
+///
+/// Behind a reverse proxy this is the proxy's address: forwarded headers are not trusted,
+/// since any client can send them.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddr(pub Option<IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
+        Ok(ClientAddr(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|info| info.0.ip()),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_token;
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        for value in ["Bearer t1", "bearer t1", "BEARER t1", "bEaReR   t1 "] {
+            assert_eq!(bearer_token(value), Some("t1"), "{value:?}");
+        }
+        for value in ["Basic t1", "Bearer", "Bearer ", "Bearert1", "t1"] {
+            assert_eq!(bearer_token(value), None, "{value:?}");
+        }
     }
 }

@@ -12,6 +12,7 @@
 //! in `ars-runtime`, which this crate drives and which never imports it.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -23,6 +24,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use ars_domain::ContextDefaults;
+use ars_domain::user::PasswordPolicy;
 use ars_runtime::Runtime;
 use ars_store::Store;
 
@@ -31,10 +33,12 @@ mod error;
 mod extract;
 mod openapi;
 mod routes;
+mod throttle;
 mod ui;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use extract::{ApiJson, Auth};
+pub use throttle::{Clock, LoginThrottleConfig};
 pub use ui::UiAssets;
 
 /// The request body limit unless configured otherwise: 1 MiB.
@@ -51,6 +55,10 @@ pub struct ApiConfig {
     pub session_ttl: chrono::Duration,
     /// The web UI served at every path outside `/api`.
     pub ui: UiAssets,
+    /// When repeated failed logins from one address or for one username are refused (429).
+    pub login_throttle: LoginThrottleConfig,
+    /// What a new password must satisfy wherever it is set.
+    pub password_policy: PasswordPolicy,
 }
 
 impl Default for ApiConfig {
@@ -60,6 +68,8 @@ impl Default for ApiConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: chrono::Duration::days(30),
             ui: UiAssets::web_dist(),
+            login_throttle: LoginThrottleConfig::default(),
+            password_policy: PasswordPolicy::default(),
         }
     }
 }
@@ -72,14 +82,19 @@ pub struct AppState {
     pub config: Arc<ApiConfig>,
     /// Starts, cancels and waits for runs; knows the tools, the models and the event bus.
     pub runtime: Runtime,
+    /// Failed-login counters, shared by every request of this server (not across instances:
+    /// each instance throttles on its own).
+    login_throttle: Arc<throttle::LoginThrottle>,
 }
 
 impl AppState {
     pub fn new(store: Arc<dyn Store>, config: ApiConfig, runtime: Runtime) -> Self {
+        let login_throttle = Arc::new(throttle::LoginThrottle::new(config.login_throttle.clone()));
         Self {
             store,
             config: Arc::new(config),
             runtime,
+            login_throttle,
         }
     }
 }
@@ -129,12 +144,16 @@ pub fn app(state: AppState) -> Router {
 }
 
 /// Serves [`app`] on `listener` until `shutdown` resolves, then drains in-flight requests.
+/// Each connection's peer address is recorded (`ConnectInfo`) for login throttling.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(
+        listener,
+        app(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }

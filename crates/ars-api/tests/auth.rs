@@ -8,6 +8,8 @@ use common::{ADMIN_PASSWORD, TestApp};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
+use ars_domain::user::PasswordPolicy;
+
 #[tokio::test]
 async fn login_gives_a_token_and_wrong_credentials_are_a_401() {
     let app = TestApp::spawn().await;
@@ -137,17 +139,17 @@ async fn only_admins_create_users_and_usernames_are_unique() {
         .post(
             "/api/users",
             &app.admin,
-            json!({"username": "carol", "password": "password123"}),
+            json!({"username": "carol", "password": "password-1234"}),
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     assert_eq!(r.body["role"], "user");
-    let carol = app.login("carol", "password123").await;
+    let carol = app.login("carol", "password-1234").await;
     let r = app
         .post(
             "/api/users",
             &carol,
-            json!({"username": "dave", "password": "password123"}),
+            json!({"username": "dave", "password": "password-1234"}),
         )
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
@@ -155,7 +157,7 @@ async fn only_admins_create_users_and_usernames_are_unique() {
         .post(
             "/api/users",
             &app.admin,
-            json!({"username": "carol", "password": "password123"}),
+            json!({"username": "carol", "password": "password-1234"}),
         )
         .await;
     assert_eq!(
@@ -177,7 +179,7 @@ async fn only_admins_create_users_and_usernames_are_unique() {
         .post(
             "/api/users",
             &app.admin,
-            json!({"username": "Bad Name", "password": "password123"}),
+            json!({"username": "Bad Name", "password": "password-1234"}),
         )
         .await;
     assert_eq!(
@@ -192,13 +194,18 @@ async fn only_admins_create_users_and_usernames_are_unique() {
 async fn first_start_creates_admin_once() {
     let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
     use ars_api::accounts::{AdminBootstrap, ensure_admin};
-    let AdminBootstrap::CreatedWithPassword(password) = ensure_admin(&store, None).await.unwrap()
+    let AdminBootstrap::CreatedWithPassword(password) =
+        ensure_admin(&store, PasswordPolicy::default(), None)
+            .await
+            .unwrap()
     else {
         panic!("expected a generated password");
     };
     assert!(password.len() >= 16);
     assert_eq!(
-        ensure_admin(&store, Some("other")).await.unwrap(),
+        ensure_admin(&store, PasswordPolicy::default(), Some("other-password"))
+            .await
+            .unwrap(),
         AdminBootstrap::Existing
     );
     let (user, hash) = ars_store::Store::user_credentials(&store, "admin")

@@ -44,9 +44,11 @@ pub fn generate_token() -> String {
     format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// A random password for the first admin when none is configured.
-pub fn generate_password() -> String {
-    let mut bytes = [0u8; 18];
+/// A random password (for the first admin, or `ars user add` without one): 24 base64url
+/// characters (144 bits), or more when `min_chars` asks for more.
+pub fn generate_password(min_chars: usize) -> String {
+    // Three bytes make four characters.
+    let mut bytes = vec![0u8; min_chars.div_ceil(4).saturating_mul(3).clamp(18, 768)];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)
 }
@@ -68,6 +70,13 @@ mod tests {
         assert!(verify_password("correct horse", &hash));
         assert!(!verify_password("wrong horse", &hash));
         assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn generated_passwords_meet_the_asked_length() {
+        assert_eq!(generate_password(12).len(), 24);
+        assert_eq!(generate_password(30).len(), 32);
+        assert_ne!(generate_password(12), generate_password(12));
     }
 
     #[test]

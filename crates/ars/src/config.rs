@@ -2,12 +2,14 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 use ars_domain::ContextDefaults;
+use ars_domain::user::PasswordPolicy;
 use ars_models::ModelsConfig;
 use ars_sandbox::ShellMode;
 
@@ -22,8 +24,8 @@ pub struct Config {
     /// `sqlite://…` or `postgres://…` (`ARS_DATABASE_URL`); default: SQLite in the data dir.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
-    /// Password of the `admin` user created on first start (`ARS_ADMIN_PASSWORD`); generated
-    /// and logged once when absent.
+    /// Password of the `admin` user created on first start (`ARS_ADMIN_PASSWORD`); when absent,
+    /// one is generated and written to `<data dir>/admin-password.txt` (mode 0600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<String>,
     /// Largest accepted request body in bytes (`ARS_BODY_LIMIT`).
@@ -51,6 +53,19 @@ pub struct Config {
     /// (`ARS_REDIS_URL`); default: the in-process bus.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis_url: Option<String>,
+    /// The fewest characters of a new password (`ARS_PASSWORD_MIN_LENGTH`).
+    pub password_min_length: usize,
+    /// Failed logins per username and per client address before back-off starts
+    /// (`ARS_LOGIN_FREE_FAILURES`).
+    pub login_free_failures: u32,
+    /// The first login lock-out in seconds; each further failure doubles it
+    /// (`ARS_LOGIN_BACKOFF_INITIAL_S`).
+    pub login_backoff_initial_s: u64,
+    /// The longest login lock-out in seconds (`ARS_LOGIN_BACKOFF_MAX_S`).
+    pub login_backoff_max_s: u64,
+    /// Usernames, and client addresses, whose failed logins are remembered at once
+    /// (`ARS_LOGIN_THROTTLE_ENTRIES`); bounds the counters' memory.
+    pub login_throttle_entries: usize,
 }
 
 /// The `execute` tool's isolation, as configured.
@@ -96,6 +111,11 @@ impl Default for Config {
             event_retention_s: 60 * 60,
             max_concurrent_runs: 256,
             redis_url: None,
+            password_min_length: ars_domain::user::DEFAULT_MIN_PASSWORD_CHARS,
+            login_free_failures: 5,
+            login_backoff_initial_s: 1,
+            login_backoff_max_s: 15 * 60,
+            login_throttle_entries: 10_000,
         }
     }
 }
@@ -104,7 +124,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 12] = [
+const SETTINGS: [&str; 17] = [
     "bind",
     "data_dir",
     "database_url",
@@ -117,6 +137,11 @@ const SETTINGS: [&str; 12] = [
     "event_retention_s",
     "max_concurrent_runs",
     "redis_url",
+    "password_min_length",
+    "login_free_failures",
+    "login_backoff_initial_s",
+    "login_backoff_max_s",
+    "login_throttle_entries",
 ];
 
 impl Config {
@@ -152,6 +177,17 @@ impl Config {
                 .map_err(|e| anyhow::anyhow!("invalid configuration: default_model: {e}"))?;
             config.defaults.base.model = Some(model);
         }
+        if config.password_min_length == 0 {
+            anyhow::bail!("invalid configuration: password_min_length must be at least 1");
+        }
+        if config.login_backoff_initial_s == 0
+            || config.login_backoff_max_s < config.login_backoff_initial_s
+        {
+            anyhow::bail!(
+                "invalid configuration: login_backoff_initial_s must be at least 1 and at most \
+                 login_backoff_max_s"
+            );
+        }
         Ok(config)
     }
 
@@ -168,7 +204,27 @@ impl Config {
             body_limit: self.body_limit,
             session_ttl: chrono::Duration::hours(self.session_ttl_hours.into()),
             ui: ars_api::UiAssets::web_dist(),
+            login_throttle: ars_api::LoginThrottleConfig {
+                free_failures: self.login_free_failures,
+                initial_backoff: Duration::from_secs(self.login_backoff_initial_s),
+                max_backoff: Duration::from_secs(self.login_backoff_max_s),
+                max_entries: self.login_throttle_entries,
+                clock: ars_api::Clock::system(),
+            },
+            password_policy: self.password_policy(),
         }
+    }
+
+    /// What a new password must satisfy, wherever it is set.
+    pub fn password_policy(&self) -> PasswordPolicy {
+        PasswordPolicy {
+            min_chars: self.password_min_length,
+        }
+    }
+
+    /// Where a generated first-start admin password is written.
+    pub fn admin_password_file(&self) -> PathBuf {
+        self.data_dir.join("admin-password.txt")
     }
 
     pub fn runtime_config(&self) -> ars_runtime::RuntimeConfig {
@@ -286,6 +342,34 @@ mod tests {
             assert!(error.contains("default_model"), "{error}");
             jail.set_env("ARS_DEFAULT_MODEL", "openai/gpt-4o");
             jail.set_env("ARS_SANDBOX", "docker");
+            assert!(Config::load(None).is_err());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn auth_settings_have_defaults_and_come_from_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            let api = config.api_config();
+            assert_eq!(api.password_policy.min_chars, 12);
+            assert_eq!(api.login_throttle.free_failures, 5);
+            assert_eq!(api.login_throttle.max_backoff, Duration::from_secs(900));
+            jail.set_env("ARS_PASSWORD_MIN_LENGTH", "16");
+            jail.set_env("ARS_LOGIN_FREE_FAILURES", "3");
+            jail.set_env("ARS_LOGIN_BACKOFF_INITIAL_S", "2");
+            jail.set_env("ARS_LOGIN_BACKOFF_MAX_S", "60");
+            jail.set_env("ARS_LOGIN_THROTTLE_ENTRIES", "100");
+            let api = Config::load(None).map_err(|e| e.to_string())?.api_config();
+            assert_eq!(api.password_policy.min_chars, 16);
+            assert_eq!(api.login_throttle.free_failures, 3);
+            assert_eq!(api.login_throttle.initial_backoff, Duration::from_secs(2));
+            assert_eq!(api.login_throttle.max_backoff, Duration::from_secs(60));
+            assert_eq!(api.login_throttle.max_entries, 100);
+            jail.set_env("ARS_LOGIN_BACKOFF_MAX_S", "1");
+            assert!(Config::load(None).is_err(), "max below initial");
+            jail.set_env("ARS_LOGIN_BACKOFF_MAX_S", "60");
+            jail.set_env("ARS_PASSWORD_MIN_LENGTH", "0");
             assert!(Config::load(None).is_err());
             Ok(())
         });

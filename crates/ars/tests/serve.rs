@@ -77,29 +77,32 @@ async fn serve_on_an_empty_data_dir_then_login_create_and_list_agents() {
 }
 
 #[tokio::test]
-async fn first_start_prints_a_generated_admin_password_once() {
+async fn generated_admin_password_is_written_to_a_private_file_not_the_log() {
     use reqwest::Method;
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path(), None);
+    let file = dir.path().join("data/admin-password.txt");
+    let password = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{}", file.display(), server.log.join("\n")))
+        .trim()
+        .to_string();
+    assert!(password.len() >= 12, "{password:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "only the server's user may read it");
+    }
     let line = server
         .log
         .iter()
         .find(|l| l.contains("generated password"))
         .cloned()
-        .unwrap_or_else(|| {
-            panic!(
-                "no generated password in the log:\n{}",
-                server.log.join("\n")
-            )
-        });
-    let password = line
-        .split("password=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+        .unwrap_or_else(|| panic!("no word of it in the log:\n{}", server.log.join("\n")));
+    assert!(
+        line.contains("admin-password.txt"),
+        "the log says where: {line}"
+    );
     let (status, _) = call(
         Method::POST,
         format!("{}/api/auth/login", server.base),
@@ -113,13 +116,18 @@ async fn first_start_prints_a_generated_admin_password_once() {
         logged.contains("request_id="),
         "requests are logged with their id: {logged}"
     );
+    assert!(
+        !server.log.iter().any(|l| l.contains(&password)),
+        "the password never reaches the log (stderr is not a terminal here):\n{}",
+        server.log.join("\n")
+    );
     assert!(server.terminate().success());
 
+    // A restart neither generates another password nor touches the file.
+    std::fs::remove_file(&file).unwrap();
     let server = Server::start(dir.path(), None);
-    assert!(
-        !server.log.iter().any(|l| l.contains("generated password")),
-        "the password is shown only once"
-    );
+    assert!(!server.log.iter().any(|l| l.contains("generated password")));
+    assert!(!file.exists());
     let (status, _) = call(
         Method::POST,
         format!("{}/api/auth/login", server.base),
@@ -129,6 +137,26 @@ async fn first_start_prints_a_generated_admin_password_once() {
     .await;
     assert_eq!(status, 200, "the same admin survives a restart");
     server.terminate();
+}
+
+#[test]
+fn too_short_admin_password_is_a_startup_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .arg("serve")
+        .current_dir(dir.path())
+        .env("ARS_DATA_DIR", dir.path().join("data"))
+        .env("ARS_BIND", "127.0.0.1:0")
+        .env_remove("ARS_DATABASE_URL")
+        .env("ARS_ADMIN_PASSWORD", "short-pw")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ARS_ADMIN_PASSWORD") && stderr.contains("12-1024 characters"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -168,6 +196,25 @@ async fn admin_commands_add_users_list_them_and_create_tokens() {
         .output()
         .unwrap();
     assert!(!out.status.success(), "a second bob is refused");
+
+    // new_password_shorter_than_minimum_is_rejected, by `ars user add` too.
+    let mut add = ars(&["user", "add", "carol", "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    add.stdin
+        .take()
+        .unwrap()
+        .write_all(b"eleven-char\n")
+        .unwrap();
+    let out = add.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("password"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let out = ars(&["user", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\tbob\tuser"));

@@ -91,7 +91,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchanges a username and password for a bearer token. */
+        /**
+         * Exchanges a username and password for a bearer token.
+         * @description Repeated failures for one username or from one client address are refused with a `429`
+         *     and `Retry-After` for an exponentially growing time; a refused attempt is not checked at
+         *     all, so even the right password waits out the back-off.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -157,7 +162,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The configured model providers and the default model. */
+        /** The configured model providers and the default model. Base URLs are for admins only. */
         get: operations["list_models"];
         put?: never;
         post?: never;
@@ -401,7 +406,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every user (id, name, role), so sharing can name them. */
+        /**
+         * Every user, so sharing can name them: id and username, plus role and timestamps for
+         *     admins (who manage accounts).
+         */
         get: operations["list_users"];
         put?: never;
         /** Creates a user (admins only). */
@@ -635,7 +643,7 @@ export interface components {
         };
         /** @description A configured model provider. */
         ModelProvider: {
-            /** @description The API root; absent for `scripted`, which needs no server. */
+            /** @description The API root, shown to admins only; absent for `scripted`, which needs no server. */
             base_url?: string | null;
             /** @description `openai-compatible` or `scripted`. */
             kind: string;
@@ -829,6 +837,25 @@ export interface components {
          * @description Identifies a user.
          */
         UserId: string;
+        /**
+         * @description A user as `GET /api/users` lists them: what sharing an agent needs (id and username) for
+         *     everyone, the whole account for admins.
+         */
+        UserListEntry: {
+            /**
+             * Format: date-time
+             * @description Admins only.
+             */
+            created_at?: string | null;
+            id: components["schemas"]["UserId"];
+            role?: null | components["schemas"]["Role"];
+            /**
+             * Format: date-time
+             * @description Admins only.
+             */
+            updated_at?: string | null;
+            username: string;
+        };
         /**
          * @description Who can see an agent besides its owner, managers and admins.
          * @enum {string}
@@ -1388,6 +1415,17 @@ export interface operations {
             /** @description Wrong shape */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed logins */
+            429: {
+                headers: {
+                    /** @description Seconds until a login may be tried again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2300,7 +2338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"][];
+                    "application/json": components["schemas"]["UserListEntry"][];
                 };
             };
             401: {

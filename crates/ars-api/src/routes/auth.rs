@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use ars_domain::{ApiToken, TokenId, User};
 
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ClientAddr};
 use crate::{ApiError, AppState, Auth, ErrorBody, accounts};
 
 #[derive(Deserialize, ToSchema)]
@@ -28,6 +28,10 @@ pub struct LoginResponse {
 }
 
 /// Exchanges a username and password for a bearer token.
+///
+/// Repeated failures for one username or from one client address are refused with a `429`
+/// and `Retry-After` for an exponentially growing time; a refused attempt is not checked at
+/// all, so even the right password waits out the back-off.
 #[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest,
     responses(
         (status = 200, body = LoginResponse),
@@ -35,11 +39,20 @@ pub struct LoginResponse {
         (status = 401, body = ErrorBody, description = "Wrong credentials"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "Wrong shape"),
+        (status = 429, body = ErrorBody, description = "Too many failed logins",
+            headers(("Retry-After" = u64, description = "Seconds until a login may be tried again"))),
     ))]
 pub async fn login(
     State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Result<Json<LoginResponse>, ApiError> {
+    let attempt = state
+        .login_throttle
+        .begin(&req.username, address)
+        .map_err(|wait| ApiError::TooManyRequests {
+            retry_after_s: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+        })?;
     let found = if req.username.len() <= 64 {
         state.store.user_credentials(&req.username).await?
     } else {
@@ -53,6 +66,7 @@ pub async fn login(
     let user = user
         .filter(|_| verified)
         .ok_or_else(|| ApiError::Unauthorized("invalid username or password".into()))?;
+    state.login_throttle.succeeded(attempt);
     let expires_at = Some(ars_domain::time::now() + state.config.session_ttl);
     let (token, _) =
         accounts::create_token(state.store.as_ref(), &user, "login", expires_at).await?;

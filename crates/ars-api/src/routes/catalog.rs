@@ -2,7 +2,8 @@
 //! default model) and `GET /api/tools` (the built-in tools with their argument schemas).
 //!
 //! The wire types are defined here, at the edge, from the runtime's own descriptions; no API
-//! key or provider header ever appears in them.
+//! key or provider header ever appears in them, and providers' base URLs (which name internal
+//! hosts) only for admins.
 
 use axum::Json;
 use axum::extract::State;
@@ -21,7 +22,7 @@ pub struct ModelProvider {
     name: String,
     /// `openai-compatible` or `scripted`.
     kind: String,
-    /// The API root; absent for `scripted`, which needs no server.
+    /// The API root, shown to admins only; absent for `scripted`, which needs no server.
     #[serde(skip_serializing_if = "Option::is_none")]
     base_url: Option<String>,
     /// Advertised model names; the provider may accept others too.
@@ -63,13 +64,14 @@ fn kind_name(kind: ProviderKind) -> String {
     .to_string()
 }
 
-/// The configured model providers and the default model.
+/// The configured model providers and the default model. Base URLs are for admins only.
 #[utoipa::path(get, path = "/models", tag = "catalog", security(("bearer" = [])),
     responses((status = 200, body = ModelCatalog), (status = 401, body = ErrorBody)))]
 pub async fn list_models(
     State(state): State<AppState>,
-    _auth: Auth,
+    auth: Auth,
 ) -> Result<Json<ModelCatalog>, ApiError> {
+    let admin = auth.user.is_admin();
     let providers = state
         .runtime
         .models()
@@ -78,7 +80,7 @@ pub async fn list_models(
         .map(|p| ModelProvider {
             name: p.name,
             kind: kind_name(p.kind),
-            base_url: p.base_url,
+            base_url: p.base_url.filter(|_| admin),
             models: p.models,
         })
         .collect();

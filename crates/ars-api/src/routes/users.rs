@@ -3,22 +3,60 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::Deserialize;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use ars_domain::{Role, User};
+use ars_domain::{Role, User, UserId};
 
 use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody, accounts};
 
-/// Every user (id, name, role), so sharing can name them.
+/// A user as `GET /api/users` lists them: what sharing an agent needs (id and username) for
+/// everyone, the whole account for admins.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserListEntry {
+    id: UserId,
+    username: String,
+    /// Admins only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<Role>,
+    /// Admins only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<DateTime<Utc>>,
+    /// Admins only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_at: Option<DateTime<Utc>>,
+}
+
+impl UserListEntry {
+    fn new(user: User, full: bool) -> Self {
+        Self {
+            id: user.id,
+            username: user.username,
+            role: full.then_some(user.role),
+            created_at: full.then_some(user.created_at),
+            updated_at: full.then_some(user.updated_at),
+        }
+    }
+}
+
+/// Every user, so sharing can name them: id and username, plus role and timestamps for
+/// admins (who manage accounts).
 #[utoipa::path(get, path = "/users", tag = "users", security(("bearer" = [])),
-    responses((status = 200, body = [User]), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = [UserListEntry]), (status = 401, body = ErrorBody)))]
 pub async fn list_users(
     State(state): State<AppState>,
-    _auth: Auth,
-) -> Result<Json<Vec<User>>, ApiError> {
-    Ok(Json(state.store.list_users().await?))
+    auth: Auth,
+) -> Result<Json<Vec<UserListEntry>>, ApiError> {
+    let full = auth.user.is_admin();
+    let users = state.store.list_users().await?;
+    Ok(Json(
+        users
+            .into_iter()
+            .map(|user| UserListEntry::new(user, full))
+            .collect(),
+    ))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -48,7 +86,13 @@ pub async fn create_user(
 ) -> Result<(StatusCode, Json<User>), ApiError> {
     auth.require_admin()?;
     let role = req.role.unwrap_or(Role::User);
-    let user =
-        accounts::create_user(state.store.as_ref(), &req.username, &req.password, role).await?;
+    let user = accounts::create_user(
+        state.store.as_ref(),
+        state.config.password_policy,
+        &req.username,
+        &req.password,
+        role,
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(user)))
 }

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use ars_api::{ApiConfig, AppState, accounts};
 use ars_domain::Role;
+use ars_domain::user::PasswordPolicy;
 use ars_events::{InProcessBus, InProcessConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, builtin_tools};
@@ -18,11 +19,16 @@ use ars_store::Store;
 
 pub const ADMIN_PASSWORD: &str = "admin-password";
 
+/// The password of every user [`TestApp::user`] creates.
+pub const USER_PASSWORD: &str = "password-1234";
+
 /// What a test may tune besides the API configuration.
 pub struct Setup {
     pub api: ApiConfig,
     /// How long a finished run's events stay available to subscribers.
     pub event_retention: Duration,
+    /// Model providers besides the built-in `scripted` one.
+    pub models: ModelsConfig,
 }
 
 impl Default for Setup {
@@ -30,6 +36,7 @@ impl Default for Setup {
         Self {
             api: ApiConfig::default(),
             event_retention: InProcessConfig::default().retention,
+            models: ModelsConfig::default(),
         }
     }
 }
@@ -76,20 +83,20 @@ impl TestApp {
         .await
     }
 
-    /// A server with a real runtime: fresh SQLite store, in-process event bus, no model
-    /// providers besides the built-in `scripted` one, a host-shell sandbox in the test's temp
-    /// dir, and every built-in tool.
+    /// A server with a real runtime: fresh SQLite store, in-process event bus, the model
+    /// providers of `setup.models` besides the built-in `scripted` one, a host-shell sandbox in
+    /// the test's temp dir, and every built-in tool.
     pub async fn spawn_setup(setup: Setup) -> Self {
         let (store, dir) = ars_store::test_support::sqlite_fresh().await;
         let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
-        accounts::ensure_admin(&*store, Some(ADMIN_PASSWORD))
+        accounts::ensure_admin(&*store, setup.api.password_policy, Some(ADMIN_PASSWORD))
             .await
             .unwrap();
         let events = InProcessBus::new(InProcessConfig {
             retention: setup.event_retention,
             ..InProcessConfig::default()
         });
-        let models = ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap();
+        let models = ModelRegistry::new(&setup.models, |_| None).unwrap();
         let sandbox = SandboxConfig::new(dir.path().join("sandbox"));
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
@@ -137,9 +144,15 @@ impl TestApp {
 
     /// Creates a user with role `user` directly in the store and returns (id, token).
     pub async fn user(&self, username: &str) -> (String, String) {
-        let user = accounts::create_user(&*self.store, username, "password123", Role::User)
-            .await
-            .unwrap();
+        let user = accounts::create_user(
+            &*self.store,
+            PasswordPolicy::default(),
+            username,
+            USER_PASSWORD,
+            Role::User,
+        )
+        .await
+        .unwrap();
         let (token, _) = accounts::create_token(&*self.store, &user, "test", None)
             .await
             .unwrap();

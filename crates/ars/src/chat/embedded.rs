@@ -36,7 +36,7 @@ impl Embedded {
     /// Opens the store, mints a token for `username` and starts serving.
     pub async fn start(config: &Config, username: &str) -> anyhow::Result<Self> {
         let store = open_store(config).await?;
-        ensure_admin(&*store, config.admin_password.as_deref()).await?;
+        ensure_admin(&*store, config).await?;
         let (user, _) = store
             .user_credentials(username)
             .await?

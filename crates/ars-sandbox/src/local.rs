@@ -63,6 +63,12 @@ impl LocalSandbox {
         self.inner.cgroups.as_ref().map(Cgroups::kind)
     }
 
+    /// Whether a command's process count is really bounded: by its cgroup, or by the rlimit,
+    /// which the kernel applies to every user but root.
+    pub fn process_limit_holds(&self) -> bool {
+        self.inner.cgroups.is_some() || !nix::unistd::geteuid().is_root()
+    }
+
     /// The configuration this sandbox runs with.
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_models::ModelsConfig;
-use ars_sandbox::ShellMode;
+use ars_sandbox::{SandboxLimits, ShellMode};
 
 /// Every setting of the server.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -43,8 +43,9 @@ pub struct Config {
     /// `[defaults.base.model]`. Applied by [`Config::load`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<String>,
-    /// How `execute` runs commands (`ARS_SANDBOX`): `bubblewrap` (isolated) or `host`.
-    pub sandbox: SandboxMode,
+    /// `[sandbox]`: how `execute` runs commands (`mode`, `ARS_SANDBOX`) and what one command
+    /// and one workspace may consume (`[sandbox.limits]`, `ARS_SANDBOX__LIMITS__<NAME>`).
+    pub sandbox: SandboxSettings,
     /// Seconds a finished run's events stay available for SSE replay (`ARS_EVENT_RETENTION_S`).
     pub event_retention_s: u64,
     /// Runs executing at once; more wait as `pending` (`ARS_MAX_CONCURRENT_RUNS`).
@@ -68,11 +69,23 @@ pub struct Config {
     pub login_throttle_entries: usize,
 }
 
+/// `[sandbox]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// `bubblewrap` (isolated, the default) or `host` (`ARS_SANDBOX`).
+    pub mode: SandboxMode,
+    /// Processes, memory, open files, file size, CPU time, `/tmp` and `$HOME` sizes, the
+    /// workspace quota.
+    pub limits: SandboxLimits,
+}
+
 /// The `execute` tool's isolation, as configured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
     /// Commands run under bubblewrap and see only their scope (SPEC §6).
+    #[default]
     Bubblewrap,
     /// Commands run unconfined on the host: development machines without bubblewrap only.
     Host,
@@ -107,7 +120,7 @@ impl Default for Config {
             defaults: ContextDefaults::default(),
             models: ModelsConfig::default(),
             default_model: None,
-            sandbox: SandboxMode::Bubblewrap,
+            sandbox: SandboxSettings::default(),
             event_retention_s: 60 * 60,
             max_concurrent_runs: 256,
             redis_url: None,
@@ -162,7 +175,17 @@ impl Config {
         let env = Env::prefixed("ARS_")
             .filter(|key| {
                 let key = key.as_str().to_ascii_lowercase();
-                SETTINGS.contains(&key.as_str()) || key.starts_with("defaults__")
+                SETTINGS.contains(&key.as_str())
+                    || key.starts_with("defaults__")
+                    || key.starts_with("sandbox__")
+            })
+            // `ARS_SANDBOX` predates the `[sandbox]` table and still names the mode.
+            .map(|key| {
+                if key.as_str().eq_ignore_ascii_case("sandbox") {
+                    "sandbox__mode".into()
+                } else {
+                    key.into()
+                }
             })
             .split("__");
         Self::from_figment(figment.merge(env))
@@ -324,9 +347,41 @@ mod tests {
                 ("local", "llama3.1:8b")
             );
             assert_eq!(config.models.providers[0].name, "local");
-            assert_eq!(config.sandbox, SandboxMode::Host);
+            assert_eq!(config.sandbox.mode, SandboxMode::Host);
             assert_eq!(config.event_retention_s, 5);
             assert_eq!(config.runtime_config().max_concurrent_runs, 3);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn sandbox_limits_come_from_the_sandbox_table_and_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "ars.toml",
+                r#"
+                [sandbox]
+                mode = "bubblewrap"
+
+                [sandbox.limits]
+                processes = 64
+                workspace_quota_bytes = 1048576
+                "#,
+            )?;
+            jail.set_env("ARS_SANDBOX__LIMITS__MEMORY_BYTES", "536870912");
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            let limits = &config.sandbox.limits;
+            assert_eq!(config.sandbox.mode, SandboxMode::Bubblewrap);
+            assert_eq!(
+                (limits.processes, limits.workspace_quota_bytes, limits.memory_bytes),
+                (64, 1_048_576, 536_870_912)
+            );
+            // Unset limits keep their defaults.
+            assert_eq!(limits.open_files, SandboxLimits::default().open_files);
+            // A misspelt limit is an error, not silently ignored.
+            jail.create_file("ars.toml", "[sandbox.limits]\nprocesess = 1\n")?;
+            let error = Config::load(None).err().map(|e| e.to_string());
+            assert!(error.is_some_and(|e| e.contains("processes")));
             Ok(())
         });
     }

@@ -39,9 +39,13 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         );
     }
     let mut sandbox = SandboxConfig::new(&config.data_dir);
-    sandbox.shell = config.sandbox.into();
+    sandbox.shell = config.sandbox.mode.into();
+    sandbox.limits = config.sandbox.limits.clone();
     let sandbox = LocalSandbox::new(sandbox);
-    check_sandbox(config.sandbox, &sandbox);
+    check_sandbox(config.sandbox.mode, &sandbox);
+    if config.sandbox.mode == SandboxMode::Bubblewrap {
+        check_limits(&sandbox);
+    }
     let retention = Duration::from_secs(config.event_retention_s);
     let events: Arc<dyn EventBus> = match &config.redis_url {
         Some(url) => {
@@ -90,6 +94,30 @@ fn check_sandbox(mode: SandboxMode, sandbox: &LocalSandbox) {
             "bubblewrap (`bwrap`) was not found: the `execute` tool will fail until it is \
              installed (`apt-get install bubblewrap`, `dnf install bubblewrap`, `apk add \
              bubblewrap` or `pacman -S bubblewrap`); file tools work without it"
+        ),
+    }
+}
+
+/// Says at start-up what holds a command's process tree to the process and memory limits,
+/// loudly when nothing does for a server running as root.
+fn check_limits(sandbox: &LocalSandbox) {
+    let limits = &sandbox.config().limits;
+    match sandbox.cgroups() {
+        Some(kind) => tracing::info!(
+            cgroups = ?kind,
+            processes = limits.processes,
+            memory_bytes = limits.memory_bytes,
+            workspace_quota_bytes = limits.workspace_quota_bytes,
+            "each `execute` command runs in a cgroup of its own, under rlimits"
+        ),
+        None if !sandbox.process_limit_holds() => tracing::warn!(
+            "the server runs as root and cannot create cgroups: the kernel does not apply the \
+             process-count rlimit to root, so a command's process count is NOT limited; give \
+             the server a delegated cgroup (v2) or a writable pids hierarchy (v1)"
+        ),
+        None => tracing::info!(
+            processes = limits.processes,
+            "no cgroups for `execute` commands: their limits are rlimits"
         ),
     }
 }

@@ -255,3 +255,17 @@ async fn openapi_document_covers_every_endpoint_and_the_error_shape() {
         );
     }
 }
+
+#[tokio::test]
+async fn me_shows_the_workspace_against_its_quota() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let r = app.get("/api/me", &alice).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert_eq!(r.body["username"], "alice");
+    assert_eq!(
+        r.body["workspace"]["quota_bytes"],
+        ars_sandbox::SandboxLimits::default().workspace_quota_bytes
+    );
+    assert!(r.body["workspace"]["used_bytes"].is_u64(), "{:?}", r.body);
+}

@@ -13,11 +13,11 @@ use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
     Agent, Caller, ContextDefaults, MessageRole, ModelConfig, NewMessage, NewRun, Run, RunId,
-    RunOutcome, RunStatus, Thread, Usage,
+    RunOutcome, RunStatus, Thread, Usage, UserId,
 };
 use ars_events::{EventBus, EventKind, ParentRef, RunRef};
 use ars_models::ModelRegistry;
-use ars_sandbox::{Sandbox, Scope};
+use ars_sandbox::{Sandbox, SandboxError, Scope, WorkspaceUsage};
 use ars_store::{Store, StoreError};
 
 use crate::agent_loop::{Emitter, LoopEnd, LoopSpec, run_loop};
@@ -176,6 +176,11 @@ impl Runtime {
 
     pub fn tool_names(&self) -> Vec<String> {
         self.inner.tools.names()
+    }
+
+    /// What `user`'s sandbox workspace holds against its quota.
+    pub async fn workspace_usage(&self, user: UserId) -> Result<WorkspaceUsage, SandboxError> {
+        self.inner.sandbox.workspace_usage(user).await
     }
 
     /// Marks runs a previous process left active as `interrupted`, so their threads accept

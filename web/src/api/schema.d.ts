@@ -588,6 +588,10 @@ export interface components {
             token: string;
             user: components["schemas"]["User"];
         };
+        /** @description The authenticated user, with their sandbox workspace's size against its quota. */
+        Me: components["schemas"]["User"] & {
+            workspace: components["schemas"]["WorkspaceQuota"];
+        };
         /** @description One committed message of a thread. */
         Message: {
             content: string;
@@ -867,6 +871,20 @@ export interface components {
             run: components["schemas"]["Run"];
             /** @description `true` when the timeout passed before the run ended. */
             wait_timed_out: boolean;
+        };
+        /** @description A workspace (`/home/gem/user-data`) against its quota. */
+        WorkspaceQuota: {
+            /**
+             * Format: int64
+             * @description Bytes it may hold; 0 means no quota. Writes and commands fail while it is over.
+             */
+            quota_bytes: number;
+            /**
+             * Format: int64
+             * @description Bytes the workspace holds on disk, as last measured (after every command, and kept
+             *     up to date by file-tool writes).
+             */
+            used_bytes: number;
         };
     };
     responses: never;
@@ -1492,7 +1510,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             401: {

@@ -88,11 +88,40 @@ pub async fn logout(State(state): State<AppState>, auth: Auth) -> Result<StatusC
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The authenticated user, with their sandbox workspace's size against its quota.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    #[serde(flatten)]
+    pub user: User,
+    pub workspace: WorkspaceQuota,
+}
+
+/// A workspace (`/home/gem/user-data`) against its quota.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkspaceQuota {
+    /// Bytes the workspace holds on disk, as last measured (after every command, and kept
+    /// up to date by file-tool writes).
+    pub used_bytes: u64,
+    /// Bytes it may hold; 0 means no quota. Writes and commands fail while it is over.
+    pub quota_bytes: u64,
+}
+
 /// The authenticated user.
 #[utoipa::path(get, path = "/me", tag = "auth", security(("bearer" = [])),
-    responses((status = 200, body = User), (status = 401, body = ErrorBody)))]
-pub async fn me(auth: Auth) -> Json<User> {
-    Json(auth.user)
+    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+pub async fn me(State(state): State<AppState>, auth: Auth) -> Result<Json<Me>, ApiError> {
+    let usage = state
+        .runtime
+        .workspace_usage(auth.user.id)
+        .await
+        .map_err(|e| ApiError::Internal(format!("cannot measure the workspace: {e}")))?;
+    Ok(Json(Me {
+        user: auth.user,
+        workspace: WorkspaceQuota {
+            used_bytes: usage.used_bytes,
+            quota_bytes: usage.quota_bytes,
+        },
+    }))
 }
 
 /// The caller's API tokens (metadata only; secrets are never shown again).

@@ -14,7 +14,7 @@ use ars_domain::user::PasswordPolicy;
 use ars_events::{InProcessBus, InProcessConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, builtin_tools};
-use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_sandbox::{LocalSandbox, SandboxConfig, SandboxLimits};
 use ars_store::Store;
 
 pub const ADMIN_PASSWORD: &str = "admin-password";
@@ -29,6 +29,8 @@ pub struct Setup {
     pub event_retention: Duration,
     /// Model providers besides the built-in `scripted` one.
     pub models: ModelsConfig,
+    /// What one `execute` may consume.
+    pub sandbox_limits: SandboxLimits,
 }
 
 impl Default for Setup {
@@ -37,6 +39,7 @@ impl Default for Setup {
             api: ApiConfig::default(),
             event_retention: InProcessConfig::default().retention,
             models: ModelsConfig::default(),
+            sandbox_limits: SandboxLimits::default(),
         }
     }
 }
@@ -84,8 +87,8 @@ impl TestApp {
     }
 
     /// A server with a real runtime: fresh SQLite store, in-process event bus, the model
-    /// providers of `setup.models` besides the built-in `scripted` one, a host-shell sandbox in
-    /// the test's temp dir, and every built-in tool.
+    /// providers of `setup.models` besides the built-in `scripted` one, the bubblewrap sandbox
+    /// in the test's temp dir, and every built-in tool.
     pub async fn spawn_setup(setup: Setup) -> Self {
         let (store, dir) = ars_store::test_support::sqlite_fresh().await;
         let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
@@ -97,7 +100,8 @@ impl TestApp {
             ..InProcessConfig::default()
         });
         let models = ModelRegistry::new(&setup.models, |_| None).unwrap();
-        let sandbox = SandboxConfig::new(dir.path().join("sandbox"));
+        let mut sandbox = SandboxConfig::new(dir.path().join("sandbox"));
+        sandbox.limits = setup.sandbox_limits.clone();
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
             events: Arc::new(events),

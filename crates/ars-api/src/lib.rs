@@ -116,7 +116,8 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 pub fn app(state: AppState) -> Router {
     let limit = state.config.body_limit;
     let ui = state.config.ui;
-    let (router, doc) = api_router().split_for_parts();
+    let (router, mut doc) = api_router().split_for_parts();
+    openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
     let doc = Arc::new(doc);
     router
         .route(

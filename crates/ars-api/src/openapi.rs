@@ -37,3 +37,19 @@ impl Modify for BearerAuth {
         );
     }
 }
+
+/// The served document states the configured password minimum (the generated one, and the
+/// snapshot of it, the default).
+pub fn state_password_minimum(openapi: &mut utoipa::openapi::OpenApi, min_chars: usize) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let Some(RefOr::T(Schema::Object(request))) = components.schemas.get_mut("CreateUserRequest")
+    else {
+        return;
+    };
+    if let Some(RefOr::T(Schema::Object(password))) = request.properties.get_mut("password") {
+        password.min_length = Some(min_chars);
+    }
+}

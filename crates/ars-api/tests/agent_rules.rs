@@ -159,7 +159,7 @@ async fn a_subagent_can_never_be_the_default_agent() {
     let r = app.post(&format!("{path}/default"), t, json!({})).await;
     assert_eq!(
         (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+        (StatusCode::CONFLICT, Some("is_default"))
     );
     let r = app.patch(&path, t, json!({"is_default": true})).await;
     assert_eq!(
@@ -169,7 +169,7 @@ async fn a_subagent_can_never_be_the_default_agent() {
     let r = app
         .post("/api/agent/general-purpose/default", t, json!({}))
         .await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.status, StatusCode::CONFLICT);
 }
 
 #[tokio::test]
@@ -400,10 +400,7 @@ async fn only_admins_edit_general_purpose_and_it_keeps_its_identity() {
             json!({"slug": "renamed"}),
         )
         .await;
-    assert_eq!(
-        (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("slug"))
-    );
+    assert_eq!((r.status, r.field()), (StatusCode::FORBIDDEN, Some("slug")));
     let r = app
         .patch(
             "/api/agent/general-purpose",
@@ -413,10 +410,7 @@ async fn only_admins_edit_general_purpose_and_it_keeps_its_identity() {
         .await;
     assert_eq!(
         (r.status, r.field()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some("share_config.visibility")
-        )
+        (StatusCode::FORBIDDEN, Some("share_config.visibility"))
     );
 }
 

@@ -189,6 +189,20 @@ async fn new_password_shorter_than_minimum_is_rejected() {
 }
 
 #[tokio::test]
+async fn served_openapi_states_the_configured_password_minimum() {
+    let mut config = ApiConfig::default();
+    config.password_policy.min_chars = 14;
+    let app = TestApp::spawn_with(config).await;
+    let doc = app
+        .call(Method::GET, "/api/openapi.json", None, None)
+        .await
+        .body;
+    let password = &doc["components"]["schemas"]["CreateUserRequest"]["properties"]["password"];
+    assert_eq!(password["minLength"], 14, "{password}");
+    assert_eq!(password["maxLength"], 1024);
+}
+
+#[tokio::test]
 async fn non_admin_user_list_shows_only_id_and_username() {
     let app = TestApp::spawn().await;
     let (alice_id, alice) = app.user("alice").await;

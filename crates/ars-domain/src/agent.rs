@@ -211,8 +211,10 @@ impl AgentInput {
         existing: Option<&Agent>,
     ) -> Result<AgentDraft, ValidationError> {
         validate_slug(&self.slug)?;
+        // The length is that of the name as sent (what the OpenAPI schema states); the blank
+        // check and the stored value are trimmed.
         let name = self.name.trim().to_string();
-        if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        if name.is_empty() || self.name.chars().count() > MAX_NAME_CHARS {
             return Err(ValidationError::invalid(
                 "name",
                 format!("must be 1-{MAX_NAME_CHARS} characters"),
@@ -292,21 +294,23 @@ impl AgentInput {
             ));
         }
 
+        // Refused (403) whatever the body says: these follow from the row being built in, not
+        // from the request, so no request schema can express them.
         if let Some(stored) = existing.filter(|a| a.is_builtin) {
             if self.slug != stored.slug {
-                return Err(ValidationError::invalid(
+                return Err(ValidationError::forbidden(
                     "slug",
                     "a built-in agent keeps its slug",
                 ));
             }
             if backend != stored.backend_id {
-                return Err(ValidationError::invalid(
+                return Err(ValidationError::forbidden(
                     "backend_id",
                     "a built-in agent keeps its backend",
                 ));
             }
             if self.share_config.visibility != crate::Visibility::Public {
-                return Err(ValidationError::invalid(
+                return Err(ValidationError::forbidden(
                     "share_config.visibility",
                     "a built-in agent stays public: it exists for every user",
                 ));

@@ -470,19 +470,39 @@ export interface components {
          * @description Identifies an agent row (normal agent or subagent).
          */
         AgentId: string;
+        /**
+         * @description The body of `PATCH /api/agent/{id}`: a JSON merge patch (RFC 7396) over `AgentWrite`.
+         *     Any of its fields, and no others; `null` removes a field (back to its default), nested
+         *     objects merge key by key, arrays are replaced.
+         */
+        AgentPatch: {
+            backend_id?: null | components["schemas"]["Backend"];
+            config_json?: null | components["schemas"]["AgentConfig"];
+            description?: string | null;
+            is_default?: boolean | null;
+            is_subagent?: boolean | null;
+            /** @description Cannot be removed, only changed: at most 200 characters, not blank. */
+            name?: string;
+            share_config?: null | components["schemas"]["ShareConfig"];
+            /** @description Cannot be removed, only changed. */
+            slug?: string;
+        };
         /** @description The body of `POST /api/agent` and `PUT /api/agent/{id}`. */
         AgentWrite: {
-            /** @description `DefaultBackend` (default) or `SubAgentBackend`. */
-            backend_id?: string | null;
+            backend_id?: null | components["schemas"]["Backend"];
             config_json?: components["schemas"]["AgentConfig"];
             description?: string;
             /** @description Omitted: keep the stored flag. `true` needs admin rights; never for a subagent. */
             is_default?: boolean | null;
             /** @description May be omitted: derived from `backend_id`. A contradicting value is a 422. */
             is_subagent?: boolean | null;
+            /** @description At most 200 characters, not blank; stored trimmed. */
             name: string;
             share_config?: components["schemas"]["ShareConfig"];
-            /** @description Unique, `[a-z0-9-]`; the name `task` tools use (`subagent_slug`). */
+            /**
+             * @description Unique, 1-64 characters of `[a-z0-9-]`, not starting or ending with `-`; the name `task`
+             *     tools use (`subagent_slug`).
+             */
             slug: string;
         };
         /** @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash. */
@@ -510,21 +530,29 @@ export interface components {
              *     (non-subagent) agent.
              */
             agent_id: string;
-            /** @description Default: `New thread`. */
+            /** @description Default: `New thread`. Not blank; at most 200 characters, stored trimmed. */
             title?: string | null;
         };
         CreateTokenRequest: {
             /**
              * Format: int32
-             * @description Days until the token expires; omitted means it never expires.
+             * @description Days until the token expires (1 to 3650); omitted means it never expires.
              */
             expires_in_days?: number | null;
-            /** @description A label for the token, e.g. `ci` or `laptop`. */
+            /**
+             * @description A label for the token, e.g. `ci` or `laptop`: at most 100 characters, not blank,
+             *     stored trimmed.
+             */
             name: string;
         };
         CreateUserRequest: {
+            /**
+             * @description At least the server's minimum (12 characters unless configured otherwise; the served
+             *     document states the configured one), at most 1024.
+             */
             password: string;
             role?: null | components["schemas"]["Role"];
+            /** @description 1-64 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a letter or digit. */
             username: string;
         };
         CreatedToken: {
@@ -663,6 +691,7 @@ export interface components {
         };
         /** @description The body of `PATCH /api/threads/{id}`. */
         RenameThread: {
+            /** @description Not blank; at most 200 characters, stored trimmed. */
             title: string;
         };
         /** @description The context an agent actually runs with. */
@@ -729,6 +758,21 @@ export interface components {
         RunDetail: components["schemas"]["Run"] & {
             /** @description `usage` plus the usage of every child (subagent) run of this run. */
             total_usage: components["schemas"]["Usage"];
+        };
+        /**
+         * @description One message of a run's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
+         *     a stream, so this describes each message).
+         */
+        RunEventMessage: {
+            /** @description The event as JSON: a run event, or an `ErrorBody` for `stream_error`. */
+            data: string;
+            /**
+             * @description The event type (`run_status`, `message_delta`, …), or `stream_error` when the stream
+             *     cannot go on.
+             */
+            event: string;
+            /** @description The event id, for `Last-Event-ID`; absent on `stream_error`. */
+            id?: string;
         };
         /**
          * Format: uuid
@@ -1203,7 +1247,7 @@ export interface operations {
         /** @description JSON merge patch over AgentWrite */
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["AgentPatch"];
             };
         };
         responses: {
@@ -1327,7 +1371,7 @@ export interface operations {
                 };
             };
             /** @description A subagent cannot be the default */
-            422: {
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1634,7 +1678,7 @@ export interface operations {
             };
             header?: {
                 /** @description Resume after this event id */
-                "Last-Event-ID"?: string | null;
+                "Last-Event-ID"?: number;
             };
             path: {
                 /** @description Run id */
@@ -1650,7 +1694,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunEventMessage"];
                 };
             };
             /** @description Unreadable `Last-Event-ID` or query */
@@ -2269,6 +2313,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2425,6 +2477,14 @@ export interface operations {
                 };
             };
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

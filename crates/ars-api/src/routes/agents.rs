@@ -13,7 +13,8 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use ars_domain::{
-    Agent, AgentConfig, AgentDraft, AgentId, AgentInput, Caller, ResolvedContext, ShareConfig,
+    Agent, AgentConfig, AgentDraft, AgentId, AgentInput, Backend, Caller, ResolvedContext,
+    ShareConfig,
 };
 use ars_store::AgentFilter;
 
@@ -33,13 +34,22 @@ pub struct ListQuery {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentWrite {
-    /// Unique, `[a-z0-9-]`; the name `task` tools use (`subagent_slug`).
+    /// Unique, 1-64 characters of `[a-z0-9-]`, not starting or ending with `-`; the name `task`
+    /// tools use (`subagent_slug`).
+    #[schema(pattern = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")]
     slug: String,
+    /// At most 200 characters, not blank; stored trimmed.
+    #[schema(
+        max_length = 200,
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     name: String,
     #[serde(default)]
+    #[schema(max_length = 4000)]
     description: String,
     /// `DefaultBackend` (default) or `SubAgentBackend`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Backend>)]
     backend_id: Option<String>,
     /// May be omitted: derived from `backend_id`. A contradicting value is a 422.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,6 +60,35 @@ pub struct AgentWrite {
     share_config: ShareConfig,
     /// Omitted: keep the stored flag. `true` needs admin rights; never for a subagent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    is_default: Option<bool>,
+}
+
+// Only described, never deserialized: the handler merges the raw JSON over the stored agent
+// and then reads the result as an `AgentWrite`.
+/// The body of `PATCH /api/agent/{id}`: a JSON merge patch (RFC 7396) over `AgentWrite`.
+/// Any of its fields, and no others; `null` removes a field (back to its default), nested
+/// objects merge key by key, arrays are replaced.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct AgentPatch {
+    /// Cannot be removed, only changed.
+    #[serde(default)]
+    #[schema(pattern = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")]
+    slug: String,
+    /// Cannot be removed, only changed: at most 200 characters, not blank.
+    #[serde(default)]
+    #[schema(
+        max_length = 200,
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
+    name: String,
+    #[schema(max_length = 4000)]
+    description: Option<String>,
+    backend_id: Option<Backend>,
+    is_subagent: Option<bool>,
+    config_json: Option<AgentConfig>,
+    share_config: Option<ShareConfig>,
     is_default: Option<bool>,
 }
 
@@ -218,7 +257,7 @@ pub async fn put_agent(
 /// fields, and the result is validated exactly like a `PUT`.
 #[utoipa::path(patch, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
     params(("id" = String, Path, description = "Agent id or slug")),
-    request_body(content = Object, content_type = "application/json", description = "JSON merge patch over AgentWrite"),
+    request_body(content = AgentPatch, content_type = "application/json", description = "JSON merge patch over AgentWrite"),
     responses(
         (status = 200, body = Agent),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
@@ -306,7 +345,7 @@ pub async fn delete_agent(
         (status = 200, body = Agent), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Not an admin"),
         (status = 404, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "A subagent cannot be the default"),
+        (status = 409, body = ErrorBody, description = "A subagent cannot be the default"),
     ))]
 pub async fn set_default(
     State(state): State<AppState>,
@@ -316,11 +355,12 @@ pub async fn set_default(
     let caller = auth.caller();
     let agent = visible_agent(&state, &caller, &id).await?;
     auth.require_admin()?;
+    // The agent's state, not the (empty) request, is at odds with the change: a 409.
     if agent.is_subagent {
-        return Err(ApiError::unprocessable(
-            "is_default",
-            "a subagent can never be the default agent",
-        ));
+        return Err(ApiError::Conflict {
+            message: "a subagent can never be the default agent".into(),
+            field: Some("is_default".into()),
+        });
     }
     Ok(Json(state.store.set_default_agent(agent.id).await?))
 }

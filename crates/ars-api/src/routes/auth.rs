@@ -137,10 +137,17 @@ pub async fn list_tokens(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTokenRequest {
-    /// A label for the token, e.g. `ci` or `laptop`.
+    /// A label for the token, e.g. `ci` or `laptop`: at most 100 characters, not blank,
+    /// stored trimmed.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     name: String,
-    /// Days until the token expires; omitted means it never expires.
+    /// Days until the token expires (1 to 3650); omitted means it never expires.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 3650)]
     expires_in_days: Option<u32>,
 }
 
@@ -157,7 +164,8 @@ pub struct CreatedToken {
     responses(
         (status = 201, body = CreatedToken),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody),
     ))]
 pub async fn create_token(
     State(state): State<AppState>,
@@ -165,7 +173,7 @@ pub async fn create_token(
     ApiJson(req): ApiJson<CreateTokenRequest>,
 ) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
     let name = req.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
+    if name.is_empty() || req.name.chars().count() > 100 {
         return Err(ApiError::unprocessable("name", "must be 1-100 characters"));
     }
     let expires_at = match req.expires_in_days {

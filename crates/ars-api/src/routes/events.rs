@@ -25,7 +25,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 use ars_events::{EventError, RunEvent};
 
@@ -71,6 +71,23 @@ fn resume_point(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiErro
     }
 }
 
+// Only described, never built: `sse_event` and `stream_error` write the frames.
+/// One message of a run's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
+/// a stream, so this describes each message).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct RunEventMessage {
+    /// The event type (`run_status`, `message_delta`, …), or `stream_error` when the stream
+    /// cannot go on.
+    event: String,
+    /// The event id, for `Last-Event-ID`; absent on `stream_error`.
+    #[serde(default)]
+    #[schema(pattern = "^[0-9]+$")]
+    id: String,
+    /// The event as JSON: a run event, or an `ErrorBody` for `stream_error`.
+    data: String,
+}
+
 /// One run event as one SSE message.
 fn sse_event(event: &RunEvent) -> Result<Event, axum::Error> {
     Event::default()
@@ -109,11 +126,11 @@ fn stream_error(error: EventError) -> Result<Event, axum::Error> {
 #[utoipa::path(get, path = "/runs/{id}/events", tag = "runs", security(("bearer" = [])),
     params(
         ("id" = String, Path, description = "Run id"),
-        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id"),
+        ("Last-Event-ID" = Option<u64>, Header, nullable = false, minimum = 0, description = "Resume after this event id"),
         EventsQuery,
     ),
     responses(
-        (status = 200, content_type = "text/event-stream", body = String,
+        (status = 200, content_type = "text/event-stream", body = RunEventMessage,
          description = "One SSE message per run event: `event:` the event type, `id:` the event id, `data:` the event as JSON"),
         (status = 400, body = ErrorBody, description = "Unreadable `Last-Event-ID` or query"),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),

@@ -33,6 +33,10 @@ pub const MAX_WAIT_S: u64 = 600;
 #[serde(deny_unknown_fields)]
 pub struct StartRunBody {
     /// The user's message: 1 to 100 000 characters, not blank.
+    #[schema(
+        max_length = 100_000,
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     input: String,
 }
 
@@ -48,6 +52,7 @@ pub struct RunAccepted {
 pub struct WaitQuery {
     /// Seconds to wait for the run to end: 0 to 600, default 30.
     #[serde(default)]
+    #[param(minimum = 0, maximum = 600)]
     timeout_s: Option<u64>,
 }
 

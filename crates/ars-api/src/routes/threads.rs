@@ -28,8 +28,12 @@ pub struct CreateThread {
     /// The agent to talk to: its id or slug. It must be visible to the caller and a normal
     /// (non-subagent) agent.
     agent_id: String,
-    /// Default: `New thread`.
+    /// Default: `New thread`. Not blank; at most 200 characters, stored trimmed.
     #[serde(default)]
+    #[schema(
+        max_length = 200,
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     title: Option<String>,
 }
 
@@ -37,11 +41,18 @@ pub struct CreateThread {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RenameThread {
+    /// Not blank; at most 200 characters, stored trimmed.
+    #[schema(
+        max_length = 200,
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     title: String,
 }
 
-/// A trimmed title of 1–200 characters, or a 422 naming `title`.
+/// A title of at most 200 characters that is not blank, trimmed; or a 422 naming `title`.
+/// The length is that of the title as sent, as the OpenAPI schema states it.
 fn valid_title(title: &str) -> Result<String, ApiError> {
+    let too_long = title.chars().count() > MAX_TITLE_CHARS;
     let title = title.trim();
     if title.is_empty() {
         return Err(ApiError::unprocessable(
@@ -49,7 +60,7 @@ fn valid_title(title: &str) -> Result<String, ApiError> {
             "the title must not be blank",
         ));
     }
-    if title.chars().count() > MAX_TITLE_CHARS {
+    if too_long {
         return Err(ApiError::unprocessable(
             "title",
             format!("the title is longer than {MAX_TITLE_CHARS} characters"),

@@ -62,7 +62,12 @@ pub async fn list_users(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateUserRequest {
+    /// 1-64 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a letter or digit.
+    #[schema(pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")]
     username: String,
+    /// At least the server's minimum (12 characters unless configured otherwise; the served
+    /// document states the configured one), at most 1024.
+    #[schema(min_length = 12, max_length = 1024)]
     password: String,
     /// Defaults to `user`.
     #[serde(default)]
@@ -77,7 +82,8 @@ pub struct CreateUserRequest {
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Not an admin"),
         (status = 409, body = ErrorBody, description = "Username taken"),
-        (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody),
     ))]
 pub async fn create_user(
     State(state): State<AppState>,

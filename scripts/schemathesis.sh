@@ -8,6 +8,7 @@
 #   ST_MAX_EXAMPLES=200 ST_MAX_TIME=600 bash scripts/schemathesis.sh   # a longer hunt
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$(pwd)"
 
 ST_VERSION=4.32.5
 VENV="${XDG_CACHE_HOME:-$HOME/.cache}/ars/schemathesis-venv"
@@ -86,7 +87,7 @@ status=0
 # Run from the scratch dir: schemathesis keeps its example database in the working directory.
 cd "$work"
 timeout --kill-after=10 "$((MAX_TIME + 120))" \
-  "$VENV/bin/st" run "$base/api/openapi.json" \
+  "$VENV/bin/st" --config-file "$root/scripts/schemathesis.toml" run "$base/api/openapi.json" \
   --url "$base" \
   -H "Authorization: Bearer $token" \
   --checks all \

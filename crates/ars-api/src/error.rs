@@ -256,6 +256,10 @@ impl From<ValidationError> for ApiError {
                 message: e.message,
                 field: Some(e.field),
             },
+            ValidationError::Conflict(e) => Self::Conflict {
+                message: e.message,
+                field: Some(e.field),
+            },
         }
     }
 }

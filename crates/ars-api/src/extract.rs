@@ -61,26 +61,44 @@ pub struct BodyLimit(pub usize);
 
 /// Deserializes a JSON object from `bytes`, turning serde's error into a field-naming
 /// [`ApiError`].
+///
+/// The body is read as a JSON value first, so that a number written with a zero fraction
+/// (`228.0`) counts as the integer it is — JSON Schema says so, serde would refuse it.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed: Result<T, _> = serde_path_to_error::deserialize(&mut de);
-    let value = parsed.map_err(|err| {
-        let path = err.path().to_string();
-        json_error(path, err.into_inner())
-    });
+    let mut value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
     // serde reads a struct from an array too (positionally); every body here is an object.
-    let is_object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    match value {
-        Err(ApiError::Unprocessable { .. }) | Ok(_) if !is_object => Err(ApiError::Unprocessable {
+    if !value.is_object() {
+        return Err(ApiError::Unprocessable {
             message: "the body must be a JSON object".into(),
             field: None,
-        }),
-        Err(e) => Err(e),
-        Ok(value) => {
-            de.end()
-                .map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
-            Ok(value)
+        });
+    }
+    whole_numbers_as_integers(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        json_error(path, err.into_inner())
+    })
+}
+
+/// Rewrites every float without a fractional part (within the 64-bit integer range) as an
+/// integer, everywhere in `value`.
+fn whole_numbers_as_integers(value: &mut serde_json::Value) {
+    use serde_json::{Number, Value};
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) {
+                // `as` saturates; the range checks keep only exact conversions.
+                if f >= 0.0 && f < u64::MAX as f64 {
+                    *n = Number::from(f as u64);
+                } else if f < 0.0 && f >= i64::MIN as f64 {
+                    *n = Number::from(f as i64);
+                }
+            }
         }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers_as_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers_as_integers),
+        _ => {}
     }
 }
 

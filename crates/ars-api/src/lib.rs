@@ -108,7 +108,11 @@ fn api_router() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI 3.1 document of every endpoint, generated from the handlers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    api_router().into_openapi()
+    let mut doc = api_router().into_openapi();
+    openapi::state_cross_field_rules(&mut doc);
+    openapi::state_name_list_rules(&mut doc);
+    openapi::state_script_grammar(&mut doc);
+    doc
 }
 
 /// The whole application: API routes, the web UI (with JSON 404s under `/api`), body limit,
@@ -117,6 +121,17 @@ pub fn app(state: AppState) -> Router {
     let limit = state.config.body_limit;
     let ui = state.config.ui;
     let (router, mut doc) = api_router().split_for_parts();
+    openapi::state_cross_field_rules(&mut doc);
+    openapi::state_name_list_rules(&mut doc);
+    openapi::state_script_grammar(&mut doc);
+    let providers: Vec<String> = state
+        .runtime
+        .models()
+        .list()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names(), &providers);
     openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
     let doc = Arc::new(doc);
     router

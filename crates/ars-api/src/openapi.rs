@@ -53,3 +53,160 @@ pub fn state_password_minimum(openapi: &mut utoipa::openapi::OpenApi, min_chars:
         password.min_length = Some(min_chars);
     }
 }
+
+/// The domain's rules for the name lists of an agent's context (tools, knowledge bases, MCP
+/// servers, Skills, subagents): at most `MAX_LIST_LEN` entries, no duplicates, each 1-128
+/// characters and not blank. Vec items take no attributes in utoipa, so they are set here.
+pub fn state_name_list_rules(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::ArrayItems;
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext") else {
+        return;
+    };
+    for list in ars_domain::context::NAME_LISTS {
+        let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut(list) else {
+            continue;
+        };
+        array.max_items = Some(ars_domain::context::MAX_LIST_LEN);
+        array.unique_items = true;
+        if let ArrayItems::RefOrSchema(item) = &mut array.items
+            && let RefOr::T(Schema::Object(item)) = item.as_mut()
+        {
+            item.min_length = Some(1);
+            item.max_length = Some(ars_domain::context::MAX_NAME_CHARS);
+            item.pattern = Some(NOT_BLANK.into());
+        }
+    }
+}
+
+/// "Has a character that is not white space", as the name and title patterns say it.
+const NOT_BLANK: &str =
+    r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+
+/// Rules between two fields of an agent write that a plain property list cannot state, in
+/// JSON Schema's own words (`if`/`then`): a `SubAgentBackend` agent is never the default.
+/// utoipa has no attribute for these, so they are added to the generated schemas here.
+pub fn state_cross_field_rules(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    for name in ["AgentWrite", "AgentPatch"] {
+        let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(name) else {
+            continue;
+        };
+        let extensions = schema.extensions.get_or_insert_with(Default::default);
+        extensions.insert(
+            "if".into(),
+            serde_json::json!({
+                "properties": {"backend_id": {"const": "SubAgentBackend"}},
+                "required": ["backend_id"]
+            }),
+        );
+        extensions.insert(
+            "then".into(),
+            serde_json::json!({"properties": {"is_default": {"not": {"const": true}}}}),
+        );
+    }
+}
+
+/// The scripted model's script, as the parser reads it: an array of turns (or `{turns}`),
+/// each turn an object of known fields. The generated schema knows it only as JSON.
+pub fn state_script_grammar(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfig") else {
+        return;
+    };
+    let delay = serde_json::json!({"type": "integer", "minimum": 0, "maximum": 600_000});
+    let turn = serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "description": "One model turn: text, tool calls, an error, delays, usage.",
+        "properties": {
+            "text": {"type": ["string", "null"]},
+            "tool_calls": {"type": "array", "items": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "pattern": NOT_BLANK},
+                    "arguments": {"type": ["object", "string", "null"]},
+                    "id": {"type": ["string", "null"]}
+                }
+            }},
+            "delay_ms": delay,
+            "chunk_delay_ms": delay,
+            "error": {"type": ["string", "null"]},
+            "usage": {
+                "type": ["object", "null"],
+                "additionalProperties": false,
+                "required": ["prompt_tokens", "completion_tokens"],
+                "properties": {
+                    "prompt_tokens": {"type": "integer", "minimum": 0},
+                    "completion_tokens": {"type": "integer", "minimum": 0}
+                }
+            }
+        }
+    });
+    let turns = serde_json::json!({"type": "array", "minItems": 1, "items": turn});
+    let script = serde_json::json!({
+        "description": "Provider `scripted` only: the turns the test/demo model plays, in \
+            order (the last one repeats). Text may use the placeholders {{input}}, \
+            {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, \
+            {{user_turns}} and {{system_prompt}}.",
+        "oneOf": [
+            turns,
+            {"type": "object", "additionalProperties": false, "required": ["turns"],
+             "properties": {"turns": turns}},
+            {"type": "null"}
+        ]
+    });
+    if let Ok(schema) = serde_json::from_value::<RefOr<Schema>>(script) {
+        model.properties.insert("script".into(), schema);
+    }
+    let extensions = model.extensions.get_or_insert_with(Default::default);
+    extensions.insert(
+        "if".into(),
+        serde_json::json!({
+            "required": ["script"],
+            "properties": {"script": {"not": {"type": "null"}}}
+        }),
+    );
+    extensions.insert(
+        "then".into(),
+        serde_json::json!({"properties": {"provider": {"const": "scripted"}}}),
+    );
+}
+
+/// What this server can run, in its served document: the built-in tools an agent may name
+/// and the configured model providers (agent writes naming anything else are refused).
+pub fn state_runtime_catalog(
+    openapi: &mut utoipa::openapi::OpenApi,
+    tools: &[String],
+    providers: &[String],
+) {
+    use utoipa::openapi::schema::ArrayItems;
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let as_values = |names: &[String]| names.iter().map(|n| n.as_str().into()).collect();
+    if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext")
+        && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut("tools")
+        && let ArrayItems::RefOrSchema(item) = &mut array.items
+        && let RefOr::T(Schema::Object(item)) = item.as_mut()
+    {
+        item.enum_values = Some(as_values(tools));
+    }
+    if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfig")
+        && let Some(RefOr::T(Schema::Object(provider))) = model.properties.get_mut("provider")
+    {
+        provider.enum_values = Some(as_values(providers));
+    }
+}

@@ -161,10 +161,11 @@ async fn a_subagent_can_never_be_the_default_agent() {
         (r.status, r.field()),
         (StatusCode::CONFLICT, Some("is_default"))
     );
+    // The stored backend, not the patch, stands in the way: a conflict.
     let r = app.patch(&path, t, json!({"is_default": true})).await;
     assert_eq!(
         (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+        (StatusCode::CONFLICT, Some("is_default"))
     );
     let r = app
         .post("/api/agent/general-purpose/default", t, json!({}))
@@ -258,12 +259,13 @@ async fn turning_the_default_agent_into_a_subagent_needs_an_explicit_clear() {
         StatusCode::OK
     );
 
+    // The stored default flag stands in the way: a conflict with stored state.
     let r = app
         .patch(&path, t, json!({"backend_id": "SubAgentBackend"}))
         .await;
     assert_eq!(
         (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+        (StatusCode::CONFLICT, Some("is_default"))
     );
     let r = app
         .put(
@@ -274,7 +276,7 @@ async fn turning_the_default_agent_into_a_subagent_needs_an_explicit_clear() {
         .await;
     assert_eq!(
         (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_default"))
+        (StatusCode::CONFLICT, Some("is_default"))
     );
     assert_eq!(
         app.get(&path, t).await.body["is_default"],

@@ -301,3 +301,64 @@ async fn field_validation_names_the_field() {
         );
     }
 }
+
+#[tokio::test]
+async fn nested_objects_sent_as_arrays_are_refused_naming_the_field() {
+    let app = TestApp::spawn().await;
+    for (context, field) in [
+        (json!({"limits": []}), "config_json.context.limits"),
+        (
+            json!({"limits": [null, null]}),
+            "config_json.context.limits",
+        ),
+        (
+            json!({"model": ["scripted", "x"]}),
+            "config_json.context.model",
+        ),
+    ] {
+        let mut body = normal("arrays");
+        body["config_json"] = json!({"context": context});
+        let r = app.post("/api/agent", &app.admin, body).await;
+        assert_eq!(
+            (r.status, r.field()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
+            "{:?}",
+            r.body
+        );
+    }
+    let mut body = normal("arrays");
+    body["share_config"] = json!([]);
+    let r = app.post("/api/agent", &app.admin, body).await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("share_config"))
+    );
+    // Nothing was created.
+    let r = app.get("/api/agent/arrays", &app.admin).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn whole_numbers_written_with_a_fraction_are_integers() {
+    let app = TestApp::spawn().await;
+    let r = app
+        .post(
+            "/api/tokens",
+            &app.admin,
+            json!({"name": "ci", "expires_in_days": 30.0}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.body);
+    // A real fraction is still not an integer.
+    let r = app
+        .post(
+            "/api/tokens",
+            &app.admin,
+            json!({"name": "ci", "expires_in_days": 30.5}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("expires_in_days"))
+    );
+}

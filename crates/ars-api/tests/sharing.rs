@@ -109,12 +109,10 @@ async fn share_config_refuses_unknown_keys_unknown_users_and_bad_visibility() {
     body["share_config"] =
         json!({"visibility": "users", "user_ids": ["00000000-0000-7000-8000-00000000abcd"]});
     let r = app.post("/api/agent", t, body).await;
+    // Well-formed, but no such user is stored: a conflict, not a schema violation.
     assert_eq!(
         (r.status, r.field()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some("share_config.user_ids")
-        )
+        (StatusCode::CONFLICT, Some("share_config.user_ids"))
     );
 
     let mut body = normal("s");

@@ -149,7 +149,7 @@ async fn threads_need_a_visible_normal_agent() {
         let r = app.post("/api/threads", &alice, body.clone()).await;
         assert_eq!(
             (r.status, r.field()),
-            (StatusCode::UNPROCESSABLE_ENTITY, Some("agent_id")),
+            (StatusCode::CONFLICT, Some("agent_id")),
             "{body}: {}",
             r.body
         );

@@ -103,7 +103,7 @@ impl ShareConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::object::object")]
     pub context: AgentContext,
 }
 
@@ -252,13 +252,16 @@ impl AgentInput {
         let stored_default = existing.is_some_and(|a| a.is_default);
         let is_default = self.is_default.unwrap_or(stored_default);
         if backend.is_subagent() && is_default {
-            let message = if self.is_default == Some(true) {
-                "a subagent can never be the default agent"
+            return Err(if self.is_default == Some(true) {
+                ValidationError::invalid("is_default", "a subagent can never be the default agent")
             } else {
-                "this agent is the default agent; to turn it into a subagent, send \
-                 is_default: false explicitly in the same request"
-            };
-            return Err(ValidationError::invalid("is_default", message));
+                // The stored flag, not the request, stands in the way.
+                ValidationError::conflict(
+                    "is_default",
+                    "this agent is the default agent; to turn it into a subagent, send \
+                     is_default: false explicitly in the same request",
+                )
+            });
         }
         if is_default && !stored_default && !caller.is_admin() {
             return Err(ValidationError::forbidden(

@@ -16,14 +16,23 @@ use crate::{Backend, ValidationError};
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// A configured provider name, e.g. `openai` or `scripted`.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub provider: String,
     /// The model name as the provider knows it, e.g. `gpt-4o-mini`.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.0, maximum = 2.0)]
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub top_p: Option<f64>,
     /// Provider `scripted` only: the deterministic turns the test/demo model plays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,12 +46,15 @@ pub struct ModelConfig {
 pub struct Limits {
     /// The most model steps one run may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
     pub max_steps: Option<u32>,
     /// The wall-clock limit of one run, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 86400)]
     pub timeout_s: Option<u64>,
     /// The most tokens (prompt + completion) one run may spend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
     pub max_tokens: Option<u64>,
 }
 
@@ -50,9 +62,14 @@ pub struct Limits {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentContext {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::object::optional_object"
+    )]
     pub model: Option<ModelConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 100000)]
     pub system_prompt: Option<String>,
     /// Names of built-in tools the agent may use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,7 +84,11 @@ pub struct AgentContext {
     /// subagent visible to the user at run time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagents: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::object::optional_object"
+    )]
     pub limits: Option<Limits>,
     /// Whether the sandboxed shell may reach the network (default: no).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,7 +119,17 @@ pub struct ContextDefaults {
 pub const MAX_STEPS_CEILING: u32 = 1_000;
 pub const TIMEOUT_CEILING_S: u64 = 24 * 60 * 60;
 pub const MAX_SYSTEM_PROMPT_CHARS: usize = 100_000;
-const MAX_LIST_LEN: usize = 256;
+pub const MAX_LIST_LEN: usize = 256;
+/// Longest entry of a name list, in characters.
+pub const MAX_NAME_CHARS: usize = 128;
+/// The context's name lists, as their JSON fields are called.
+pub const NAME_LISTS: [&str; 5] = [
+    "tools",
+    "knowledge_bases",
+    "mcp_servers",
+    "skills",
+    "subagents",
+];
 
 impl Default for ContextDefaults {
     fn default() -> Self {
@@ -347,7 +378,7 @@ fn validate_name_list(field: &str, names: &[String]) -> Result<(), ValidationErr
     }
     let mut seen = std::collections::HashSet::new();
     for name in names {
-        if name.trim().is_empty() || name.len() > 128 {
+        if name.trim().is_empty() || name.chars().count() > MAX_NAME_CHARS {
             return Err(ValidationError::invalid(
                 field,
                 "entries must be 1-128 characters",

@@ -27,6 +27,10 @@ pub enum ValidationError {
     /// The caller lacks the right to make this change (answered as 403).
     #[error("{}: {}", .0.field, .0.message)]
     Forbidden(FieldError),
+    /// The input is sound but at odds with what is stored (answered as 409): a rule no
+    /// schema of the request can state.
+    #[error("{}: {}", .0.field, .0.message)]
+    Conflict(FieldError),
 }
 
 impl ValidationError {
@@ -38,9 +42,13 @@ impl ValidationError {
         Self::Forbidden(FieldError::new(field, message))
     }
 
+    pub fn conflict(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Conflict(FieldError::new(field, message))
+    }
+
     pub fn field(&self) -> &str {
         match self {
-            Self::Invalid(e) | Self::Forbidden(e) => &e.field,
+            Self::Invalid(e) | Self::Forbidden(e) | Self::Conflict(e) => &e.field,
         }
     }
 }

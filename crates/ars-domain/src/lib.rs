@@ -10,6 +10,7 @@ pub mod context;
 pub mod credentials;
 pub mod error;
 pub mod ids;
+pub mod object;
 pub mod run;
 pub mod thread;
 pub mod time;

@@ -480,7 +480,8 @@ export interface components {
             config_json?: null | components["schemas"]["AgentConfig"];
             description?: string | null;
             is_default?: boolean | null;
-            is_subagent?: boolean | null;
+            /** @description Derived from `backend_id` (read-only, as in `AgentWrite`). */
+            readonly is_subagent?: boolean | null;
             /** @description Cannot be removed, only changed: at most 200 characters, not blank. */
             name?: string;
             share_config?: null | components["schemas"]["ShareConfig"];
@@ -494,8 +495,11 @@ export interface components {
             description?: string;
             /** @description Omitted: keep the stored flag. `true` needs admin rights; never for a subagent. */
             is_default?: boolean | null;
-            /** @description May be omitted: derived from `backend_id`. A contradicting value is a 422. */
-            is_subagent?: boolean | null;
+            /**
+             * @description Derived from `backend_id`, so read-only: a client may send it only with the value it
+             *     derives to; a contradicting value is a 422.
+             */
+            readonly is_subagent?: boolean | null;
             /** @description At most 200 characters, not blank; stored trimmed. */
             name: string;
             share_config?: components["schemas"]["ShareConfig"];
@@ -666,8 +670,38 @@ export interface components {
             name: string;
             /** @description A configured provider name, e.g. `openai` or `scripted`. */
             provider: string;
-            /** @description Provider `scripted` only: the deterministic turns the test/demo model plays. */
-            script?: Record<string, never> | null;
+            /** @description Provider `scripted` only: the turns the test/demo model plays, in order (the last one repeats). Text may use the placeholders {{input}}, {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, {{user_turns}} and {{system_prompt}}. */
+            script?: {
+                chunk_delay_ms?: number;
+                delay_ms?: number;
+                error?: string | null;
+                text?: string | null;
+                tool_calls?: {
+                    arguments?: Record<string, never> | string | null;
+                    id?: string | null;
+                    name: string;
+                }[];
+                usage?: {
+                    completion_tokens: number;
+                    prompt_tokens: number;
+                } | null;
+            }[] | {
+                turns: {
+                    chunk_delay_ms?: number;
+                    delay_ms?: number;
+                    error?: string | null;
+                    text?: string | null;
+                    tool_calls?: {
+                        arguments?: Record<string, never> | string | null;
+                        id?: string | null;
+                        name: string;
+                    }[];
+                    usage?: {
+                        completion_tokens: number;
+                        prompt_tokens: number;
+                    } | null;
+                }[];
+            } | null;
             /** Format: double */
             temperature?: number | null;
             /** Format: double */
@@ -1024,7 +1058,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Duplicate slug */
+            /** @description Duplicate slug, or `share_config` names a user that does not exist */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1857,6 +1891,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Unknown, invisible or subagent `agent_id` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1873,7 +1916,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Unknown, invisible or subagent `agent_id`; bad `title` */
+            /** @description Bad `title` */
             422: {
                 headers: {
                     [name: string]: unknown;

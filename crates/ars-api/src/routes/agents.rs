@@ -51,12 +51,14 @@ pub struct AgentWrite {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Backend>)]
     backend_id: Option<String>,
-    /// May be omitted: derived from `backend_id`. A contradicting value is a 422.
+    /// Derived from `backend_id`, so read-only: a client may send it only with the value it
+    /// derives to; a contradicting value is a 422.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(read_only)]
     is_subagent: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "ars_domain::object::object")]
     config_json: AgentConfig,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "ars_domain::object::object")]
     share_config: ShareConfig,
     /// Omitted: keep the stored flag. `true` needs admin rights; never for a subagent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +88,8 @@ pub struct AgentPatch {
     #[schema(max_length = 4000)]
     description: Option<String>,
     backend_id: Option<Backend>,
+    /// Derived from `backend_id` (read-only, as in `AgentWrite`).
+    #[schema(read_only)]
     is_subagent: Option<bool>,
     config_json: Option<AgentConfig>,
     share_config: Option<ShareConfig>,
@@ -170,11 +174,13 @@ async fn validated(
             ("share_config.user_ids", &share.user_ids),
             ("share_config.manager_ids", &share.manager_ids),
         ] {
+            // Well-formed but naming no stored user: a conflict with the stored state, which
+            // no schema can state (so 409, not 422).
             if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
-                return Err(ApiError::unprocessable(
-                    field,
-                    format!("no user has id {missing}"),
-                ));
+                return Err(ApiError::Conflict {
+                    message: format!("no user has id {missing}"),
+                    field: Some(field.into()),
+                });
             }
         }
     }
@@ -204,7 +210,7 @@ pub async fn list_agents(
         (status = 400, body = ErrorBody, description = "Malformed JSON"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "is_default without admin rights"),
-        (status = 409, body = ErrorBody, description = "Duplicate slug"),
+        (status = 409, body = ErrorBody, description = "Duplicate slug, or `share_config` names a user that does not exist"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "A rule is broken; `field` names it"),
     ))]
@@ -278,6 +284,19 @@ pub async fn patch_agent(
     }
     let caller = auth.caller();
     let existing = managed_agent(&state, &caller, &id).await?;
+    // A patch that asks a stored subagent to become the default conflicts with what is stored
+    // (the request alone is sound): 409. With `backend_id` in the same patch, validation
+    // answers as for any write.
+    if patch.get("is_default") == Some(&Value::Bool(true))
+        && patch.get("backend_id").is_none()
+        && existing.is_subagent
+    {
+        return Err(ApiError::Conflict {
+            message: "this agent is a subagent, and a subagent can never be the default agent"
+                .into(),
+            field: Some("is_default".into()),
+        });
+    }
     let mut merged = serde_json::to_value(AgentWrite::from(AgentInput::from_agent(&existing)))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     merge_patch(&mut merged, patch);

@@ -54,17 +54,13 @@ pub struct EventsQuery {
 fn resume_point(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
     match headers.get(LAST_EVENT_ID) {
         None => Ok(query.after.unwrap_or(0)),
+        // Present means an event id: clients that have none send no header at all (as
+        // `EventSource` does), so an empty value is as unreadable as a word.
         Some(value) => value
             .to_str()
             .ok()
             .map(str::trim)
-            .and_then(|v| {
-                if v.is_empty() {
-                    Some(0)
-                } else {
-                    v.parse().ok()
-                }
-            })
+            .and_then(|v| v.parse().ok())
             .ok_or_else(|| {
                 ApiError::BadRequest("Last-Event-ID must be an event id (a whole number)".into())
             }),
@@ -166,10 +162,12 @@ mod tests {
         assert_eq!(resume_point(&headers, &query).ok(), Some(3));
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("7"));
         assert_eq!(resume_point(&headers, &query).ok(), Some(7));
-        headers.insert(LAST_EVENT_ID, HeaderValue::from_static("seven"));
-        assert!(matches!(
-            resume_point(&headers, &query),
-            Err(ApiError::BadRequest(_))
-        ));
+        for unreadable in ["seven", "", "true", "-1", "1.5"] {
+            headers.insert(LAST_EVENT_ID, HeaderValue::from_static(unreadable));
+            assert!(
+                matches!(resume_point(&headers, &query), Err(ApiError::BadRequest(_))),
+                "{unreadable:?}"
+            );
+        }
     }
 }

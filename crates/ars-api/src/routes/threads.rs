@@ -94,7 +94,8 @@ pub(crate) async fn owned_thread(
         (status = 400, body = ErrorBody, description = "Malformed JSON"),
         (status = 401, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "Unknown, invisible or subagent `agent_id`; bad `title`"),
+        (status = 409, body = ErrorBody, description = "Unknown, invisible or subagent `agent_id`"),
+        (status = 422, body = ErrorBody, description = "Bad `title`"),
     ))]
 pub async fn create_thread(
     State(state): State<AppState>,
@@ -107,23 +108,25 @@ pub async fn create_thread(
     };
     let agent = match visible_agent(&state, &auth.caller(), &body.agent_id).await {
         Ok(agent) => agent,
+        // The body is well-formed; what it names is not there (or not for this caller): a
+        // conflict with the stored state, which no schema can state (409, not 422).
         Err(ApiError::NotFound(_)) => {
-            return Err(ApiError::unprocessable(
-                "agent_id",
-                format!("no agent `{}` is visible to you", body.agent_id),
-            ));
+            return Err(ApiError::Conflict {
+                message: format!("no agent `{}` is visible to you", body.agent_id),
+                field: Some("agent_id".into()),
+            });
         }
         Err(other) => return Err(other),
     };
     if agent.is_subagent {
-        return Err(ApiError::unprocessable(
-            "agent_id",
-            format!(
+        return Err(ApiError::Conflict {
+            message: format!(
                 "`{}` is a subagent; threads are started with normal agents, which delegate to \
                  subagents themselves",
                 agent.slug
             ),
-        ));
+            field: Some("agent_id".into()),
+        });
     }
     let thread = Thread::new_root(auth.user.id, agent.id, title);
     let thread = state.store.create_thread(&thread).await?;

@@ -40,7 +40,7 @@ cleanup() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
-  rm -rf "$work"
+  if [ -z "${ST_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work" >&2; fi
 }
 trap cleanup EXIT
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every check CI runs: the web UI (install, type-check and build, unit tests), formatting,
 # lints and all tests of the workspace, then the browser end-to-end tests against a real
-# `ars serve`. PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it).
+# `ars serve`, then schemathesis fuzzing the API against its own OpenAPI document.
+# PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,3 +19,6 @@ cargo test --workspace --all-features
 log "browser end-to-end tests (target/debug/ars serving web/dist)"
 cargo build -p ars
 (cd web && npm run e2e)
+
+log "API contract: schemathesis over the served OpenAPI document (bounded)"
+ARS_BIN="${CARGO_TARGET_DIR:-target}/debug/ars" bash scripts/schemathesis.sh

@@ -87,7 +87,8 @@ const NOT_BLANK: &str =
     r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
 
 /// Rules between two fields of an agent write that a plain property list cannot state, in
-/// JSON Schema's own words (`if`/`then`): a `SubAgentBackend` agent is never the default.
+/// JSON Schema's own words (`if`/`then`): a `SubAgentBackend` agent is never the default and
+/// names no subagents of its own.
 /// utoipa has no attribute for these, so they are added to the generated schemas here.
 pub fn state_cross_field_rules(openapi: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::{RefOr, Schema};
@@ -108,10 +109,18 @@ pub fn state_cross_field_rules(openapi: &mut utoipa::openapi::OpenApi) {
         );
         extensions.insert(
             "then".into(),
-            serde_json::json!({"properties": {"is_default": {"not": {"const": true}}}}),
+            serde_json::json!({"properties": {
+                "is_default": {"not": {"const": true}},
+                "config_json": {"properties": {"context": {"properties": {
+                    "subagents": {"anyOf": [{"type": "null"}, {"maxItems": 0}]}
+                }}}}
+            }}),
         );
     }
 }
+
+/// The largest token count a script's usage states: what a 64-bit integer holds in JSON.
+const TOKENS_MAX: i64 = i64::MAX;
 
 /// The scripted model's script, as the parser reads it: an array of turns (or `{turns}`),
 /// each turn an object of known fields. The generated schema knows it only as JSON.
@@ -148,8 +157,8 @@ pub fn state_script_grammar(openapi: &mut utoipa::openapi::OpenApi) {
                 "additionalProperties": false,
                 "required": ["prompt_tokens", "completion_tokens"],
                 "properties": {
-                    "prompt_tokens": {"type": "integer", "minimum": 0},
-                    "completion_tokens": {"type": "integer", "minimum": 0}
+                    "prompt_tokens": {"type": "integer", "minimum": 0, "maximum": TOKENS_MAX},
+                    "completion_tokens": {"type": "integer", "minimum": 0, "maximum": TOKENS_MAX}
                 }
             }
         }

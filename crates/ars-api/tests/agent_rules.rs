@@ -98,10 +98,11 @@ async fn masquerading_is_refused_on_post_put_and_patch_both_ways() {
         (r.status, r.field()),
         (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
     );
+    // Sound on its own, at odds with the stored backend: a conflict with stored state.
     let r = app.patch(&sub_path, t, json!({"is_subagent": false})).await;
     assert_eq!(
         (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("is_subagent"))
+        (StatusCode::CONFLICT, Some("is_subagent"))
     );
     let r = app
         .patch(
@@ -200,6 +201,7 @@ async fn a_subagents_subagent_list_must_be_empty_on_every_write() {
             Some("config_json.context.subagents")
         )
     );
+    // The patch alone is sound; the stored backend makes it wrong: a conflict.
     let r = app
         .patch(
             &path,
@@ -209,10 +211,7 @@ async fn a_subagents_subagent_list_must_be_empty_on_every_write() {
         .await;
     assert_eq!(
         (r.status, r.field()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some("config_json.context.subagents")
-        )
+        (StatusCode::CONFLICT, Some("config_json.context.subagents"))
     );
 
     // An empty list is accepted and stored as absent.
@@ -237,12 +236,10 @@ async fn a_subagents_subagent_list_must_be_empty_on_every_write() {
             json!({"backend_id": "SubAgentBackend"}),
         )
         .await;
+    // The stored allow-list stands in the way of this (alone sound) patch: a conflict.
     assert_eq!(
         (r.status, r.field()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some("config_json.context.subagents")
-        )
+        (StatusCode::CONFLICT, Some("config_json.context.subagents"))
     );
 }
 

@@ -393,3 +393,36 @@ async fn run_inputs_are_checked_and_bad_ones_start_nothing() {
     let run = app.start_run(&alice, &thread, &"é".repeat(100_000)).await;
     assert_eq!(app.wait(&alice, &run, 30).await["run"]["status"], "success");
 }
+
+#[tokio::test]
+async fn an_agent_with_an_active_run_cannot_be_deleted_until_it_ends() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let agent = app.scripted_agent(&alice, "slow", slow(1500)).await;
+    let thread = app.thread(&alice, "slow").await;
+    let run = app.start_run(&alice, &thread, "go").await;
+    let path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
+
+    let r = app.delete(&path, &alice).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert_eq!(r.body["error"]["active_run_id"], run.as_str());
+    // Nothing went: the thread and the run are still there, and the run ends normally.
+    assert_eq!(
+        app.get(&format!("/api/threads/{thread}"), &alice)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(app.wait(&alice, &run, 10).await["run"]["status"], "success");
+
+    assert_eq!(
+        app.delete(&path, &alice).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        app.get(&format!("/api/threads/{thread}"), &alice)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+}

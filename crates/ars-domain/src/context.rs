@@ -29,7 +29,7 @@ pub struct ModelConfig {
     #[schema(minimum = 0.0, maximum = 2.0)]
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 1_000_000_000)]
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0.0, maximum = 1.0)]
@@ -54,7 +54,7 @@ pub struct Limits {
     pub timeout_s: Option<u64>,
     /// The most tokens (prompt + completion) one run may spend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 1_000_000_000_000i64)]
     pub max_tokens: Option<u64>,
 }
 
@@ -120,6 +120,10 @@ pub const MAX_STEPS_CEILING: u32 = 1_000;
 pub const TIMEOUT_CEILING_S: u64 = 24 * 60 * 60;
 pub const MAX_SYSTEM_PROMPT_CHARS: usize = 100_000;
 pub const MAX_LIST_LEN: usize = 256;
+/// The most completion tokens one model call may ask for.
+pub const MODEL_MAX_TOKENS_CEILING: u32 = 1_000_000_000;
+/// The most tokens one run may spend.
+pub const RUN_MAX_TOKENS_CEILING: u64 = 1_000_000_000_000;
 /// Longest entry of a name list, in characters.
 pub const MAX_NAME_CHARS: usize = 128;
 /// The context's name lists, as their JSON fields are called.
@@ -316,10 +320,12 @@ impl AgentContext {
                     "must be between 0 and 1",
                 ));
             }
-            if model.max_tokens == Some(0) {
+            if let Some(tokens) = model.max_tokens
+                && !(1..=MODEL_MAX_TOKENS_CEILING).contains(&tokens)
+            {
                 return Err(ValidationError::invalid(
                     field("model.max_tokens"),
-                    "must be positive",
+                    format!("must be between 1 and {MODEL_MAX_TOKENS_CEILING}"),
                 ));
             }
         }
@@ -357,10 +363,12 @@ impl AgentContext {
                     format!("must be between 1 and {TIMEOUT_CEILING_S}"),
                 ));
             }
-            if limits.max_tokens == Some(0) {
+            if let Some(tokens) = limits.max_tokens
+                && !(1..=RUN_MAX_TOKENS_CEILING).contains(&tokens)
+            {
                 return Err(ValidationError::invalid(
                     field("limits.max_tokens"),
-                    "must be positive",
+                    format!("must be between 1 and {RUN_MAX_TOKENS_CEILING}"),
                 ));
             }
         }

@@ -161,6 +161,9 @@ impl Store for CancelSafe {
     async fn active_run(&self, thread: &ThreadId) -> Result<Option<Run>> {
         self.inner.active_run(thread).await
     }
+    async fn agent_active_run(&self, agent: AgentId) -> Result<Option<Run>> {
+        self.inner.agent_active_run(agent).await
+    }
     async fn thread_runs(&self, thread: &ThreadId) -> Result<Vec<Run>> {
         self.inner.thread_runs(thread).await
     }

@@ -215,6 +215,9 @@ pub trait Store: Send + Sync + 'static {
     async fn run(&self, id: RunId) -> Result<Option<Run>>;
     /// The thread's active (pending or running) run, if any; there is at most one.
     async fn active_run(&self, thread: &ThreadId) -> Result<Option<Run>>;
+    /// An active run on a thread that deleting `agent` would delete (its threads and their
+    /// child threads), if any.
+    async fn agent_active_run(&self, agent: AgentId) -> Result<Option<Run>>;
     /// Every run of the thread, oldest first.
     async fn thread_runs(&self, thread: &ThreadId) -> Result<Vec<Run>>;
     /// The runs started by `parent_run` (their `parent_run_id`), oldest first.

@@ -270,6 +270,17 @@ pub(crate) const ACTIVE_RUN: &str = concat!(
 );
 
 /// Just the id of the thread's active run, to name it in `StoreError::Busy`.
+/// An active run on any thread a deletion of agent `$1` would take with it: the agent's own
+/// threads and the child threads below them (one level: subagents start no subagents).
+pub(crate) const AGENT_ACTIVE_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE ",
+    active!(),
+    " AND thread_id IN (SELECT id FROM threads WHERE agent_id = $1 \
+       OR parent_thread_id IN (SELECT id FROM threads WHERE agent_id = $1)) LIMIT 1"
+);
+
 pub(crate) const ACTIVE_RUN_ID: &str =
     concat!("SELECT id FROM runs WHERE thread_id = $1 AND ", active!());
 

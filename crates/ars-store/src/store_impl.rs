@@ -608,6 +608,18 @@ macro_rules! impl_store {
                     .transpose()
             }
 
+            async fn agent_active_run(
+                &self,
+                agent: ars_domain::AgentId,
+            ) -> $crate::Result<Option<ars_domain::Run>> {
+                sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::AGENT_ACTIVE_RUN)
+                    .bind(agent.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::rows::RunRow::into_run)
+                    .transpose()
+            }
+
             async fn active_run(
                 &self,
                 thread: &ars_domain::ThreadId,

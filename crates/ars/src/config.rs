@@ -373,7 +373,11 @@ mod tests {
             let limits = &config.sandbox.limits;
             assert_eq!(config.sandbox.mode, SandboxMode::Bubblewrap);
             assert_eq!(
-                (limits.processes, limits.workspace_quota_bytes, limits.memory_bytes),
+                (
+                    limits.processes,
+                    limits.workspace_quota_bytes,
+                    limits.memory_bytes
+                ),
                 (64, 1_048_576, 536_870_912)
             );
             // Unset limits keep their defaults.

@@ -284,26 +284,36 @@ pub async fn patch_agent(
     }
     let caller = auth.caller();
     let existing = managed_agent(&state, &caller, &id).await?;
-    // A patch that asks a stored subagent to become the default conflicts with what is stored
-    // (the request alone is sound): 409. With `backend_id` in the same patch, validation
-    // answers as for any write.
-    if patch.get("is_default") == Some(&Value::Bool(true))
-        && patch.get("backend_id").is_none()
-        && existing.is_subagent
-    {
-        return Err(ApiError::Conflict {
-            message: "this agent is a subagent, and a subagent can never be the default agent"
-                .into(),
-            field: Some("is_default".into()),
-        });
-    }
     let mut merged = serde_json::to_value(AgentWrite::from(AgentInput::from_agent(&existing)))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let patch_copy = patch.clone();
     merge_patch(&mut merged, patch);
     let bytes = serde_json::to_vec(&merged).map_err(|e| ApiError::Internal(e.to_string()))?;
     let body: AgentWrite = parse_json(&bytes)?;
-    let draft = validated(&state, &caller, body.into(), Some(&existing)).await?;
+    let draft = match validated(&state, &caller, body.into(), Some(&existing)).await {
+        Ok(draft) => draft,
+        // A patch that would be sound on its own but breaks a rule together with what is
+        // stored (a stored subagent asked to be the default, say) conflicts with the stored
+        // state: 409, since no schema of the patch can state it.
+        Err(ApiError::Unprocessable { message, field })
+            if sound_on_its_own(&caller, &existing, &patch_copy) =>
+        {
+            return Err(ApiError::Conflict { message, field });
+        }
+        Err(other) => return Err(other),
+    };
     Ok(Json(state.store.update_agent(existing.id, &draft).await?))
+}
+
+/// Whether `patch`, applied to a fresh agent with only the stored slug and name, passes the
+/// domain's rules.
+fn sound_on_its_own(caller: &Caller, existing: &Agent, patch: &Value) -> bool {
+    let mut fresh = serde_json::json!({"slug": existing.slug, "name": existing.name});
+    merge_patch(&mut fresh, patch.clone());
+    serde_json::to_vec(&fresh)
+        .ok()
+        .and_then(|bytes| parse_json::<AgentWrite>(&bytes).ok())
+        .is_some_and(|write| AgentInput::from(write).validate(caller, None).is_ok())
 }
 
 /// RFC 7396: objects merge key by key, `null` removes a key, anything else replaces.
@@ -334,6 +344,7 @@ fn merge_patch(target: &mut Value, patch: Value) {
         (status = 204), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Built-in, or visible but not manageable"),
         (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "A run is active on one of its threads; `active_run_id` names it"),
     ))]
 pub async fn delete_agent(
     State(state): State<AppState>,
@@ -349,6 +360,10 @@ pub async fn delete_agent(
         return Err(ApiError::forbidden(
             "you can use this agent but not delete it",
         ));
+    }
+    // Its threads go with it; one with a run still going would lose the run's end.
+    if let Some(active) = state.store.agent_active_run(agent.id).await? {
+        return Err(ApiError::busy(active.id));
     }
     if state.store.delete_agent(agent.id).await? {
         Ok(StatusCode::NO_CONTENT)

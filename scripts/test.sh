@@ -21,4 +21,4 @@ cargo build -p ars
 (cd web && npm run e2e)
 
 log "API contract: schemathesis over the served OpenAPI document (bounded)"
-ARS_BIN="${CARGO_TARGET_DIR:-target}/debug/ars" bash scripts/schemathesis.sh
+ST_MAX_TIME="${ST_MAX_TIME:-120}" ARS_BIN="${CARGO_TARGET_DIR:-target}/debug/ars" bash scripts/schemathesis.sh

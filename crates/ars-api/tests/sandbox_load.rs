@@ -70,6 +70,7 @@ async fn the_server_answers_health_during_a_fork_bomb_and_a_memory_hog() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    eprintln!("{probes} health probes during the stress, slowest {slowest:?}");
     assert!(
         probes >= 20,
         "the stress ended too soon to mean anything ({probes} probes)"

@@ -107,6 +107,10 @@ async fn race(fx: &Fixture, link_target: &str, victim_dir: &Path) {
         before,
         "files outside the workspace were written"
     );
+    eprintln!(
+        "{link_target}: {swaps} swaps, {} successful tool results, none from outside",
+        succeeded.load(Ordering::Relaxed)
+    );
     // The race really ran, and the tools really worked in between.
     assert!(swaps > 1000, "only {swaps} swaps");
     assert!(

@@ -242,11 +242,7 @@ async fn symlink_within_the_workspace_is_followed() {
 #[tokio::test]
 async fn every_link_out_is_refused_with_the_same_error() {
     let fx = fixture().await;
-    let other = fx.other_user().await;
-    fx.sandbox
-        .write(&other, "/home/gem/user-data/diary.txt", "private\n")
-        .await
-        .unwrap();
+    let other = fx.other_user_with_a_diary().await;
     let outside_dir = fx.outside();
     let sb = &fx.sandbox;
     // From the workdir (users/<id>/user-data/conversations/t1) up to the temp dir is six
@@ -461,11 +457,7 @@ async fn scopes_sharing_a_workdir_see_the_same_bytes() {
 #[tokio::test]
 async fn another_users_workspace_is_unreachable() {
     let fx = fixture().await;
-    let other = fx.other_user().await;
-    fx.sandbox
-        .write(&other, "/home/gem/user-data/diary.txt", "private\n")
-        .await
-        .unwrap();
+    let other = fx.other_user_with_a_diary().await;
     let sb = &fx.sandbox;
 
     // The same virtual path is the caller's own workspace.

@@ -133,11 +133,7 @@ async fn shell_cannot_read_etc_passwd() {
 #[tokio::test]
 async fn shell_cannot_see_another_users_data() {
     let fx = fixture().await;
-    let other = fx.other_user().await;
-    fx.sandbox
-        .write(&other, "/home/gem/user-data/diary.txt", "private\n")
-        .await
-        .unwrap();
+    let other = fx.other_user_with_a_diary().await;
     let host_file = fx.user_data(other.user_id).join("diary.txt");
     assert!(host_file.exists());
     let command = format!(

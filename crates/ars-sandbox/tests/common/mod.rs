@@ -76,6 +76,16 @@ impl Fixture {
         scope
     }
 
+    /// Another prepared scope of a new user, whose workspace holds `diary.txt` ("private").
+    pub async fn other_user_with_a_diary(&self) -> Scope {
+        let scope = self.other_user().await;
+        self.sandbox
+            .write(&scope, "/home/gem/user-data/diary.txt", "private\n")
+            .await
+            .unwrap();
+        scope
+    }
+
     /// Writes `content` at `path` in the fixture scope.
     pub async fn write(&self, path: &str, content: &str) {
         self.sandbox

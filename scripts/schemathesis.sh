@@ -84,6 +84,10 @@ EOF
 log "schemathesis $ST_VERSION: --checks all, at most $MAX_EXAMPLES cases per operation, ${MAX_TIME}s"
 status=0
 # Logout and token revocation are left out: either could revoke the token the run uses.
+# `ensure_resource_availability` (ST302) is off: deleting an agent deletes its threads with it
+# (a conversation belongs to its agent), which schemathesis cannot know, so after
+# `DELETE /api/agent/{id}` it reports that agent's threads as "created resource not found".
+# Checked on a kept run (ST_KEEP=1, tower_http=debug): each report followed that DELETE.
 # Run from the scratch dir: schemathesis keeps its example database in the working directory.
 cd "$work"
 timeout --kill-after=10 "$((MAX_TIME + 120))" \
@@ -97,6 +101,7 @@ timeout --kill-after=10 "$((MAX_TIME + 120))" \
   --seed "${ST_SEED:-1}" \
   --exclude-operation-id logout \
   --exclude-operation-id revoke_token \
+  --exclude-checks ensure_resource_availability \
   --report junit --report-dir "$work/report" \
   --no-color || status=$?
 

@@ -282,6 +282,14 @@ pub async fn patch_agent(
             field: None,
         });
     }
+    // A key the body does not have is an error even when its value is `null` (which a merge
+    // patch would otherwise drop without a trace).
+    if let Some(path) = unknown_patch_key(&patch, PATCH_KEYS, "") {
+        return Err(ApiError::unprocessable(
+            path.clone(),
+            format!("unknown field `{path}`"),
+        ));
+    }
     let caller = auth.caller();
     let existing = managed_agent(&state, &caller, &id).await?;
     let mut merged = serde_json::to_value(AgentWrite::from(AgentInput::from_agent(&existing)))
@@ -303,6 +311,88 @@ pub async fn patch_agent(
         Err(other) => return Err(other),
     };
     Ok(Json(state.store.update_agent(existing.id, &draft).await?))
+}
+
+/// The keys an agent patch may have, level by level (`AgentWrite` and the objects in it); a
+/// key with `None` takes any value, one with `Some` is an object with those keys.
+type PatchKeys = &'static [(&'static str, Option<Keys>)];
+
+/// One level of [`PatchKeys`] (a struct, because a type alias cannot refer to itself).
+#[derive(Clone, Copy)]
+struct Keys(PatchKeys);
+
+const PATCH_KEYS: PatchKeys = &[
+    ("slug", None),
+    ("name", None),
+    ("description", None),
+    ("backend_id", None),
+    ("is_subagent", None),
+    ("is_default", None),
+    (
+        "config_json",
+        Some(Keys(&[("context", Some(Keys(CONTEXT_KEYS)))])),
+    ),
+    (
+        "share_config",
+        Some(Keys(&[
+            ("visibility", None),
+            ("user_ids", None),
+            ("manager_ids", None),
+        ])),
+    ),
+];
+
+const CONTEXT_KEYS: PatchKeys = &[
+    (
+        "model",
+        Some(Keys(&[
+            ("provider", None),
+            ("name", None),
+            ("temperature", None),
+            ("max_tokens", None),
+            ("top_p", None),
+            ("script", None),
+        ])),
+    ),
+    ("system_prompt", None),
+    ("tools", None),
+    ("knowledge_bases", None),
+    ("mcp_servers", None),
+    ("skills", None),
+    ("subagents", None),
+    (
+        "limits",
+        Some(Keys(&[
+            ("max_steps", None),
+            ("timeout_s", None),
+            ("max_tokens", None),
+        ])),
+    ),
+    ("network", None),
+];
+
+/// The dotted path of the first key of `value` that `keys` does not allow, if any.
+fn unknown_patch_key(value: &Value, keys: PatchKeys, prefix: &str) -> Option<String> {
+    let Value::Object(map) = value else {
+        return None;
+    };
+    for (key, nested) in map {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match keys.iter().find(|(name, _)| name == key) {
+            None => return Some(path),
+            Some((_, Some(Keys(inner)))) => {
+                if let Some(found) = unknown_patch_key(nested, inner, &path) {
+                    return Some(found);
+                }
+            }
+            Some((_, None)) => {}
+        }
+    }
+    None
 }
 
 /// Whether `patch`, applied to a fresh agent with only the stored slug and name, passes the
@@ -422,6 +512,53 @@ pub async fn resolved_context(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_patch_key_lists_match_the_schemas_of_the_body() {
+        let doc = serde_json::to_value(crate::openapi_document()).unwrap();
+        let names = |keys: PatchKeys| {
+            let mut names: Vec<&str> = keys.iter().map(|(name, _)| *name).collect();
+            names.sort_unstable();
+            names
+        };
+        let nested = |keys: PatchKeys, name: &str| {
+            keys.iter()
+                .find(|(key, _)| *key == name)
+                .and_then(|(_, inner)| *inner)
+                .map(|Keys(inner)| inner)
+                .unwrap()
+        };
+        let context = CONTEXT_KEYS;
+        for (schema, keys) in [
+            ("AgentWrite", PATCH_KEYS),
+            ("AgentConfig", nested(PATCH_KEYS, "config_json")),
+            ("ShareConfig", nested(PATCH_KEYS, "share_config")),
+            ("AgentContext", context),
+            ("ModelConfig", nested(context, "model")),
+            ("Limits", nested(context, "limits")),
+        ] {
+            let properties = doc["components"]["schemas"][schema]["properties"]
+                .as_object()
+                .unwrap();
+            let mut expected: Vec<&str> = properties.keys().map(String::as_str).collect();
+            expected.sort_unstable();
+            assert_eq!(names(keys), expected, "{schema}");
+        }
+    }
+
+    #[test]
+    fn unknown_patch_keys_are_found_even_with_null_values() {
+        let find = |patch: serde_json::Value| unknown_patch_key(&patch, PATCH_KEYS, "");
+        assert_eq!(find(json!({"name": "x", "": null})), Some(String::new()));
+        assert_eq!(
+            find(json!({"config_json": {"context": {"limits": {"bogus": null}}}})),
+            Some("config_json.context.limits.bogus".into())
+        );
+        assert_eq!(
+            find(json!({"config_json": {"context": {"model": null, "tools": null}}})),
+            None
+        );
+    }
 
     #[test]
     fn merge_patch_follows_rfc_7396() {

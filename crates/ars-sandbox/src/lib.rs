@@ -4,9 +4,9 @@
 //!   `execute`, all addressed in *virtual* paths within a [`Scope`].
 //! - [`LocalSandbox`] is the embedded implementation over the server's data dir, with the shell
 //!   isolated by bubblewrap.
-//! - `paths` holds the virtual layout and the one function that turns a virtual path into a
-//!   directory handle of its root plus a relative rest; every file operation goes through it
-//!   and acts only through that handle (`openat2` with `RESOLVE_BENEATH`, via `cap-std`), so a
+//! - `layout` names the virtual layout (a leaf module); `paths` holds the one function that
+//!   turns a virtual path into a directory handle of its root plus a relative rest; every
+//!   file operation goes through it and acts only through that handle (`openat2` with `RESOLVE_BENEATH`, via `cap-std`), so a
 //!   symlink swapped in by a running shell command cannot lead an operation out.
 //!
 //! **Invariant:** nothing leaves a scope. `..`, foreign absolute paths, symlinks pointing out,
@@ -21,6 +21,7 @@ mod config;
 mod error;
 mod exec;
 mod files;
+mod layout;
 mod local;
 mod paths;
 mod quota;
@@ -30,10 +31,10 @@ mod scope;
 pub use config::{SandboxConfig, SandboxLimits, ShellMode};
 pub use error::SandboxError;
 pub use exec::CgroupKind;
-pub use local::LocalSandbox;
-pub use paths::{
+pub use layout::{
     HOME_DIR, MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT,
 };
+pub use local::LocalSandbox;
 pub use sandbox::{
     DEFAULT_READ_LINES, DirEntry, EditOutcome, EntryKind, ExecOutcome, ExecRequest, GlobOutcome,
     GrepMatch, GrepOutcome, ListOutcome, ReadOutcome, Sandbox, WorkspaceUsage, WriteOutcome,

@@ -13,7 +13,8 @@ use crate::error::SandboxError;
 use crate::exec::{CgroupKind, Cgroups};
 use ars_domain::UserId;
 
-use crate::paths::{Access, Layout, PERSONAL_SKILLS_DIR, Root, SKILLS_ROOT, USER_DATA_ROOT};
+use crate::layout::{PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
+use crate::paths::{Access, Layout, Root};
 use crate::quota::Quotas;
 use crate::sandbox::{
     EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ReadOutcome,

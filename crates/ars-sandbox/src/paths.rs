@@ -1,4 +1,4 @@
-//! Virtual paths and the one function that maps them to host paths.
+//! Virtual paths and the one function that turns them into a root's handle and a rest.
 //!
 //! The agent only ever sees the virtual layout of SPEC §6:
 //!
@@ -27,20 +27,10 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
 use crate::error::{SandboxError, display_path};
+use crate::layout::{
+    MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT,
+};
 use crate::scope::Scope;
-
-/// The user's workspace as the agent sees it.
-pub const USER_DATA_ROOT: &str = "/home/gem/user-data";
-/// The shared/built-in Skills projection as the agent sees it (read-only).
-pub const SKILLS_ROOT: &str = "/home/gem/skills";
-/// Where the user's personal Skills live, inside the workspace.
-pub const PERSONAL_SKILLS_DIR: &str = "/home/gem/user-data/agents/skills";
-/// The home directory of the isolated shell.
-pub const HOME_DIR: &str = "/home/gem";
-/// Longest accepted path, matching Linux `PATH_MAX`.
-pub const MAX_PATH_BYTES: usize = 4096;
-/// Longest accepted path component, matching Linux `NAME_MAX`.
-pub const MAX_COMPONENT_BYTES: usize = 255;
 
 /// Which virtual root a path lives under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use ars_domain::UserId;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SandboxError, display_path};
-use crate::paths::{MAX_COMPONENT_BYTES, USER_DATA_ROOT};
+use crate::layout::{MAX_COMPONENT_BYTES, USER_DATA_ROOT};
 
 /// Longest accepted `workdir_path`; leaves room under the 4096-byte path limit for the files.
 const MAX_WORKDIR_BYTES: usize = 1024;

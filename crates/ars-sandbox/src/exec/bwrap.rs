@@ -25,7 +25,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::config::SandboxLimits;
-use crate::paths::{HOME_DIR, SKILLS_ROOT, USER_DATA_ROOT};
+use crate::layout::{HOME_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 
 /// The only environment a sandboxed command gets; nothing of the server's leaks in.
 pub(crate) const SHELL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

@@ -16,7 +16,8 @@ use regex::{Regex, RegexBuilder};
 use super::walk::{Walk, walk};
 use super::{looks_binary, next_line, read_options, shorten};
 use crate::error::{SandboxError, display_path};
-use crate::paths::{Access, Layout, MAX_PATH_BYTES, Resolved};
+use crate::layout::MAX_PATH_BYTES;
+use crate::paths::{Access, Layout, Resolved};
 use crate::sandbox::{GlobOutcome, GrepMatch, GrepOutcome};
 use crate::scope::Scope;
 

@@ -1,16 +1,20 @@
-//! Assembling and running a server: store → models, sandbox, event bus → runtime → API state;
-//! then serving until told to stop, and stopping in the right order.
+//! Assembling and running a server: opening the store and creating the first admin; store →
+//! models, sandbox, event bus → runtime → API state; then serving until told to stop, and
+//! stopping in the right order.
 //!
 //! `ars serve` and the embedded server of `ars chat` are built by the same [`build`] and run by
 //! the same [`run`], so the chat talks to exactly what `serve` would answer.
 
 use std::future::Future;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 
-use ars_api::AppState;
+use ars_api::accounts::{self, AdminBootstrap};
+use ars_api::{ApiError, AppState};
 use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::ModelRegistry;
 use ars_runtime::{Runtime, RuntimeParts, builtin_tools};
@@ -24,6 +28,115 @@ const RUN_GRACE: Duration = Duration::from_secs(5);
 
 /// How long open connections (SSE streams, waits) get to finish once runs have stopped.
 const DRAIN: Duration = Duration::from_secs(5);
+
+/// Connects (creating the data dir for SQLite) and runs migrations.
+pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    let url = config.database_url();
+    ars_store::connect(&url)
+        .await
+        .with_context(|| format!("cannot open the store at {}", redact(&url)))
+}
+
+/// Hides a password in a database URL before it is logged.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Creates the `admin` user on an empty database. A configured password must satisfy the
+/// password policy (a clear start-up error otherwise). A generated one never reaches the log:
+/// it is written to a file only the server's user can read, whose path the log gives, and
+/// shown once on stderr when that is a terminal (not a log collector).
+pub async fn ensure_admin(store: &dyn Store, config: &Config) -> anyhow::Result<()> {
+    if store.count_users().await? > 0 {
+        return Ok(());
+    }
+    let policy = config.password_policy();
+    if let Some(password) = config.admin_password.as_deref() {
+        policy.validate(password).map_err(|e| {
+            anyhow::anyhow!(
+                "ARS_ADMIN_PASSWORD (admin_password) is not accepted: the {e}; choose a longer \
+                 one or unset it to have one generated"
+            )
+        })?;
+        return match accounts::ensure_admin(store, policy, Some(password))
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot create the admin user: {}", describe(&e)))?
+        {
+            AdminBootstrap::Created => {
+                tracing::info!("created user `admin` with ARS_ADMIN_PASSWORD");
+                Ok(())
+            }
+            AdminBootstrap::Existing | AdminBootstrap::CreatedWithPassword(_) => Ok(()),
+        };
+    }
+    // Opened before the admin exists, so an unwritable data dir fails before a password is
+    // chosen that nobody could ever read.
+    let path = config.admin_password_file();
+    let mut file =
+        create_private_file(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    let created = accounts::ensure_admin(store, policy, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot create the admin user: {e}"));
+    let password = match created {
+        Ok(AdminBootstrap::CreatedWithPassword(password)) => password,
+        other => {
+            // Another instance created the admin first (or creating it failed): nothing to keep.
+            drop(file);
+            let _ = std::fs::remove_file(&path);
+            return other.map(|_| ());
+        }
+    };
+    writeln!(file, "{password}")
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tracing::warn!(
+        file = %path.display(),
+        "created user `admin` with a generated password, written to the file (readable only by \
+         this user); log in, then delete the file"
+    );
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "\n  admin password: {password}\n  (shown only this once; also in {})\n",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Creates `path` afresh, readable and writable by this user only. An existing file (or a
+/// link planted in its place) is removed first rather than opened, so its old mode or target
+/// never applies.
+fn create_private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// An API error as the CLI says it: naming the field at fault, if any.
+pub(crate) fn describe(error: &ApiError) -> String {
+    match error {
+        ApiError::Unprocessable {
+            message,
+            field: Some(field),
+        } => format!("{field}: {message}"),
+        other => other.to_string(),
+    }
+}
 
 /// Builds the API state over an open store: the model registry, the local sandbox, the event
 /// bus (Redis Streams when `redis_url` is set, else in-process) and the runtime.
@@ -156,4 +269,18 @@ pub async fn run(
 async fn stop_runs(runtime: &Runtime) {
     tracing::info!("stopping active runs");
     runtime.shutdown(RUN_GRACE).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn database_passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("sqlite://./data/ars.db"), "sqlite://./data/ars.db");
+    }
 }

@@ -16,7 +16,6 @@ use ars_domain::{TokenId, UserId};
 use ars_store::Store;
 
 use super::client::Client;
-use crate::commands::{ensure_admin, open_store};
 use crate::config::Config;
 use crate::server;
 
@@ -35,8 +34,8 @@ pub struct Embedded {
 impl Embedded {
     /// Opens the store, mints a token for `username` and starts serving.
     pub async fn start(config: &Config, username: &str) -> anyhow::Result<Self> {
-        let store = open_store(config).await?;
-        ensure_admin(&*store, config).await?;
+        let store = server::open_store(config).await?;
+        server::ensure_admin(&*store, config).await?;
         let (user, _) = store
             .user_credentials(username)
             .await?

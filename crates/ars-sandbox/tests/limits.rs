@@ -23,18 +23,24 @@ async fn limited(tweak: impl FnOnce(&mut SandboxLimits)) -> Fixture {
 }
 
 async fn run(fx: &Fixture, command: &str) -> ExecOutcome {
-    fx.sandbox
-        .execute(
-            &fx.scope,
-            ExecRequest {
-                command: command.to_owned(),
-                timeout: Duration::from_secs(20),
-                allow_network: false,
-            },
-            CancellationToken::new(),
-        )
+    execute(fx, command, Duration::from_secs(20))
         .await
         .expect("execute could not start the shell (is bubblewrap installed?)")
+}
+
+async fn execute(
+    fx: &Fixture,
+    command: &str,
+    timeout: Duration,
+) -> Result<ExecOutcome, ars_sandbox::SandboxError> {
+    let request = ExecRequest {
+        command: command.to_owned(),
+        timeout,
+        allow_network: false,
+    };
+    fx.sandbox
+        .execute(&fx.scope, request, CancellationToken::new())
+        .await
 }
 
 #[tokio::test]
@@ -62,19 +68,8 @@ async fn process_count_is_limited() {
 async fn a_fork_bomb_is_contained_and_ends() {
     let fx = limited(|l| l.processes = 64).await;
     let started = Instant::now();
-    let out = fx
-        .sandbox
-        .execute(
-            &fx.scope,
-            ExecRequest {
-                command: "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived".to_owned(),
-                timeout: Duration::from_secs(3),
-                allow_network: false,
-            },
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let bomb = "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived";
+    let out = execute(&fx, bomb, Duration::from_secs(3)).await.unwrap();
     // The limit holds the bomb; the timeout (or the command's end) kills the whole tree.
     assert!(started.elapsed() < Duration::from_secs(10), "{out:?}");
     let after = run(&fx, "echo alive").await;
@@ -265,16 +260,7 @@ async fn a_command_that_overfills_the_workspace_blocks_writes_and_commands_until
 
     let err = sb.write(&fx.scope, "more.txt", "x").await.unwrap_err();
     assert!(over_quota(&err), "{err:?}");
-    let err = sb
-        .execute(
-            &fx.scope,
-            ExecRequest {
-                command: "echo hi".into(),
-                timeout: Duration::from_secs(5),
-                allow_network: false,
-            },
-            CancellationToken::new(),
-        )
+    let err = execute(&fx, "echo hi", Duration::from_secs(5))
         .await
         .unwrap_err();
     assert!(over_quota(&err), "{err:?}");

@@ -69,6 +69,14 @@ pub(crate) fn plan(
         .root
         .open_dir(&workdir.rel)
         .map_err(|err| workdir.err(&err))?;
+    // Looked up once, before anything is created for the command.
+    let program = match config.shell {
+        ShellMode::Bubblewrap => find_bwrap(config)?,
+        ShellMode::Host => PathBuf::from("/bin/bash"),
+    };
+    let slirp4netns = (allow_network && config.shell == ShellMode::Bubblewrap)
+        .then(|| find_slirp4netns(config))
+        .transpose()?;
     let limits = &config.limits;
     let cgroup = cgroups.and_then(|cgroups| match cgroups.create(limits) {
         Ok(group) => Some(group),
@@ -88,21 +96,15 @@ pub(crate) fn plan(
                 .arg("--");
             cmd
         }
-        None => Command::new(match config.shell {
-            ShellMode::Bubblewrap => find_bwrap(config)?,
-            ShellMode::Host => PathBuf::from("/bin/bash"),
-        }),
+        None => Command::new(&program),
     };
     let is_wrapped = cgroup.is_some();
     // Neither bwrap nor the wrapper needs an environment; clearing it keeps the server's
     // secrets out of even the sandbox's launcher.
     cmd.env_clear();
-    let mut slirp4netns = None;
     let stdin = match config.shell {
         ShellMode::Bubblewrap => {
-            let bwrap = find_bwrap(config)?;
-            let resolv_conf = if allow_network {
-                slirp4netns = Some(find_slirp4netns(config)?);
+            let resolv_conf = if slirp4netns.is_some() {
                 Some(layout.resolv_conf(SANDBOX_RESOLV_CONF).map_err(|err| {
                     SandboxError::ShellUnavailable(format!(
                         "cannot write the sandbox's resolver configuration: {err}"
@@ -118,7 +120,7 @@ pub(crate) fn plan(
                 resolv_conf,
             };
             if is_wrapped {
-                cmd.arg(bwrap);
+                cmd.arg(&program);
             }
             // The options go through standard input, not argv, so the host paths of the bind
             // mounts never show in the sandbox's `/proc/1/cmdline`.

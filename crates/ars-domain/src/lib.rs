@@ -21,6 +21,6 @@ pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
 pub use ids::{AgentId, MessageId, RunId, TokenId, UserId};
-pub use run::{NewRun, Run, RunOutcome, RunStatus, Usage};
+pub use run::{Delivery, NewRun, Run, RunOutcome, RunStatus, Usage};
 pub use thread::{Message, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord};
 pub use user::{ApiToken, Role, User};

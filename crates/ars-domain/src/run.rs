@@ -89,6 +89,8 @@ pub struct Run {
     pub parent_run_id: Option<RunId>,
     /// Set on subagent runs: the tool call id in the parent run.
     pub parent_tool_call_id: Option<String>,
+    /// Set on subagent runs: whether the parent waits for it or it runs in the background.
+    pub delivery: Option<Delivery>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -103,13 +105,90 @@ pub struct NewRun {
     pub input: String,
     pub parent_run_id: Option<RunId>,
     pub parent_tool_call_id: Option<String>,
+    pub delivery: Option<Delivery>,
 }
 
-/// How a run ended, written once.
+/// How a run ended, written once. Each variant carries exactly what that ending has: only a
+/// success has an output, only a failure a message of its own.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RunOutcome {
-    pub status: RunStatus,
-    pub output: Option<String>,
-    pub error: Option<String>,
-    pub usage: Usage,
+pub enum RunOutcome {
+    /// The model gave its final answer.
+    Success { output: String, usage: Usage },
+    /// The run failed; `message` says why in plain words.
+    Error { message: String, usage: Usage },
+    /// Someone cancelled it (the user, the parent run, the API).
+    Cancelled { usage: Usage },
+    /// It hit its wall-clock limit.
+    Timeout { limit_s: u64, usage: Usage },
+    /// A server stop (or a lost executor) cut it off; `reason` says which.
+    Interrupted { reason: String, usage: Usage },
+}
+
+impl RunOutcome {
+    pub fn status(&self) -> RunStatus {
+        match self {
+            Self::Success { .. } => RunStatus::Success,
+            Self::Error { .. } => RunStatus::Error,
+            Self::Cancelled { .. } => RunStatus::Cancelled,
+            Self::Timeout { .. } => RunStatus::Timeout,
+            Self::Interrupted { .. } => RunStatus::Interrupted,
+        }
+    }
+
+    /// The final answer, for a success.
+    pub fn output(&self) -> Option<&str> {
+        match self {
+            Self::Success { output, .. } => Some(output),
+            _ => None,
+        }
+    }
+
+    /// What the run's `error` field says, for every ending but a success.
+    pub fn error(&self) -> Option<String> {
+        match self {
+            Self::Success { .. } => None,
+            Self::Error { message, .. } => Some(message.clone()),
+            Self::Cancelled { .. } => Some("cancelled".into()),
+            Self::Timeout { limit_s, .. } => {
+                Some(format!("the run hit its time limit of {limit_s} s"))
+            }
+            Self::Interrupted { reason, .. } => Some(reason.clone()),
+        }
+    }
+
+    pub fn usage(&self) -> Usage {
+        match self {
+            Self::Success { usage, .. }
+            | Self::Error { usage, .. }
+            | Self::Cancelled { usage }
+            | Self::Timeout { usage, .. }
+            | Self::Interrupted { usage, .. } => *usage,
+        }
+    }
+}
+
+/// How a parent run receives a child run's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Delivery {
+    /// The parent's tool call waits for the child (`task`); the child is cancelled with it.
+    Wait,
+    /// The child runs in the background (`subagent_start`) and may outlive the parent's run;
+    /// when it ends after the parent's run, a notice goes to the parent thread.
+    Background,
+}
+
+impl Delivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Wait => "wait",
+            Self::Background => "background",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Wait, Self::Background]
+            .into_iter()
+            .find(|d| d.as_str() == text)
+    }
 }

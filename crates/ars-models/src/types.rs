@@ -170,18 +170,8 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// Tokens spent by one model call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-impl Usage {
-    pub fn total(&self) -> u64 {
-        self.prompt_tokens + self.completion_tokens
-    }
-}
+/// Tokens spent by one model call: the workspace's one `Usage` type, shared with runs.
+pub use ars_domain::Usage;
 
 /// Why the model stopped.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

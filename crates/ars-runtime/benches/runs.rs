@@ -52,6 +52,7 @@ async fn main() {
         ))),
         tools: ars_runtime::builtin_tools(),
         config: RuntimeConfig::default(),
+        plugins: Vec::new(),
     });
     let draft = AgentDraft {
         slug: "bench".into(),
@@ -96,7 +97,11 @@ async fn main() {
             })
             .await
             .unwrap();
-        let (run, _) = runtime.wait(run.id, Duration::from_secs(30)).await.unwrap();
+        let run = runtime
+            .wait(run.id, Duration::from_secs(30))
+            .await
+            .unwrap()
+            .into_run();
         assert_eq!(run.status, RunStatus::Success);
         latencies.push(t.elapsed());
     }
@@ -119,7 +124,11 @@ async fn main() {
         ids.push(run.id);
     }
     for id in ids {
-        let (run, _) = runtime.wait(id, Duration::from_secs(120)).await.unwrap();
+        let run = runtime
+            .wait(id, Duration::from_secs(120))
+            .await
+            .unwrap()
+            .into_run();
         assert_eq!(run.status, RunStatus::Success);
     }
     let conc_total = started.elapsed();

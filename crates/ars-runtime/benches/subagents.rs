@@ -21,7 +21,7 @@ use ars_domain::{
 };
 use ars_events::InProcessBus;
 use ars_models::{ModelRegistry, ModelsConfig};
-use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, StartRun};
+use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, StartRun, SubagentMiddlewareFactory};
 use ars_sandbox::{LocalSandbox, SandboxConfig};
 use ars_store::{NewUser, Store};
 
@@ -110,6 +110,7 @@ async fn main() {
             max_concurrent_runs: n.max(1),
             ..RuntimeConfig::default()
         },
+        plugins: vec![Arc::new(SubagentMiddlewareFactory)],
     });
     agent(
         &*store,
@@ -145,10 +146,11 @@ async fn main() {
                 })
                 .await
                 .unwrap();
-            let (run, _) = runtime
+            let run = runtime
                 .wait(run.id, Duration::from_secs(600))
                 .await
-                .unwrap();
+                .unwrap()
+                .into_run();
             assert_eq!(run.status, RunStatus::Success, "{run:?}");
             assert_eq!(run.output.as_deref(), Some("child result"));
         }

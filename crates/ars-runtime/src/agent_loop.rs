@@ -125,10 +125,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
                     .usage
                     .lock()
                     .map_err(|_| "usage lock poisoned".to_string())?;
-                usage.add(Usage {
-                    prompt_tokens: u.prompt_tokens,
-                    completion_tokens: u.completion_tokens,
-                });
+                usage.add(u);
                 *usage
             };
             spec.emitter.emit(EventKind::Usage { usage: total }).await;

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use ars_sandbox::ExecRequest;
 
-use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, parse_args};
+use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, parse_args, to_json};
+use crate::tool_meta;
 
 /// Default and ceiling of `execute`'s timeout, in seconds.
 const EXEC_DEFAULT_TIMEOUT_S: u64 = 120;
@@ -30,24 +31,6 @@ pub fn builtin_tools() -> ToolRegistry {
         Arc::new(Grep),
         Arc::new(Execute),
     ])
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, ToolError> {
-    serde_json::to_string(value).map_err(|e| ToolError::Failed(e.to_string()))
-}
-
-macro_rules! tool_meta {
-    ($name:literal, $description:expr, $schema:expr) => {
-        fn name(&self) -> &str {
-            $name
-        }
-        fn description(&self) -> &str {
-            $description
-        }
-        fn parameters(&self) -> Value {
-            $schema
-        }
-    };
 }
 
 struct Ls;

@@ -1,9 +1,13 @@
 //! The ARS agent runtime.
 //!
 //! - [`tool`]: the `Tool` seam and the registry; [`builtin`]: the sandbox file and shell tools.
-//! - [`middleware`]: hooks on a run (system prompt, tool set, tool-call wrapping, events).
+//! - [`middleware`]: the plug-in seam — hooks on a run (system prompt, tool set, tool-call
+//!   wrapping, events), built per run by the factories the server assembly passes in.
 //! - [`agent_loop`]: the ReAct loop, checkpointing each complete message.
 //! - [`runtime`]: durable runs as background tasks: start, cancel, wait, recover, shut down.
+//!
+//! Plug-ins (each imports the core, never the other way round):
+//! - [`subagents`]: `task` and the `subagent_*` tools.
 //!
 //! **Boundary:** the runtime never imports the API: it speaks domain types, the `Store`,
 //! `EventBus`, `ChatModel` and `Sandbox` seams.
@@ -15,10 +19,14 @@ pub mod runtime;
 pub mod subagents;
 pub mod tool;
 
+pub use agent_loop::Emitter;
 pub use builtin::builtin_tools;
 pub use middleware::{Middleware, MiddlewareFactory, PendingCall, RunSetup};
 pub use runtime::{
-    ParentLink, Runtime, RuntimeConfig, RuntimeError, RuntimeParts, StartRun, run_ref,
+    ChildDelivery, ParentLink, Runtime, RuntimeConfig, RuntimeError, RuntimeParts, StartRun,
+    Waited, run_ref,
 };
-pub use subagents::{SubagentMiddlewareFactory, TASK_TOOLS, allowed_subagents};
-pub use tool::{Tool, ToolContext, ToolError, ToolInfo, ToolRegistry, parse_args};
+pub use subagents::{
+    SubagentMiddlewareFactory, SubagentRun, TASK_TOOLS, allowed_subagents, subagent_runs,
+};
+pub use tool::{Tool, ToolContext, ToolError, ToolInfo, ToolRegistry, parse_args, to_json};

@@ -1,8 +1,10 @@
-//! Middleware: hooks that shape a run without a second execution path.
+//! The plug-in seam: hooks that shape a run without a second execution path.
 //!
-//! A middleware can add to the system prompt, add or remove tools, wrap each tool call, and
-//! observe every event the run publishes. The subagent task middleware (`task`,
-//! `subagent_*` tools) is one of these; the loop itself knows nothing of subagents.
+//! A capability (subagents, Skills, MCP servers, knowledge bases) is a [`MiddlewareFactory`]
+//! the server assembly hands the runtime in its parts. For each run it may build a
+//! [`Middleware`] from the run's resolved context, which can add to the system prompt, add or
+//! remove tools, wrap each tool call, and observe every event the run publishes. The loop and
+//! the runtime core know no capability by name.
 
 use std::sync::Arc;
 
@@ -10,7 +12,9 @@ use async_trait::async_trait;
 
 use ars_domain::{Agent, Caller, ResolvedContext, Run, Thread};
 use ars_events::EventKind;
+use ars_sandbox::Scope;
 
+use crate::agent_loop::Emitter;
 use crate::tool::{Tool, ToolContext, ToolError};
 
 /// What a middleware sees of a tool call before it runs.
@@ -56,10 +60,15 @@ pub struct RunSetup<'a> {
     pub thread: &'a Thread,
     pub agent: &'a Agent,
     pub context: &'a ResolvedContext,
+    /// The run's sandbox scope (already prepared): the workspace, workdir and Skills
+    /// projection its tools see.
+    pub scope: &'a Scope,
+    /// Publishes to the run's event stream, e.g. a warning about a skipped capability.
+    pub events: &'a Emitter,
 }
 
-/// Builds the middleware of each run (e.g. only for normal agents). Registered once on the
-/// runtime.
+/// Builds a capability's middleware for each run (or none, e.g. only for normal agents).
+/// Passed to the runtime once, in [`crate::RuntimeParts::plugins`].
 #[async_trait]
 pub trait MiddlewareFactory: Send + Sync {
     async fn build(&self, setup: &RunSetup<'_>) -> Option<Arc<dyn Middleware>>;

@@ -62,6 +62,28 @@ pub trait Tool: Send + Sync {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
 }
 
+/// A tool's fixed boilerplate — its name, description and argument schema — inside an
+/// `impl Tool for …` block, so each tool states only what it is and what it does.
+#[macro_export]
+macro_rules! tool_meta {
+    ($name:expr, $description:expr, $schema:expr) => {
+        fn name(&self) -> &str {
+            $name
+        }
+        fn description(&self) -> &str {
+            $description
+        }
+        fn parameters(&self) -> ::serde_json::Value {
+            $schema
+        }
+    };
+}
+
+/// A tool's JSON answer as the text the model reads.
+pub fn to_json<T: Serialize>(value: &T) -> Result<String, ToolError> {
+    serde_json::to_string(value).map_err(|e| ToolError::Failed(e.to_string()))
+}
+
 /// Parses arguments into a typed struct, naming the offending field on failure.
 pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(args).map_err(|e| {

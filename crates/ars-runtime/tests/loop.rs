@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use ars_domain::{Limits, MessageRole, RunStatus};
-use ars_runtime::StartRun;
+use ars_runtime::{StartRun, Waited};
 use common::harness;
 
 #[tokio::test]
@@ -265,12 +265,14 @@ async fn wait_times_out_with_the_current_snapshot() {
         )
         .await;
     let run = h.start(&thread, "one").await;
-    let (snapshot, timed_out) = h
+    let waited = h
         .runtime
         .wait(run.id, Duration::from_millis(200))
         .await
         .unwrap();
-    assert!(timed_out);
+    let Waited::StillRunning(snapshot) = waited else {
+        panic!("the run cannot have finished: {waited:?}");
+    };
     assert!(!snapshot.status.is_terminal());
     h.runtime.cancel(run.id).await.unwrap();
 }
@@ -322,6 +324,7 @@ async fn recover_marks_runs_left_active_as_interrupted() {
             input: "cut off".into(),
             parent_run_id: None,
             parent_tool_call_id: None,
+            delivery: None,
         })
         .await
         .unwrap();

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use ars_domain::{
-    AgentContext, Backend, ContextDefaults, Limits, MessageRole, RunStatus, ShareConfig, Visibility,
+    AgentContext, Backend, ContextDefaults, Delivery, Limits, MessageRole, NewRun, RunStatus,
+    ShareConfig, Visibility,
 };
 use common::{Harness, harness, harness_with, scripted};
 
@@ -442,11 +443,12 @@ async fn cancelling_the_parent_cancels_its_synchronous_child() {
         h.runtime.cancel(run.id).await.unwrap().status,
         RunStatus::Cancelled
     );
-    let (child, _) = h
+    let child = h
         .runtime
         .wait(child.id, Duration::from_secs(2))
         .await
-        .unwrap();
+        .unwrap()
+        .into_run();
     assert_eq!(child.status, RunStatus::Cancelled, "{child:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
@@ -721,7 +723,7 @@ async fn a_background_child_finishing_after_the_parent_run_leaves_a_notice() {
         )
         .await
         .unwrap()
-        .0;
+        .into_run();
     assert_eq!(
         child.status,
         RunStatus::Success,
@@ -755,6 +757,108 @@ async fn a_background_child_finishing_after_the_parent_run_leaves_a_notice() {
     // The parent sees it on its next turn.
     let next = parent(&h, json!([{"text": "{{input}}"}]), &[], None).await;
     let _ = next;
+}
+
+/// The system messages (completion notices) of a thread.
+async fn notices(h: &Harness, thread: &ars_domain::Thread) -> Vec<String> {
+    h.store
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == MessageRole::System)
+        .map(|m| m.content)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_background_child_cut_off_by_a_restart_leaves_a_notice_saying_interrupted() {
+    let h = harness().await;
+    sub(&h, "slow", json!([{"text": "never", "delay_ms": 30_000}])).await;
+    let thread = parent(
+        &h,
+        json!([{"tool_calls": [start_call("slow", "x")]}, {"text": "started it"}]),
+        &[],
+        None,
+    )
+    .await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.output.as_deref(), Some("started it"));
+    let child_id = h.tool_results(&thread).await[0]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        notices(&h, &thread).await.is_empty(),
+        "the child still runs"
+    );
+
+    // The server stops while the child is running: its own ending path writes the notice
+    // before the stop completes — no watcher task is left to do it.
+    h.runtime.shutdown(Duration::from_secs(5)).await;
+    let child = h
+        .store
+        .run(ars_domain::RunId::parse(&child_id).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(child.status, RunStatus::Interrupted);
+    let notices = notices(&h, &thread).await;
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains(&child_id)
+            && notices[0].contains("slow")
+            && notices[0].contains("interrupted"),
+        "{notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a_waited_one_none() {
+    let h = harness().await;
+    sub(&h, "slow", json!([{"text": "x"}])).await;
+    let slow = h
+        .store
+        .list_agents(ars_store::AgentFilter {
+            visible_to: None,
+            include_subagents: true,
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|a| a.slug == "slow")
+        .unwrap();
+    let thread = parent(&h, json!([{"text": "done"}]), &[], None).await;
+    let parent_run = h.finish(&thread, "go").await;
+
+    // What a crashed process leaves behind: two active children of an ended parent run.
+    let mut children = Vec::new();
+    for delivery in [Delivery::Background, Delivery::Wait] {
+        let child = thread.new_child(slow.id, "slow", "t".into());
+        let child = h.store.create_thread(&child).await.unwrap();
+        let run = h
+            .store
+            .create_run(&NewRun {
+                thread_id: child.id.clone(),
+                agent_id: slow.id,
+                user_id: child.user_id,
+                input: "x".into(),
+                parent_run_id: Some(parent_run.id),
+                parent_tool_call_id: Some("call_1".into()),
+                delivery: Some(delivery),
+            })
+            .await
+            .unwrap();
+        children.push(run);
+    }
+    let recovered = h.runtime.recover().await.unwrap();
+    assert_eq!(recovered.len(), 2);
+    let notices = notices(&h, &thread).await;
+    assert_eq!(notices.len(), 1, "only the background child: {notices:?}");
+    assert!(
+        notices[0].contains(&children[0].id.to_string()) && notices[0].contains("interrupted"),
+        "{notices:?}"
+    );
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use ars_domain::{
     Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
-use crate::{AgentFilter, NewToken, NewUser, Result, Store, StoreError};
+use crate::{AgentFilter, FinishedRun, NewToken, NewUser, Result, Store, StoreError};
 
 /// Wraps a store so its writes survive the caller's cancellation.
 pub struct CancelSafe {
@@ -181,7 +181,7 @@ impl Store for CancelSafe {
         self.detached(|s| async move { s.set_run_usage(id, usage).await })
             .await
     }
-    async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<Run> {
+    async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<FinishedRun> {
         let outcome = outcome.clone();
         self.detached(|s| async move { s.finish_run(id, &outcome).await })
             .await

@@ -231,15 +231,38 @@ pub trait Store: Send + Sync + 'static {
     /// keeps the usage its outcome wrote; `NotFound` when there is no such run.
     async fn set_run_usage(&self, id: RunId, usage: Usage) -> Result<()>;
     /// Ends an active run with `outcome` (status, output, error, usage, `finished_at`). The first
-    /// writer wins: a run already terminal is returned unchanged, so a cancel racing a success
-    /// records exactly one of them. A non-terminal `outcome.status` is `Invalid`; `NotFound` when
-    /// there is no such run.
-    async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<Run>;
+    /// writer wins: a run already terminal is returned unchanged as
+    /// [`FinishedRun::AlreadyEnded`], so a cancel racing a success records exactly one of them
+    /// and exactly one caller learns it wrote the end. `NotFound` when there is no such run.
+    async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<FinishedRun>;
     /// Ends every active run as `interrupted`, with `finished_at` and [`INTERRUPTED_ERROR`], and
     /// returns their ids. Meant for startup after a stop: it ends the active runs of every
     /// instance sharing the database, so a scaled deployment calls it only when no other
     /// instance is running any.
     async fn interrupt_active_runs(&self) -> Result<Vec<RunId>>;
+}
+
+/// What [`Store::finish_run`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FinishedRun {
+    /// This call wrote the run's end.
+    Ended(Run),
+    /// The run had already ended (another writer won); it is returned as it stands.
+    AlreadyEnded(Run),
+}
+
+impl FinishedRun {
+    pub fn run(&self) -> &Run {
+        match self {
+            Self::Ended(run) | Self::AlreadyEnded(run) => run,
+        }
+    }
+
+    pub fn into_run(self) -> Run {
+        match self {
+            Self::Ended(run) | Self::AlreadyEnded(run) => run,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
 use ars_domain::{
-    Agent, AgentConfig, AgentId, ApiToken, Backend, Message, MessageId, MessageRole, Role, Run,
-    RunId, RunStatus, ShareConfig, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId,
-    Visibility,
+    Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageRole,
+    Role, Run, RunId, RunStatus, ShareConfig, Thread, ThreadId, TokenId, ToolCallRecord, Usage,
+    User, UserId, Visibility,
 };
 
 use crate::{Result, StoreError};
@@ -256,6 +256,7 @@ pub(crate) struct RunRow {
     created_at: DateTime<Utc>,
     started_at: Option<DateTime<Utc>>,
     finished_at: Option<DateTime<Utc>>,
+    delivery: Option<String>,
 }
 
 impl RunRow {
@@ -280,6 +281,11 @@ impl RunRow {
                 .map(parse_run_id)
                 .transpose()?,
             parent_tool_call_id: self.parent_tool_call_id,
+            delivery: self
+                .delivery
+                .as_deref()
+                .map(|d| Delivery::parse(d).ok_or_else(|| corrupt("runs.delivery", d)))
+                .transpose()?,
             created_at: self.created_at,
             started_at: self.started_at,
             finished_at: self.finished_at,

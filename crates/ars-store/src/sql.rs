@@ -235,7 +235,7 @@ macro_rules! run_columns {
     () => {
         "id, thread_id, agent_id, user_id, status, input, output, error, prompt_tokens, \
          completion_tokens, parent_run_id, parent_tool_call_id, created_at, started_at, \
-         finished_at"
+         finished_at, delivery"
     };
 }
 
@@ -248,12 +248,13 @@ macro_rules! active {
 
 /// Creates a pending run unless the thread already has an active one, in which case nothing is
 /// written and no row returned. `$1`: id; `$2`: thread; `$3`: agent; `$4`: user; `$5`: input;
-/// `$6`: parent run; `$7`: parent tool call; `$8`: now. `ON CONFLICT` names the partial unique
+/// `$6`: parent run; `$7`: parent tool call; `$8`: now; `$9`: delivery. `ON CONFLICT` names the partial unique
 /// index, so a concurrent creator (PostgreSQL waits for it to commit) is a quiet miss rather
 /// than an error.
 pub(crate) const INSERT_RUN: &str = concat!(
     "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
-     parent_tool_call_id, created_at) VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8) \
+     parent_tool_call_id, created_at, delivery) \
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9) \
      ON CONFLICT (thread_id) WHERE ",
     active!(),
     " DO NOTHING RETURNING ",

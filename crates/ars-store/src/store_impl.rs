@@ -580,6 +580,7 @@ macro_rules! impl_store {
                         .bind(new.parent_run_id.map(|id| id.to_string()))
                         .bind(new.parent_tool_call_id.as_deref())
                         .bind(now)
+                        .bind(new.delivery.map(ars_domain::Delivery::as_str))
                         .fetch_optional(self.writer())
                         .await?;
                     if let Some(row) = row {
@@ -694,29 +695,24 @@ macro_rules! impl_store {
                 &self,
                 id: ars_domain::RunId,
                 outcome: &ars_domain::RunOutcome,
-            ) -> $crate::Result<ars_domain::Run> {
-                if !outcome.status.is_terminal() {
-                    return Err($crate::StoreError::Invalid(format!(
-                        "a run cannot finish as `{}`: that status is not terminal",
-                        outcome.status.as_str()
-                    )));
-                }
+            ) -> $crate::Result<$crate::FinishedRun> {
+                let usage = outcome.usage();
                 let row = sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::FINISH_RUN)
                     .bind(id.to_string())
-                    .bind(outcome.status.as_str())
-                    .bind(outcome.output.as_deref())
-                    .bind(outcome.error.as_deref())
-                    .bind($crate::rows::stored_tokens(outcome.usage.prompt_tokens)?)
-                    .bind($crate::rows::stored_tokens(
-                        outcome.usage.completion_tokens,
-                    )?)
+                    .bind(outcome.status().as_str())
+                    .bind(outcome.output())
+                    .bind(outcome.error())
+                    .bind($crate::rows::stored_tokens(usage.prompt_tokens)?)
+                    .bind($crate::rows::stored_tokens(usage.completion_tokens)?)
                     .bind(ars_domain::time::now())
                     .fetch_optional(self.writer())
                     .await?;
                 match row {
-                    Some(row) => row.into_run(),
+                    Some(row) => Ok($crate::FinishedRun::Ended(row.into_run()?)),
                     // Already terminal (or gone): the first outcome stands.
-                    None => self.existing_run(id).await,
+                    None => Ok($crate::FinishedRun::AlreadyEnded(
+                        self.existing_run(id).await?,
+                    )),
                 }
             }
 

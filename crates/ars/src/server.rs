@@ -17,7 +17,9 @@ use ars_api::accounts::{self, AdminBootstrap};
 use ars_api::{ApiError, AppState};
 use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::ModelRegistry;
-use ars_runtime::{Runtime, RuntimeParts, builtin_tools};
+use ars_runtime::{
+    MiddlewareFactory, Runtime, RuntimeParts, SubagentMiddlewareFactory, builtin_tools,
+};
 use ars_sandbox::{LocalSandbox, SandboxConfig};
 use ars_store::Store;
 
@@ -186,8 +188,14 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         sandbox: Arc::new(sandbox),
         tools: builtin_tools(),
         config: config.runtime_config(),
+        plugins: plugins(),
     });
     Ok(AppState::new(store, config.api_config(), runtime))
+}
+
+/// The capability plug-ins every run may use, in the order they shape it.
+fn plugins() -> Vec<Arc<dyn MiddlewareFactory>> {
+    vec![Arc::new(SubagentMiddlewareFactory)]
 }
 
 /// Says at start-up how `execute` will run, loudly when it is not isolated.

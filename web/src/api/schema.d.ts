@@ -564,6 +564,11 @@ export interface components {
             /** @description The secret: shown once, store it now. */
             token: string;
         };
+        /**
+         * @description How a parent run receives a child run's result.
+         * @enum {string}
+         */
+        Delivery: "wait" | "background";
         /** @description The JSON body of every error response. */
         ErrorBody: {
             error: components["schemas"]["ErrorDetail"];
@@ -765,6 +770,7 @@ export interface components {
             agent_id: components["schemas"]["AgentId"];
             /** Format: date-time */
             created_at: string;
+            delivery?: null | components["schemas"]["Delivery"];
             error?: string | null;
             /** Format: date-time */
             finished_at?: string | null;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use ars_domain::{Run, RunId};
-use ars_runtime::StartRun;
+use ars_runtime::{StartRun, Waited};
 
 use super::threads::owned_thread;
 use crate::extract::{ApiJson, ApiQuery};
@@ -186,13 +186,13 @@ pub async fn wait_run(
         ));
     }
     let run = owned_run(&state, &auth, &id).await?;
-    let (run, wait_timed_out) = state
+    let waited = state
         .runtime
         .wait(run.id, Duration::from_secs(timeout_s))
         .await?;
     Ok(Json(WaitReply {
-        run,
-        wait_timed_out,
+        wait_timed_out: matches!(waited, Waited::StillRunning(_)),
+        run: waited.into_run(),
     }))
 }
 

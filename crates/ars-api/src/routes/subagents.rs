@@ -46,16 +46,11 @@ pub async fn list_subagents(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<SubagentRun>>, ApiError> {
     let thread = owned_thread(&state, &auth, &id).await?;
-    let children = state.store.child_threads(&thread.id).await?;
-    let runs = state.store.subagent_runs(&thread.id).await?;
+    let runs = ars_runtime::subagent_runs(state.store.as_ref(), &thread, auth.user.id).await?;
     let list = runs
         .into_iter()
-        .filter(|r| r.user_id == auth.user.id)
-        .map(|r| SubagentRun {
-            subagent_slug: children
-                .iter()
-                .find(|t| t.id == r.thread_id)
-                .and_then(|t| t.subagent_slug.clone()),
+        .map(|ars_runtime::SubagentRun { run: r, slug }| SubagentRun {
+            subagent_slug: slug,
             run_id: r.id,
             description: r.input,
             thread_id: r.thread_id,

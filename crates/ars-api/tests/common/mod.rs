@@ -13,7 +13,7 @@ use ars_domain::Role;
 use ars_domain::user::PasswordPolicy;
 use ars_events::{InProcessBus, InProcessConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
-use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, builtin_tools};
+use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, builtin_tools};
 use ars_sandbox::{LocalSandbox, SandboxConfig, SandboxLimits};
 use ars_store::Store;
 
@@ -112,6 +112,7 @@ impl TestApp {
                 defaults: setup.api.defaults.clone(),
                 ..RuntimeConfig::default()
             },
+            plugins: vec![Arc::new(SubagentMiddlewareFactory)],
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());

@@ -8,6 +8,9 @@
 //!
 //! A child run is the ordinary runtime ([`crate::Runtime::start_run`]) on a child thread
 //! `<parent>_sub_<slug>_<uuid8>` that shares the parent's runtime scope and workdir.
+//!
+//! A plug-in: the server assembly registers [`SubagentMiddlewareFactory`]; the runtime core
+//! does not import this module.
 
 mod progress;
 mod tools;
@@ -16,8 +19,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use ars_domain::{Agent, Caller, Thread};
-use ars_store::AgentFilter;
+use ars_domain::{Agent, Caller, Run, Thread, UserId};
+use ars_store::{AgentFilter, Store, StoreError};
 
 use crate::Runtime;
 use crate::middleware::{Middleware, MiddlewareFactory, RunSetup};
@@ -86,6 +89,35 @@ pub async fn allowed_subagents(
         }
     }
     allowed
+}
+
+/// A subagent run of a thread, with the slug of the subagent that ran it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubagentRun {
+    pub run: Run,
+    pub slug: Option<String>,
+}
+
+/// The subagent runs started from `thread` for `user`, oldest first: what `subagent_list` and
+/// the API's status panel list.
+pub async fn subagent_runs(
+    store: &dyn Store,
+    thread: &Thread,
+    user: UserId,
+) -> Result<Vec<SubagentRun>, StoreError> {
+    let children = store.child_threads(&thread.id).await?;
+    let runs = store.subagent_runs(&thread.id).await?;
+    Ok(runs
+        .into_iter()
+        .filter(|r| r.user_id == user)
+        .map(|run| SubagentRun {
+            slug: children
+                .iter()
+                .find(|t| t.id == run.thread_id)
+                .and_then(|t| t.subagent_slug.clone()),
+            run,
+        })
+        .collect())
 }
 
 /// What the tools of one parent run share.

@@ -8,20 +8,43 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use ars_domain::{Agent, MessageRole, NewMessage, Run, RunId, Thread, ThreadId};
+use ars_domain::{Agent, Run, RunId, Thread, ThreadId};
 
-use super::Shared;
 use super::progress::summarize;
-use crate::runtime::{ParentLink, RuntimeError, StartRun};
-use crate::tool::{Tool, ToolContext, ToolError, parse_args};
+use super::{Shared, subagent_runs};
+use crate::runtime::{ChildDelivery, ParentLink, RuntimeError, StartRun, Waited};
+use crate::tool::{Tool, ToolContext, ToolError, parse_args, to_json};
+use crate::tool_meta;
 
 /// `subagent_await`'s default and longest wait.
 const AWAIT_DEFAULT_S: u64 = 60;
 const AWAIT_MAX_S: u64 = 600;
 /// How many progress lines `subagent_status` shows.
 const PROGRESS_LINES: usize = 3;
-/// How much of a result a completion notice quotes.
-const NOTICE_CHARS: usize = 500;
+
+/// How a delegating tool wants its child run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `task`: wait for the answer; the child is cancelled with the parent.
+    Wait,
+    /// `subagent_start`: answer at once; the child outlives the parent's run.
+    Background,
+}
+
+/// What starting a child run gave.
+// A short-lived value on one call's stack: boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+enum Started {
+    Started {
+        run: Run,
+        thread: Thread,
+    },
+    /// The child thread already has an active run.
+    Busy {
+        thread_id: ThreadId,
+        active: RunId,
+    },
+}
 
 pub(super) fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
     let s = || Arc::clone(shared);
@@ -68,10 +91,6 @@ fn delegate_schema() -> Value {
 
 fn run_schema() -> Value {
     json!({"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false})
-}
-
-fn to_text(value: &Value) -> Result<String, ToolError> {
-    serde_json::to_string(value).map_err(|e| ToolError::Failed(e.to_string()))
 }
 
 fn failed(e: impl std::fmt::Display) -> ToolError {
@@ -127,13 +146,13 @@ impl Shared {
         }
     }
 
-    /// Starts a child run; `Ok(Err(active))` when the child thread is busy.
+    /// Starts a child run, or finds its thread busy.
     async fn start(
         &self,
         args: &DelegateArgs,
         ctx: &ToolContext,
-        synchronous: bool,
-    ) -> Result<Result<(Run, Thread), (ThreadId, RunId)>, ToolError> {
+        mode: Mode,
+    ) -> Result<Started, ToolError> {
         if args.description.trim().is_empty() {
             return Err(ToolError::InvalidArguments(
                 "description must not be empty".into(),
@@ -148,12 +167,20 @@ impl Shared {
             parent: Some(ParentLink {
                 run_id: ctx.run_id,
                 tool_call_id: Some(ctx.call_id.clone()),
-                cancel_with: synchronous.then(|| ctx.cancel.clone()),
+                delivery: match mode {
+                    Mode::Wait => ChildDelivery::Wait {
+                        cancel_with: ctx.cancel.clone(),
+                    },
+                    Mode::Background => ChildDelivery::Background,
+                },
             }),
         };
         match self.runtime.start_run(start).await {
-            Ok(run) => Ok(Ok((run, thread))),
-            Err(RuntimeError::Busy { active }) => Ok(Err((thread.id, active))),
+            Ok(run) => Ok(Started::Started { run, thread }),
+            Err(RuntimeError::Busy { active }) => Ok(Started::Busy {
+                thread_id: thread.id,
+                active,
+            }),
             Err(e) => Err(failed(e)),
         }
     }
@@ -203,7 +230,7 @@ impl Shared {
         run_id: RunId,
         timeout: Duration,
         ctx: &ToolContext,
-    ) -> Result<(Run, bool), ToolError> {
+    ) -> Result<Waited, ToolError> {
         tokio::select! {
             waited = self.runtime.wait(run_id, timeout) => waited.map_err(failed),
             () = ctx.cancel.cancelled() => Err(ToolError::Failed("the parent run was cancelled".into())),
@@ -215,36 +242,32 @@ struct Task(Arc<Shared>);
 
 #[async_trait]
 impl Tool for Task {
-    fn name(&self) -> &str {
-        "task"
-    }
-    fn description(&self) -> &str {
-        "Delegate a short task to a subagent and wait for its answer. Returns the child thread_id (to continue it later), run_id, status and the subagent's final answer."
-    }
-    fn parameters(&self) -> Value {
+    tool_meta!(
+        "task",
+        "Delegate a short task to a subagent and wait for its answer. Returns the child thread_id (to continue it later), run_id, status and the subagent's final answer.",
         delegate_schema()
-    }
+    );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: DelegateArgs = parse_args(args)?;
-        let (run, thread) = match self.0.start(&args, ctx, true).await? {
-            Ok(started) => started,
-            Err((thread_id, active)) => {
+        let (run, thread) = match self.0.start(&args, ctx, Mode::Wait).await? {
+            Started::Started { run, thread } => (run, thread),
+            Started::Busy { thread_id, active } => {
                 return Err(ToolError::Failed(format!(
                     "thread {thread_id} is busy with run {active}; await it or start a new thread"
                 )));
             }
         };
         // The child has its own time limit, so this wait ends; the bound is a backstop.
-        let (run, _) = loop {
-            let (run, timed_out) = self
+        let run = loop {
+            let waited = self
                 .0
                 .wait(run.id, Duration::from_secs(AWAIT_MAX_S), ctx)
                 .await?;
-            if !timed_out {
-                break (run, false);
+            if let Waited::Finished(run) = waited {
+                break run;
             }
         };
-        to_text(&self.0.result(&run, &thread))
+        to_json(&self.0.result(&run, &thread))
     }
 }
 
@@ -252,88 +275,34 @@ struct Start(Arc<Shared>);
 
 #[async_trait]
 impl Tool for Start {
-    fn name(&self) -> &str {
-        "subagent_start"
-    }
-    fn description(&self) -> &str {
-        "Start a subagent in the background for long or parallel work. Returns run_id and thread_id at once; follow up with subagent_status / subagent_await."
-    }
-    fn parameters(&self) -> Value {
+    tool_meta!(
+        "subagent_start",
+        "Start a subagent in the background for long or parallel work. Returns run_id and thread_id at once; follow up with subagent_status / subagent_await.",
         delegate_schema()
-    }
+    );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: DelegateArgs = parse_args(args)?;
-        match self.0.start(&args, ctx, false).await? {
-            Err((thread_id, active)) => {
-                to_text(&json!({"busy": true, "thread_id": thread_id, "active_run_id": active}))
+        // The child's own ending path leaves the completion notice (see `runtime::notice`).
+        match self.0.start(&args, ctx, Mode::Background).await? {
+            Started::Busy { thread_id, active } => {
+                to_json(&json!({"busy": true, "thread_id": thread_id, "active_run_id": active}))
             }
-            Ok((run, thread)) => {
-                spawn_completion_notice(
-                    Arc::clone(&self.0),
-                    run.id,
-                    ctx.run_id,
-                    thread.subagent_slug.clone(),
-                );
-                to_text(&json!({"run_id": run.id, "thread_id": thread.id, "status": run.status}))
+            Started::Started { run, thread } => {
+                to_json(&json!({"run_id": run.id, "thread_id": thread.id, "status": run.status}))
             }
         }
     }
-}
-
-/// When a background child ends after its parent's run has ended, a notice goes to the parent
-/// thread, so the parent sees it on its next turn.
-fn spawn_completion_notice(
-    shared: Arc<Shared>,
-    child: RunId,
-    parent_run: RunId,
-    slug: Option<String>,
-) {
-    tokio::spawn(async move {
-        let runtime = &shared.runtime;
-        let run = loop {
-            match runtime.wait(child, Duration::from_secs(AWAIT_MAX_S)).await {
-                Ok((run, false)) => break run,
-                Ok((_, true)) => continue,
-                Err(e) => {
-                    tracing::warn!(run_id = %child, error = %e, "cannot watch a background subagent");
-                    return;
-                }
-            }
-        };
-        let parent_ended =
-            matches!(runtime.store().run(parent_run).await, Ok(Some(p)) if p.status.is_terminal());
-        if !parent_ended {
-            return;
-        }
-        let result = run.output.as_deref().or(run.error.as_deref()).unwrap_or("");
-        let short: String = result.chars().take(NOTICE_CHARS).collect();
-        let content = format!(
-            "Background subagent run {} ({}) finished with status {}: {}",
-            run.id,
-            slug.as_deref().unwrap_or("subagent"),
-            run.status.as_str(),
-            short
-        );
-        let notice = NewMessage::text(shared.thread.id.clone(), None, MessageRole::System, content);
-        if let Err(e) = runtime.store().append_message(&notice).await {
-            tracing::warn!(thread_id = %shared.thread.id, error = %e, "cannot append a completion notice");
-        }
-    });
 }
 
 struct Status(Arc<Shared>);
 
 #[async_trait]
 impl Tool for Status {
-    fn name(&self) -> &str {
-        "subagent_status"
-    }
-    fn description(&self) -> &str {
-        "The state of a background subagent run: status, its last few steps, and the result once finished."
-    }
-    fn parameters(&self) -> Value {
+    tool_meta!(
+        "subagent_status",
+        "The state of a background subagent run: status, its last few steps, and the result once finished.",
         run_schema()
-    }
+    );
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let args: RunArgs = parse_args(args)?;
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
@@ -350,7 +319,7 @@ impl Tool for Status {
             .collect();
         let mut value = self.0.result(&run, &thread);
         value["progress"] = json!(summarize(&of_run, PROGRESS_LINES));
-        to_text(&value)
+        to_json(&value)
     }
 }
 
@@ -358,20 +327,16 @@ struct Cancel(Arc<Shared>);
 
 #[async_trait]
 impl Tool for Cancel {
-    fn name(&self) -> &str {
-        "subagent_cancel"
-    }
-    fn description(&self) -> &str {
-        "Cancel a running background subagent run; answers its resulting status."
-    }
-    fn parameters(&self) -> Value {
+    tool_meta!(
+        "subagent_cancel",
+        "Cancel a running background subagent run; answers its resulting status.",
         run_schema()
-    }
+    );
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let args: RunArgs = parse_args(args)?;
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
         let run = self.0.runtime.cancel(run.id).await.map_err(failed)?;
-        to_text(&self.0.result(&run, &thread))
+        to_json(&self.0.result(&run, &thread))
     }
 }
 
@@ -379,18 +344,14 @@ struct Await(Arc<Shared>);
 
 #[async_trait]
 impl Tool for Await {
-    fn name(&self) -> &str {
-        "subagent_await"
-    }
-    fn description(&self) -> &str {
-        "Wait for a background subagent run to finish and return its result. On timeout (default 60 s, max 600 s) returns the current state with wait_timed_out: true."
-    }
-    fn parameters(&self) -> Value {
+    tool_meta!(
+        "subagent_await",
+        "Wait for a background subagent run to finish and return its result. On timeout (default 60 s, max 600 s) returns the current state with wait_timed_out: true.",
         json!({"type": "object", "properties": {
             "run_id": {"type": "string"},
             "timeout_s": {"type": "integer", "minimum": 1, "maximum": AWAIT_MAX_S}
         }, "required": ["run_id"], "additionalProperties": false})
-    }
+    );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: AwaitArgs = parse_args(args)?;
         let timeout = Duration::from_secs(
@@ -399,12 +360,12 @@ impl Tool for Await {
                 .clamp(1, AWAIT_MAX_S),
         );
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
-        let (run, timed_out) = self.0.wait(run.id, timeout, ctx).await?;
-        let mut value = self.0.result(&run, &thread);
-        if timed_out {
+        let waited = self.0.wait(run.id, timeout, ctx).await?;
+        let mut value = self.0.result(waited.run(), &thread);
+        if let Waited::StillRunning(_) = waited {
             value["wait_timed_out"] = json!(true);
         }
-        to_text(&value)
+        to_json(&value)
     }
 }
 
@@ -412,35 +373,27 @@ struct List(Arc<Shared>);
 
 #[async_trait]
 impl Tool for List {
-    fn name(&self) -> &str {
-        "subagent_list"
-    }
-    fn description(&self) -> &str {
-        "List the subagent runs started from this conversation, with their status."
-    }
-    fn parameters(&self) -> Value {
+    tool_meta!(
+        "subagent_list",
+        "List the subagent runs started from this conversation, with their status.",
         json!({"type": "object", "properties": {}, "additionalProperties": false})
-    }
+    );
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let _: serde::de::IgnoredAny = parse_args(args)?;
-        let store = self.0.runtime.store();
-        let children = store
-            .child_threads(&self.0.thread.id)
-            .await
-            .map_err(failed)?;
-        let runs = store
-            .subagent_runs(&self.0.thread.id)
-            .await
-            .map_err(failed)?;
+        let runs = subagent_runs(
+            self.0.runtime.store().as_ref(),
+            &self.0.thread,
+            self.0.caller.id,
+        )
+        .await
+        .map_err(failed)?;
         let list: Vec<Value> = runs
             .iter()
-            .filter(|r| r.user_id == self.0.caller.id)
             .map(|r| {
-                let slug = children.iter().find(|t| t.id == r.thread_id).and_then(|t| t.subagent_slug.clone());
-                let description: String = r.input.chars().take(120).collect();
-                json!({"run_id": r.id, "thread_id": r.thread_id, "subagent_slug": slug, "status": r.status, "description": description})
+                let description: String = r.run.input.chars().take(120).collect();
+                json!({"run_id": r.run.id, "thread_id": r.run.thread_id, "subagent_slug": r.slug, "status": r.run.status, "description": description})
             })
             .collect();
-        to_text(&json!({"runs": list}))
+        to_json(&json!({"runs": list}))
     }
 }

@@ -16,7 +16,8 @@ use ars_domain::{
 use ars_events::InProcessBus;
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::{
-    Runtime, RuntimeConfig, RuntimeParts, StartRun, Tool, ToolContext, ToolError, ToolRegistry,
+    Runtime, RuntimeConfig, RuntimeParts, StartRun, SubagentMiddlewareFactory, Tool, ToolContext,
+    ToolError, ToolRegistry, Waited,
 };
 use ars_sandbox::{LocalSandbox, SandboxConfig};
 use ars_store::{NewUser, Store};
@@ -77,6 +78,14 @@ pub async fn harness_with(defaults: ContextDefaults) -> Harness {
 }
 
 pub async fn harness_config(config: RuntimeConfig) -> Harness {
+    harness_parts(config, vec![Arc::new(SubagentMiddlewareFactory)]).await
+}
+
+/// A harness whose runtime has exactly `plugins`.
+pub async fn harness_parts(
+    config: RuntimeConfig,
+    plugins: Vec<Arc<dyn ars_runtime::MiddlewareFactory>>,
+) -> Harness {
     let (store, db) = ars_store::test_support::sqlite_fresh().await;
     let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
     let data = tempfile::tempdir().unwrap();
@@ -96,6 +105,7 @@ pub async fn harness_config(config: RuntimeConfig) -> Harness {
         ))),
         tools: ToolRegistry::new(tools),
         config,
+        plugins,
     });
     let mut h = Harness {
         runtime,
@@ -194,13 +204,15 @@ impl Harness {
     }
 
     pub async fn wait(&self, run: &Run) -> Run {
-        let (run, timed_out) = self
+        match self
             .runtime
             .wait(run.id, Duration::from_secs(20))
             .await
-            .unwrap();
-        assert!(!timed_out, "run did not finish: {run:?}");
-        run
+            .unwrap()
+        {
+            Waited::Finished(run) => run,
+            Waited::StillRunning(run) => panic!("run did not finish: {run:?}"),
+        }
     }
 
     pub async fn finish(&self, thread: &Thread, input: &str) -> Run {

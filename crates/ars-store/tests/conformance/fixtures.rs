@@ -1,8 +1,8 @@
 //! Small builders shared by the checks.
 
 use ars_domain::{
-    Agent, AgentConfig, AgentDraft, Backend, NewRun, Role, Run, RunId, RunOutcome, RunStatus,
-    ShareConfig, Thread, Usage, User, UserId,
+    Agent, AgentConfig, AgentDraft, Backend, Delivery, NewRun, Role, Run, RunId, RunOutcome,
+    RunStatus, ShareConfig, Thread, Usage, User, UserId,
 };
 use ars_store::{AgentFilter, NewUser, Store};
 
@@ -117,6 +117,7 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
         input: input.to_string(),
         parent_run_id: None,
         parent_tool_call_id: None,
+        delivery: None,
     }
 }
 
@@ -125,17 +126,31 @@ pub fn new_child_run(child: &Thread, parent: RunId, call: &str) -> NewRun {
     NewRun {
         parent_run_id: Some(parent),
         parent_tool_call_id: Some(call.to_string()),
+        delivery: Some(Delivery::Wait),
         ..new_run(child, "delegated")
     }
 }
 
-/// An outcome with `status` and no output, error or usage.
+/// An outcome with terminal `status`, an empty output (success) and no usage.
 pub fn outcome(status: RunStatus) -> RunOutcome {
-    RunOutcome {
-        status,
-        output: None,
-        error: None,
-        usage: Usage::default(),
+    let usage = Usage::default();
+    match status {
+        RunStatus::Success => RunOutcome::Success {
+            output: String::new(),
+            usage,
+        },
+        RunStatus::Error => RunOutcome::Error {
+            message: "failed".into(),
+            usage,
+        },
+        RunStatus::Timeout => RunOutcome::Timeout { limit_s: 1, usage },
+        RunStatus::Interrupted => RunOutcome::Interrupted {
+            reason: "stopped".into(),
+            usage,
+        },
+        RunStatus::Cancelled | RunStatus::Pending | RunStatus::Running => {
+            RunOutcome::Cancelled { usage }
+        }
     }
 }
 
@@ -145,4 +160,5 @@ pub async fn finished(store: &dyn Store, run: &Run) -> Run {
         .finish_run(run.id, &outcome(RunStatus::Success))
         .await
         .unwrap()
+        .into_run()
 }

@@ -1,10 +1,10 @@
 //! Runs: one active run per thread, the status life cycle, usage, and run trees.
 
 use ars_domain::{
-    AgentId, MessageRole, NewMessage, NewRun, Run, RunId, RunOutcome, RunStatus, ThreadId, Usage,
-    UserId, time::now,
+    AgentId, Delivery, MessageRole, NewMessage, NewRun, Run, RunId, RunOutcome, RunStatus,
+    ThreadId, Usage, UserId, time::now,
 };
-use ars_store::{INTERRUPTED_ERROR, Store, StoreError};
+use ars_store::{FinishedRun, INTERRUPTED_ERROR, Store, StoreError};
 use futures::future::join_all;
 
 use crate::fixtures::{
@@ -112,7 +112,11 @@ pub async fn check_new_run_after_finish(store: &dyn Store) {
         Some(second.clone())
     );
     let cancelled = outcome(RunStatus::Cancelled);
-    let second = store.finish_run(second.id, &cancelled).await.unwrap();
+    let second = store
+        .finish_run(second.id, &cancelled)
+        .await
+        .unwrap()
+        .into_run();
     let third = store.create_run(&new_run(&thread, "three")).await.unwrap();
     assert_eq!(
         store.thread_runs(&thread.id).await.unwrap(),
@@ -191,11 +195,11 @@ pub async fn check_run_usage(store: &dyn Store) {
     assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
     assert_eq!(stored_usage(run.id).await, big);
 
-    let outcome = RunOutcome {
+    let outcome = RunOutcome::Success {
+        output: String::new(),
         usage: usage(40, 20),
-        ..outcome(RunStatus::Success)
     };
-    let done = store.finish_run(run.id, &outcome).await.unwrap();
+    let done = store.finish_run(run.id, &outcome).await.unwrap().into_run();
     assert_eq!(done.usage, usage(40, 20));
     // A late live update does not overwrite the final usage.
     store.set_run_usage(run.id, usage(99, 99)).await.unwrap();
@@ -210,32 +214,36 @@ pub async fn check_finish_run_first_writer_wins(store: &dyn Store) {
     let thread = root_thread(store, &alice, "chat").await;
     let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
     let started = store.mark_run_running(run.id).await.unwrap();
-    let success = RunOutcome {
-        status: RunStatus::Success,
-        output: Some("the answer".into()),
-        error: None,
+    let success = RunOutcome::Success {
+        output: "the answer".into(),
         usage: Usage {
             prompt_tokens: 7,
             completion_tokens: 3,
         },
     };
-    let done = store.finish_run(run.id, &success).await.unwrap();
+    let done = match store.finish_run(run.id, &success).await.unwrap() {
+        FinishedRun::Ended(run) => run,
+        other => panic!("the first finish must write the end: {other:?}"),
+    };
     let finished_at = done.finished_at.unwrap();
     assert!(finished_at >= started.started_at.unwrap());
     let expected = Run {
         status: RunStatus::Success,
         output: Some("the answer".into()),
-        usage: success.usage,
+        usage: success.usage(),
         finished_at: Some(finished_at),
         ..started.clone()
     };
     assert_eq!(done, expected);
 
-    let cancel = RunOutcome {
-        error: Some("cancelled by the user".into()),
-        ..outcome(RunStatus::Cancelled)
+    let cancel = RunOutcome::Interrupted {
+        reason: "cut off".into(),
+        usage: Usage::default(),
     };
-    assert_eq!(store.finish_run(run.id, &cancel).await.unwrap(), done);
+    assert_eq!(
+        store.finish_run(run.id, &cancel).await.unwrap(),
+        FinishedRun::AlreadyEnded(done.clone())
+    );
     assert_eq!(store.run(run.id).await.unwrap(), Some(done));
 
     // A cancel racing a success: exactly one outcome is recorded, and both callers see it.
@@ -246,21 +254,18 @@ pub async fn check_finish_run_first_writer_wins(store: &dyn Store) {
         store.finish_run(raced.id, &cancel)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
+    let wrote = |f: &FinishedRun| matches!(f, FinishedRun::Ended(_));
+    assert!(wrote(&a) != wrote(&b), "exactly one writer: {a:?} {b:?}");
+    let (a, b) = (a.into_run(), b.into_run());
     assert_eq!(a, b);
     assert!(
-        matches!(a.status, RunStatus::Success | RunStatus::Cancelled),
+        matches!(a.status, RunStatus::Success | RunStatus::Interrupted),
         "{a:?}"
     );
-    let error = (a.status == RunStatus::Cancelled).then(|| "cancelled by the user".to_string());
+    let error = (a.status == RunStatus::Interrupted).then(|| "cut off".to_string());
     assert_eq!(a.error, error);
     assert_eq!(store.run(raced.id).await.unwrap(), Some(a));
 
-    let pending = store.create_run(&new_run(&thread, "x")).await.unwrap();
-    for status in [RunStatus::Pending, RunStatus::Running] {
-        let result = store.finish_run(pending.id, &outcome(status)).await;
-        assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
-    }
-    assert_eq!(store.run(pending.id).await.unwrap(), Some(pending));
     let result = store.finish_run(RunId::new(), &success).await;
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
 }
@@ -323,10 +328,16 @@ pub async fn check_child_and_subagent_runs(store: &dyn Store) {
         .unwrap();
     assert_eq!(run_a.parent_run_id, Some(parent.id));
     assert_eq!(run_a.parent_tool_call_id.as_deref(), Some("call_a"));
+    assert_eq!(run_a.delivery, Some(Delivery::Wait));
     let run_b = store
-        .create_run(&new_child_run(&second, parent.id, "call_b"))
+        .create_run(&NewRun {
+            delivery: Some(Delivery::Background),
+            ..new_child_run(&second, parent.id, "call_b")
+        })
         .await
         .unwrap();
+    assert_eq!(run_b.delivery, Some(Delivery::Background));
+    assert_eq!(parent.delivery, None);
     let nested = store
         .create_run(&new_child_run(&grandchild, run_a.id, "call_n"))
         .await

@@ -1,5 +1,10 @@
-//! The runtime: starts runs as background tasks, cancels them, waits for them, and recovers
-//! after a restart. A subagent run is the same [`Runtime::start_run`] on a child thread.
+//! The runtime handle: starts runs as background tasks, cancels them, waits for them, and
+//! recovers after a restart. A subagent run is the same [`Runtime::start_run`] on a child
+//! thread. One run's preparation and driving live in `execute`; the completion notice of a
+//! background child in `notice`.
+//!
+//! The core knows no capability: subagents, Skills, MCP and knowledge are plug-ins
+//! ([`MiddlewareFactory`]) the server assembly passes in [`RuntimeParts::plugins`].
 //!
 //! **Invariant:** at most one active run per thread — the store refuses a second one, so this
 //! holds across instances too. A run's terminal status is written once (first writer wins).
@@ -12,17 +17,20 @@ use tokio::sync::{Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
-    Agent, Caller, ContextDefaults, MessageRole, ModelConfig, NewMessage, NewRun, Run, RunId,
-    RunOutcome, RunStatus, Thread, Usage, UserId,
+    Caller, ContextDefaults, Delivery, MessageRole, NewMessage, NewRun, Run, RunId, RunOutcome,
+    RunStatus, Thread, Usage, UserId,
 };
 use ars_events::{EventBus, EventKind, ParentRef, RunRef};
 use ars_models::ModelRegistry;
-use ars_sandbox::{Sandbox, SandboxError, Scope, WorkspaceUsage};
-use ars_store::{Store, StoreError};
+use ars_sandbox::{Sandbox, SandboxError, WorkspaceUsage};
+use ars_store::{FinishedRun, Store, StoreError};
 
-use crate::agent_loop::{Emitter, LoopEnd, LoopSpec, run_loop};
-use crate::middleware::{MiddlewareFactory, RunSetup};
-use crate::tool::{ToolContext, ToolInfo, ToolRegistry};
+use crate::agent_loop::Emitter;
+use crate::middleware::MiddlewareFactory;
+use crate::tool::{ToolInfo, ToolRegistry};
+
+mod execute;
+mod notice;
 
 /// Runtime settings.
 #[derive(Clone, Debug)]
@@ -68,14 +76,55 @@ pub struct StartRun {
     pub parent: Option<ParentLink>,
 }
 
-/// Which tool call of which run started a child run.
+/// Which tool call of which run started a child run, and how the parent takes its result.
 #[derive(Clone, Debug)]
 pub struct ParentLink {
     pub run_id: RunId,
     pub tool_call_id: Option<String>,
-    /// Set for synchronous children: cancelling (or ending) the parent run cancels the child.
-    /// Background children leave it `None` and outlive the parent's run.
-    pub cancel_with: Option<CancellationToken>,
+    pub delivery: ChildDelivery,
+}
+
+/// How a parent takes a child run's result.
+#[derive(Clone, Debug)]
+pub enum ChildDelivery {
+    /// The parent's tool call waits: cancelling (or ending) the parent run, whose token this
+    /// is, cancels the child.
+    Wait { cancel_with: CancellationToken },
+    /// The child runs in the background and outlives the parent's run; if it ends after the
+    /// parent's run, it leaves a completion notice on the parent thread.
+    Background,
+}
+
+impl ChildDelivery {
+    pub fn kind(&self) -> Delivery {
+        match self {
+            Self::Wait { .. } => Delivery::Wait,
+            Self::Background => Delivery::Background,
+        }
+    }
+}
+
+/// What [`Runtime::wait`] found when it stopped waiting.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Waited {
+    /// The run is terminal.
+    Finished(Run),
+    /// The wait's time ran out first; the run as it stands.
+    StillRunning(Run),
+}
+
+impl Waited {
+    pub fn run(&self) -> &Run {
+        match self {
+            Self::Finished(run) | Self::StillRunning(run) => run,
+        }
+    }
+
+    pub fn into_run(self) -> Run {
+        match self {
+            Self::Finished(run) | Self::StillRunning(run) => run,
+        }
+    }
 }
 
 /// A run executing in this process.
@@ -91,7 +140,8 @@ struct Inner {
     sandbox: Arc<dyn Sandbox>,
     tools: ToolRegistry,
     config: RuntimeConfig,
-    middleware: Vec<Arc<dyn MiddlewareFactory>>,
+    /// The capability plug-ins, asked in order to add to each run's prompt and tools.
+    plugins: Vec<Arc<dyn MiddlewareFactory>>,
     /// Runs executing here. A std `Mutex`: never held across an `.await`.
     active: Mutex<HashMap<RunId, ActiveRun>>,
     /// Execution slots of top-level runs.
@@ -118,6 +168,8 @@ pub struct RuntimeParts {
     pub sandbox: Arc<dyn Sandbox>,
     pub tools: ToolRegistry,
     pub config: RuntimeConfig,
+    /// Capability plug-ins (subagents, Skills, …), in the order they shape a run.
+    pub plugins: Vec<Arc<dyn MiddlewareFactory>>,
 }
 
 impl Runtime {
@@ -132,25 +184,13 @@ impl Runtime {
                 sandbox: parts.sandbox,
                 tools: parts.tools,
                 config: parts.config,
-                // Subagents are part of every runtime: the factory mounts the task tools only
-                // on normal agents whose allow-list is non-empty.
-                middleware: vec![Arc::new(crate::subagents::SubagentMiddlewareFactory)],
+                plugins: parts.plugins,
                 active: Mutex::new(HashMap::new()),
                 slots,
                 child_slots,
                 shutdown: CancellationToken::new(),
             }),
         }
-    }
-
-    /// Registers a middleware factory; call before the first run (needs the only handle).
-    pub fn with_middleware(mut self, factory: Arc<dyn MiddlewareFactory>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.middleware.push(factory);
-        } else {
-            tracing::error!("middleware must be registered before the runtime is shared");
-        }
-        self
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -184,14 +224,24 @@ impl Runtime {
     }
 
     /// Marks runs a previous process left active as `interrupted`, so their threads accept
-    /// new runs. Call once at startup, before serving.
+    /// new runs, and writes the completion notices of background children it cut off. Call
+    /// once at startup, before serving.
     pub async fn recover(&self) -> Result<Vec<RunId>, StoreError> {
-        let ids = self.inner.store.interrupt_active_runs().await?;
+        let store = &self.inner.store;
+        let ids = store.interrupt_active_runs().await?;
         if !ids.is_empty() {
             tracing::warn!(
                 count = ids.len(),
                 "marked runs cut off by the last stop as interrupted"
             );
+        }
+        for id in &ids {
+            let Some(run) = store.run(*id).await? else {
+                continue;
+            };
+            if let Some(thread) = store.thread(&run.thread_id).await? {
+                notice::child_ended(store, &run, &thread).await;
+            }
         }
         Ok(ids)
     }
@@ -207,6 +257,7 @@ impl Runtime {
             input: start.input.clone(),
             parent_run_id: start.parent.as_ref().map(|p| p.run_id),
             parent_tool_call_id: start.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
+            delivery: start.parent.as_ref().map(|p| p.delivery.kind()),
         };
         let run = match store.create_run(&new).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
@@ -219,7 +270,10 @@ impl Runtime {
             start.input,
         );
         if let Err(e) = store.append_message(&message).await {
-            let outcome = failed(format!("cannot save the input: {e}"), Usage::default());
+            let outcome = RunOutcome::Error {
+                message: format!("cannot save the input: {e}"),
+                usage: Usage::default(),
+            };
             store.finish_run(run.id, &outcome).await?;
             return Err(e.into());
         }
@@ -237,9 +291,9 @@ impl Runtime {
             })
             .await;
 
-        let cancel = match start.parent.as_ref().and_then(|p| p.cancel_with.as_ref()) {
-            Some(parent) => parent.child_token(),
-            None => self.inner.shutdown.child_token(),
+        let cancel = match start.parent.as_ref().map(|p| &p.delivery) {
+            Some(ChildDelivery::Wait { cancel_with }) => cancel_with.child_token(),
+            Some(ChildDelivery::Background) | None => self.inner.shutdown.child_token(),
         };
         let (done_tx, done_rx) = watch::channel(false);
         if let Ok(mut active) = self.inner.active.lock() {
@@ -265,199 +319,6 @@ impl Runtime {
         Ok(run)
     }
 
-    /// The background part of a run: wait for a slot, build, loop, record the outcome.
-    async fn execute(
-        &self,
-        run: Run,
-        thread: Thread,
-        caller: Caller,
-        mut emitter: Emitter,
-        cancel: CancellationToken,
-    ) {
-        let store = Arc::clone(&self.inner.store);
-        let pool = if run.parent_run_id.is_some() {
-            &self.inner.child_slots
-        } else {
-            &self.inner.slots
-        };
-        let permit = tokio::select! {
-            permit = Arc::clone(pool).acquire_owned() => permit.ok(),
-            () = cancel.cancelled() => None,
-        };
-        let usage = Arc::new(Mutex::new(Usage::default()));
-        let outcome = match permit {
-            None => self.cancelled_outcome(Usage::default()),
-            Some(_permit) => {
-                let _ = store.mark_run_running(run.id).await;
-                emitter
-                    .emit(EventKind::RunStatus {
-                        status: RunStatus::Running,
-                        error: None,
-                        output: None,
-                    })
-                    .await;
-                match self
-                    .build(&run, &thread, &caller, &mut emitter, &cancel, &usage)
-                    .await
-                {
-                    Err(message) => failed(message, Usage::default()),
-                    Ok(spec) => {
-                        let timeout = Duration::from_secs(spec.limits.timeout_s);
-                        let ending = tokio::select! {
-                            end = run_loop(&spec) => Ending::Loop(end),
-                            () = cancel.cancelled() => Ending::Cancelled,
-                            () = tokio::time::sleep(timeout) => Ending::TimedOut,
-                        };
-                        // Whatever ended the loop, synchronous children end with it.
-                        cancel.cancel();
-                        let used = usage.lock().map(|u| *u).unwrap_or_default();
-                        match ending {
-                            Ending::Loop(LoopEnd::Answer(text)) => RunOutcome {
-                                status: RunStatus::Success,
-                                output: Some(text),
-                                error: None,
-                                usage: used,
-                            },
-                            Ending::Loop(LoopEnd::Failed(message)) => failed(message, used),
-                            Ending::TimedOut => RunOutcome {
-                                status: RunStatus::Timeout,
-                                output: None,
-                                error: Some(format!(
-                                    "the run hit its time limit of {} s",
-                                    spec.limits.timeout_s
-                                )),
-                                usage: used,
-                            },
-                            Ending::Cancelled => self.cancelled_outcome(used),
-                        }
-                    }
-                }
-            }
-        };
-        let finished = match store.finish_run(run.id, &outcome).await {
-            Ok(run) => run,
-            Err(e) => {
-                tracing::error!(run_id = %run.id, error = %e, "cannot record the end of a run");
-                return;
-            }
-        };
-        emitter
-            .emit(EventKind::RunStatus {
-                status: finished.status,
-                error: finished.error.clone(),
-                output: finished.output.clone(),
-            })
-            .await;
-    }
-
-    /// Cancellation caused by shutdown is an interruption, not a user's cancel.
-    fn cancelled_outcome(&self, usage: Usage) -> RunOutcome {
-        if self.inner.shutdown.is_cancelled() {
-            RunOutcome {
-                status: RunStatus::Interrupted,
-                output: None,
-                error: Some("the server stopped while this run was active".into()),
-                usage,
-            }
-        } else {
-            RunOutcome {
-                status: RunStatus::Cancelled,
-                output: None,
-                error: Some("cancelled".into()),
-                usage,
-            }
-        }
-    }
-
-    /// Resolves the agent's context and assembles model, tools, prompt and middleware.
-    async fn build(
-        &self,
-        run: &Run,
-        thread: &Thread,
-        caller: &Caller,
-        emitter: &mut Emitter,
-        cancel: &CancellationToken,
-        usage: &Arc<Mutex<Usage>>,
-    ) -> Result<LoopSpec, String> {
-        let store = &self.inner.store;
-        let agent: Agent = store
-            .agent(thread.agent_id)
-            .await
-            .map_err(|e| format!("cannot load the agent: {e}"))?
-            .filter(|a| caller.can_view(a))
-            .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
-        let context = self
-            .inner
-            .config
-            .defaults
-            .resolve(agent.backend_id, &agent.config_json.context);
-        let model_config: &ModelConfig = context.model.as_ref().ok_or(
-            "no model configured: set config_json.context.model on the agent or ARS_DEFAULT_MODEL on the server",
-        )?;
-        let model = self
-            .inner
-            .models
-            .model_for(model_config)
-            .map_err(|e| e.to_string())?;
-
-        let mut tools = Vec::new();
-        for name in &context.tools {
-            match self.inner.tools.get(name) {
-                Some(tool) => tools.push(tool),
-                None => {
-                    tracing::warn!(agent = %agent.slug, tool = %name, "agent names an unknown tool; skipped")
-                }
-            }
-        }
-        let mut system_prompt = context.system_prompt.clone();
-        let setup = RunSetup {
-            runtime: self,
-            caller,
-            run,
-            thread,
-            agent: &agent,
-            context: &context,
-        };
-        for factory in &self.inner.middleware {
-            if let Some(m) = factory.build(&setup).await {
-                m.tools(&mut tools);
-                m.system_prompt(&mut system_prompt);
-                emitter.middleware.push(m);
-            }
-        }
-
-        let scope = Scope::new(
-            thread.user_id,
-            thread.runtime_scope_id.clone(),
-            thread.workdir_path.clone(),
-        )
-        .map_err(|e| e.to_string())?;
-        self.inner
-            .sandbox
-            .prepare(&scope)
-            .await
-            .map_err(|e| format!("cannot prepare the workdir: {e}"))?;
-        Ok(LoopSpec {
-            store: Arc::clone(store),
-            emitter: emitter.clone(),
-            model,
-            system_prompt,
-            tools,
-            limits: context.limits.clone(),
-            tool_ctx: ToolContext {
-                user_id: thread.user_id,
-                thread_id: thread.id.clone(),
-                run_id: run.id,
-                call_id: String::new(),
-                scope,
-                sandbox: Arc::clone(&self.inner.sandbox),
-                cancel: cancel.clone(),
-                allow_network: context.network,
-            },
-            usage: Arc::clone(usage),
-        })
-    }
-
     /// Cancels a run and answers it once terminal (or as it stands after a few seconds).
     /// A run no process is executing (left over, or on another instance without a shared
     /// bus) is cancelled in the store directly.
@@ -481,13 +342,13 @@ impl Runtime {
                     .await?
                     .ok_or(RuntimeError::NotFound("run"))?;
                 if !run.status.is_terminal() {
-                    let outcome = RunOutcome {
-                        status: RunStatus::Cancelled,
-                        output: None,
-                        error: Some("cancelled".into()),
-                        usage: run.usage,
-                    };
-                    self.inner.store.finish_run(run_id, &outcome).await?;
+                    let outcome = RunOutcome::Cancelled { usage: run.usage };
+                    let finished = self.inner.store.finish_run(run_id, &outcome).await?;
+                    if let FinishedRun::Ended(ended) = &finished
+                        && let Some(thread) = self.inner.store.thread(&ended.thread_id).await?
+                    {
+                        notice::child_ended(&self.inner.store, ended, &thread).await;
+                    }
                 }
             }
         }
@@ -498,13 +359,9 @@ impl Runtime {
             .ok_or(RuntimeError::NotFound("run"))
     }
 
-    /// Waits until the run is terminal or `timeout` passes; answers the run and whether the
-    /// wait timed out.
-    pub async fn wait(
-        &self,
-        run_id: RunId,
-        timeout: Duration,
-    ) -> Result<(Run, bool), RuntimeError> {
+    /// Waits until the run is terminal or `timeout` passes (at most the configured
+    /// `max_wait`).
+    pub async fn wait(&self, run_id: RunId, timeout: Duration) -> Result<Waited, RuntimeError> {
         let timeout = timeout.min(self.inner.config.max_wait);
         let deadline = tokio::time::Instant::now() + timeout;
         let local = self
@@ -524,10 +381,10 @@ impl Runtime {
                 .await?
                 .ok_or(RuntimeError::NotFound("run"))?;
             if run.status.is_terminal() {
-                return Ok((run, false));
+                return Ok(Waited::Finished(run));
             }
             if tokio::time::Instant::now() >= deadline {
-                return Ok((run, true));
+                return Ok(Waited::StillRunning(run));
             }
             // Not executing here (another instance): poll the store.
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -566,22 +423,6 @@ impl Runtime {
             let _ = d.wait_for(|x| *x).await;
         }));
         let _ = tokio::time::timeout(grace, all).await;
-    }
-}
-
-/// What stopped the loop future.
-enum Ending {
-    Loop(LoopEnd),
-    Cancelled,
-    TimedOut,
-}
-
-fn failed(message: String, usage: Usage) -> RunOutcome {
-    RunOutcome {
-        status: RunStatus::Error,
-        output: None,
-        error: Some(message),
-        usage,
     }
 }
 

@@ -1,0 +1,218 @@
+//! One run, from its slot to its recorded end: wait for an execution slot, prepare the run
+//! (agent, resolved context, model, tools, plug-ins, sandbox scope), drive the loop under
+//! cancellation and the wall-clock limit, and write the outcome once.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use ars_domain::{Agent, Caller, ModelConfig, Run, RunOutcome, RunStatus, Thread, Usage};
+use ars_events::EventKind;
+use ars_sandbox::Scope;
+use ars_store::FinishedRun;
+
+use super::{Runtime, notice};
+use crate::agent_loop::{Emitter, LoopEnd, LoopSpec, run_loop};
+use crate::middleware::RunSetup;
+use crate::tool::ToolContext;
+
+/// What stopped the loop future.
+enum Ending {
+    Loop(LoopEnd),
+    Cancelled,
+    TimedOut,
+}
+
+impl Runtime {
+    /// The background part of a run: wait for a slot, prepare, loop, record the outcome.
+    pub(super) async fn execute(
+        &self,
+        run: Run,
+        thread: Thread,
+        caller: Caller,
+        mut emitter: Emitter,
+        cancel: CancellationToken,
+    ) {
+        let store = Arc::clone(&self.inner.store);
+        let pool = if run.parent_run_id.is_some() {
+            &self.inner.child_slots
+        } else {
+            &self.inner.slots
+        };
+        let permit = tokio::select! {
+            permit = Arc::clone(pool).acquire_owned() => permit.ok(),
+            () = cancel.cancelled() => None,
+        };
+        let outcome = match permit {
+            None => self.cancelled_outcome(Usage::default()),
+            Some(_permit) => {
+                let _ = store.mark_run_running(run.id).await;
+                emitter
+                    .emit(EventKind::RunStatus {
+                        status: RunStatus::Running,
+                        error: None,
+                        output: None,
+                    })
+                    .await;
+                let usage = Arc::new(Mutex::new(Usage::default()));
+                match self
+                    .prepare(&run, &thread, &caller, &mut emitter, &cancel, &usage)
+                    .await
+                {
+                    Err(message) => RunOutcome::Error {
+                        message,
+                        usage: Usage::default(),
+                    },
+                    Ok(spec) => self.drive(&spec, &cancel, &usage).await,
+                }
+            }
+        };
+        let finished = match store.finish_run(run.id, &outcome).await {
+            Ok(finished) => finished,
+            Err(e) => {
+                tracing::error!(run_id = %run.id, error = %e, "cannot record the end of a run");
+                return;
+            }
+        };
+        if let FinishedRun::Ended(ended) = &finished {
+            // The writer of a run's end is the one that tells a waiting-for-nobody parent.
+            notice::child_ended(&self.inner.store, ended, &thread).await;
+        }
+        let finished = finished.into_run();
+        emitter
+            .emit(EventKind::RunStatus {
+                status: finished.status,
+                error: finished.error.clone(),
+                output: finished.output.clone(),
+            })
+            .await;
+    }
+
+    /// Runs the loop until it ends, the run is cancelled, or the time limit passes.
+    async fn drive(
+        &self,
+        spec: &LoopSpec,
+        cancel: &CancellationToken,
+        usage: &Arc<Mutex<Usage>>,
+    ) -> RunOutcome {
+        let limit_s = spec.limits.timeout_s;
+        let ending = tokio::select! {
+            end = run_loop(spec) => Ending::Loop(end),
+            () = cancel.cancelled() => Ending::Cancelled,
+            () = tokio::time::sleep(Duration::from_secs(limit_s)) => Ending::TimedOut,
+        };
+        // Whatever ended the loop, synchronous children end with it.
+        cancel.cancel();
+        let usage = usage.lock().map(|u| *u).unwrap_or_default();
+        match ending {
+            Ending::Loop(LoopEnd::Answer(output)) => RunOutcome::Success { output, usage },
+            Ending::Loop(LoopEnd::Failed(message)) => RunOutcome::Error { message, usage },
+            Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
+            Ending::Cancelled => self.cancelled_outcome(usage),
+        }
+    }
+
+    /// Cancellation caused by shutdown is an interruption, not a user's cancel.
+    pub(super) fn cancelled_outcome(&self, usage: Usage) -> RunOutcome {
+        if self.inner.shutdown.is_cancelled() {
+            RunOutcome::Interrupted {
+                reason: ars_store::INTERRUPTED_ERROR.into(),
+                usage,
+            }
+        } else {
+            RunOutcome::Cancelled { usage }
+        }
+    }
+
+    /// Resolves the agent's context and assembles model, tools, prompt and plug-ins.
+    async fn prepare(
+        &self,
+        run: &Run,
+        thread: &Thread,
+        caller: &Caller,
+        emitter: &mut Emitter,
+        cancel: &CancellationToken,
+        usage: &Arc<Mutex<Usage>>,
+    ) -> Result<LoopSpec, String> {
+        let store = &self.inner.store;
+        let agent: Agent = store
+            .agent(thread.agent_id)
+            .await
+            .map_err(|e| format!("cannot load the agent: {e}"))?
+            .filter(|a| caller.can_view(a))
+            .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
+        let context = self
+            .inner
+            .config
+            .defaults
+            .resolve(agent.backend_id, &agent.config_json.context);
+        let model_config: &ModelConfig = context.model.as_ref().ok_or(
+            "no model configured: set config_json.context.model on the agent or ARS_DEFAULT_MODEL on the server",
+        )?;
+        let model = self
+            .inner
+            .models
+            .model_for(model_config)
+            .map_err(|e| e.to_string())?;
+
+        let mut tools = Vec::new();
+        for name in &context.tools {
+            match self.inner.tools.get(name) {
+                Some(tool) => tools.push(tool),
+                None => {
+                    tracing::warn!(agent = %agent.slug, tool = %name, "agent names an unknown tool; skipped")
+                }
+            }
+        }
+        let scope = Scope::new(
+            thread.user_id,
+            thread.runtime_scope_id.clone(),
+            thread.workdir_path.clone(),
+        )
+        .map_err(|e| e.to_string())?;
+        self.inner
+            .sandbox
+            .prepare(&scope)
+            .await
+            .map_err(|e| format!("cannot prepare the workdir: {e}"))?;
+
+        let mut system_prompt = context.system_prompt.clone();
+        let setup = RunSetup {
+            runtime: self,
+            caller,
+            run,
+            thread,
+            agent: &agent,
+            context: &context,
+            scope: &scope,
+            events: &emitter.clone(),
+        };
+        for plugin in &self.inner.plugins {
+            if let Some(m) = plugin.build(&setup).await {
+                m.tools(&mut tools);
+                m.system_prompt(&mut system_prompt);
+                emitter.middleware.push(m);
+            }
+        }
+        Ok(LoopSpec {
+            store: Arc::clone(store),
+            emitter: emitter.clone(),
+            model,
+            system_prompt,
+            tools,
+            limits: context.limits.clone(),
+            tool_ctx: ToolContext {
+                user_id: thread.user_id,
+                thread_id: thread.id.clone(),
+                run_id: run.id,
+                call_id: String::new(),
+                scope,
+                sandbox: Arc::clone(&self.inner.sandbox),
+                cancel: cancel.clone(),
+                allow_network: context.network,
+            },
+            usage: Arc::clone(usage),
+        })
+    }
+}

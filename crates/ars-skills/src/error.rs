@@ -94,6 +94,10 @@ pub enum SkillError {
         /// The repeated path.
         path: String,
     },
+    /// The archive's directory lists one name twice (the zip reader keeps only one of them,
+    /// so which one is not known).
+    #[error("the archive lists the same path more than once")]
+    DuplicateEntries,
     /// The archive is neither flat (SKILL.md at its root) nor one folder.
     #[error(
         "the archive must have SKILL.md at its root, or everything inside one folder named \

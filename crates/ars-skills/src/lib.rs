@@ -6,8 +6,10 @@
 //! skills ([`builtin`]) and renders the short listing that goes into an agent's system prompt
 //! ([`listing`]).
 
+pub mod archive;
 pub mod error;
 pub mod format;
 
+pub use archive::{SkillBundle, UploadLimits, bundle_from_files, read_skill_md, read_zip};
 pub use error::SkillError;
 pub use format::{SkillManifest, parse_skill_md, validate_name};

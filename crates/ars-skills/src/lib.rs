@@ -9,7 +9,9 @@
 pub mod archive;
 pub mod error;
 pub mod format;
+pub mod listing;
 
 pub use archive::{SkillBundle, UploadLimits, bundle_from_files, read_skill_md, read_zip};
 pub use error::SkillError;
 pub use format::{SkillManifest, parse_skill_md, validate_name};
+pub use listing::{ListedSkill, SkillSource, prompt_block, resolve_precedence};

@@ -7,11 +7,13 @@
 //! ([`listing`]).
 
 pub mod archive;
+pub mod builtin;
 pub mod error;
 pub mod format;
 pub mod listing;
 
 pub use archive::{SkillBundle, UploadLimits, bundle_from_files, read_skill_md, read_zip};
+pub use builtin::builtin_skills;
 pub use error::SkillError;
 pub use format::{SkillManifest, parse_skill_md, validate_name};
 pub use listing::{ListedSkill, SkillSource, prompt_block, resolve_precedence};

@@ -312,3 +312,20 @@ fn unknown_keys_are_kept_in_extra() {
 fn non_text_top_level_key_is_refused() {
     check_field_error("name: a\ndescription: d\n1: x", "1", "text key");
 }
+
+#[test]
+fn yaml_alias_bomb_is_refused() {
+    let mut yaml = String::from("name: a\ndescription: d\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n");
+    for n in 1..12 {
+        let prev = n - 1;
+        yaml.push_str(&format!(
+            "l{n}: &l{n} [*l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}, *l{prev}]\n"
+        ));
+    }
+    let started = std::time::Instant::now();
+    assert!(matches!(
+        parse(&yaml),
+        Err(SkillError::FrontmatterSyntax(_))
+    ));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}

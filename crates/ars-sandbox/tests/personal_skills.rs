@@ -115,6 +115,19 @@ async fn installing_over_an_existing_skill_needs_replace() {
 }
 
 #[tokio::test]
+async fn a_skill_can_be_installed_before_the_users_first_run() {
+    let fx = fixture().await;
+    let user = ars_domain::UserId::new();
+    let bundle = files(&[("SKILL.md", b"# Early\n")]);
+    fx.sandbox
+        .install_personal_skill(user, "early", bundle, false)
+        .await
+        .unwrap();
+    let path = fx.user_data(user).join("agents/skills/early/SKILL.md");
+    assert_eq!(fs::read_to_string(path).unwrap(), "# Early\n");
+}
+
+#[tokio::test]
 async fn a_symlink_planted_at_the_skill_is_replaced_not_written_through() {
     let fx = fixture().await;
     let outside = fx.outside();

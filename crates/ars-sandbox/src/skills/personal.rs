@@ -39,6 +39,10 @@ pub(crate) fn install(
         name: name.to_owned(),
         path: shown.clone(),
     };
+    // The server may install before the user's first run prepared anything; the workspace
+    // path is the server's own (no part of it is agent-writable), so creating it is safe.
+    std::fs::create_dir_all(layout.user_data(user))
+        .map_err(|err| SandboxError::io(USER_DATA_ROOT, &err))?;
     let workspace = layout.open_root(user, Root::UserData)?;
     let Some(skills) = open_personal_skills(&workspace, true)? else {
         return Err(SandboxError::NotFound {

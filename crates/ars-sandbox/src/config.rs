@@ -24,8 +24,8 @@ pub enum ShellMode {
 /// agent tools are tuned for.
 #[derive(Clone, Debug, Deserialize)]
 pub struct SandboxConfig {
-    /// The server's data root. User workspaces live under `users/<user_id>/user-data`, the
-    /// shared Skills projection under `skills`.
+    /// The server's data root. User workspaces live under `users/<user_id>/user-data`, each
+    /// user's Skills projection under `users/<user_id>/skills`.
     pub data_dir: PathBuf,
     /// Isolated (default) or host shell.
     #[serde(default)]

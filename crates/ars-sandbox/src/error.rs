@@ -122,6 +122,34 @@ pub enum SandboxError {
         needed: u64,
     },
 
+    /// A skill handed in by the server is malformed (its name, version or a file path), or a
+    /// projection asked to keep a copy that is not projected.
+    #[error("invalid skill `{name}`: {reason}")]
+    InvalidSkill {
+        /// The skill's name (possibly shortened for display).
+        name: String,
+        /// Which rule refused it.
+        reason: String,
+    },
+
+    /// A personal skill of that name is already installed and replacing it was not asked for.
+    #[error("the personal skill `{name}` already exists at `{path}`")]
+    SkillExists {
+        /// The skill's name.
+        name: String,
+        /// Its virtual folder, under `/home/gem/user-data/agents/skills`.
+        path: String,
+    },
+
+    /// A file or directory tree is larger than the caller's limit.
+    #[error("`{path}` is too large: {reason}")]
+    TooLarge {
+        /// The virtual path of the file or directory.
+        path: String,
+        /// Which limit it passes.
+        reason: String,
+    },
+
     /// The isolated shell cannot run on this server (for example `bwrap` is not installed).
     #[error("the sandbox shell is unavailable: {0}")]
     ShellUnavailable(String),

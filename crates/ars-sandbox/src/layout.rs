@@ -4,7 +4,7 @@
 
 /// The user's workspace as the agent sees it.
 pub const USER_DATA_ROOT: &str = "/home/gem/user-data";
-/// The shared/built-in Skills projection as the agent sees it (read-only).
+/// The user's Skills projection (built-in and shared skills) as the agent sees it (read-only).
 pub const SKILLS_ROOT: &str = "/home/gem/skills";
 /// Where the user's personal Skills live, inside the workspace.
 pub const PERSONAL_SKILLS_DIR: &str = "/home/gem/user-data/agents/skills";

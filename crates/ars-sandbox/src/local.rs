@@ -1,8 +1,9 @@
 //! `LocalSandbox`: the embedded [`Sandbox`] over directories under the server's data dir.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,11 +18,11 @@ use crate::layout::{PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::paths::{Access, Layout, Root};
 use crate::quota::Quotas;
 use crate::sandbox::{
-    EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ReadOutcome,
-    Sandbox, WorkspaceUsage, WriteOutcome,
+    EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ProjectedSkill,
+    ReadOutcome, Sandbox, WorkspaceUsage, WriteOutcome,
 };
 use crate::scope::Scope;
-use crate::{exec, files};
+use crate::{exec, files, skills};
 
 /// The embedded sandbox: file tools on the local data dir, shell commands under bubblewrap.
 ///
@@ -39,6 +40,10 @@ struct Inner {
     cgroups: Option<Cgroups>,
     /// The workspace quota and what each workspace holds.
     quotas: Quotas,
+    /// One lock per user, so two runs of one user starting together do not project Skills
+    /// (or install personal skills) over each other. The map is a std `Mutex`, held only to
+    /// fetch a user's lock, never across an `.await`; it keeps one entry per user seen.
+    skill_locks: Mutex<HashMap<UserId, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl LocalSandbox {
@@ -53,6 +58,7 @@ impl LocalSandbox {
                 layout,
                 cgroups,
                 quotas,
+                skill_locks: Mutex::default(),
             }),
         }
     }
@@ -85,6 +91,30 @@ impl LocalSandbox {
         }
     }
 
+    /// Runs a blocking Skills job for `user` while holding the user's skill lock. The guard
+    /// moves into the job, so the lock is held until the job ends even if the caller stops
+    /// waiting for it.
+    async fn locked<T, F>(&self, user: UserId, job: F) -> Result<T, SandboxError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, SandboxError> + Send + 'static,
+    {
+        let lock = {
+            let mut locks = self
+                .inner
+                .skill_locks
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(locks.entry(user).or_default())
+        };
+        let guard = lock.lock_owned().await;
+        self.blocking(move |inner| {
+            let _guard = guard;
+            job(inner)
+        })
+        .await
+    }
+
     /// Runs a blocking file-system job on tokio's blocking pool.
     async fn blocking<T, F>(&self, job: F) -> Result<T, SandboxError>
     where
@@ -102,12 +132,13 @@ impl LocalSandbox {
 }
 
 impl Inner {
-    /// Creates the workspace, personal Skills dir, shared Skills dir and workdir.
+    /// Creates the workspace, personal Skills dir, the user's (possibly empty) Skills
+    /// projection and the workdir.
     fn prepare(&self, scope: &Scope) -> Result<(), SandboxError> {
         scope.validate()?;
         for (dir, shown) in [
             (self.layout.user_data(scope.user_id), USER_DATA_ROOT),
-            (self.layout.skills(), SKILLS_ROOT),
+            (self.layout.skills(scope.user_id), SKILLS_ROOT),
         ] {
             fs::create_dir_all(&dir).map_err(|err| SandboxError::io(shown, &err))?;
         }
@@ -305,6 +336,73 @@ impl Sandbox for LocalSandbox {
                 used_bytes: used,
                 quota_bytes: inner.quotas.limit(),
             })
+        })
+        .await
+    }
+
+    async fn projected_skills(
+        &self,
+        user: UserId,
+    ) -> Result<BTreeMap<String, String>, SandboxError> {
+        self.blocking(move |inner| skills::projected(&inner.layout, user))
+            .await
+    }
+
+    async fn project_skills(
+        &self,
+        user: UserId,
+        skills: Vec<ProjectedSkill>,
+    ) -> Result<(), SandboxError> {
+        self.locked(user, move |inner| {
+            skills::project(&inner.layout, user, &skills)
+        })
+        .await
+    }
+
+    async fn install_personal_skill(
+        &self,
+        user: UserId,
+        name: &str,
+        files: Vec<(String, Vec<u8>)>,
+        replace: bool,
+    ) -> Result<(), SandboxError> {
+        let name = name.to_owned();
+        self.locked(user, move |inner| {
+            let (layout, quotas) = (&inner.layout, &inner.quotas);
+            skills::install(layout, quotas, user, &name, &files, replace)
+        })
+        .await
+    }
+
+    async fn remove_personal_skill(&self, user: UserId, name: &str) -> Result<bool, SandboxError> {
+        let name = name.to_owned();
+        self.locked(user, move |inner| {
+            skills::remove(&inner.layout, &inner.quotas, user, &name)
+        })
+        .await
+    }
+
+    async fn read_bytes(
+        &self,
+        scope: &Scope,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        self.blocking(move |inner| files::read_bytes(&inner.layout, &scope, &path, max_bytes))
+            .await
+    }
+
+    async fn read_tree(
+        &self,
+        scope: &Scope,
+        dir: &str,
+        max_files: usize,
+        max_bytes: u64,
+    ) -> Result<Vec<(String, Vec<u8>)>, SandboxError> {
+        let (scope, dir) = (scope.clone(), dir.to_owned());
+        self.blocking(move |inner| {
+            files::read_tree(&inner.layout, &scope, &dir, max_files, max_bytes)
         })
         .await
     }

@@ -7,7 +7,14 @@
 //! | `/home/gem/user-data` | `<data>/users/<user_id>/user-data` | read-write |
 //! | `/home/gem/user-data/<workdir_path>` | the same, below | read-write, the cwd |
 //! | `/home/gem/user-data/agents/skills` | the same, below | read-write |
-//! | `/home/gem/skills` | `<data>/skills` | read-only |
+//! | `/home/gem/skills` | `<data>/users/<user_id>/skills` | read-only |
+//!
+//! `/home/gem/skills` is the *user's* Skills projection: built-in skills and the shared skills
+//! visible to that user, written by [`crate::Sandbox::project_skills`]. It sits beside the
+//! workspace, not in it, so it counts against no quota and nothing in the workspace reaches
+//! it; no other user's projection is ever opened or mounted for a scope. Its manifest
+//! (`skills.manifest`) and the temp dirs of a projection live one level up, in
+//! `<data>/users/<user_id>`, which no scope can see.
 //!
 //! [`Layout::resolve`] is the only way from a caller-supplied path to something the file tools
 //! can act on. It is purely lexical ([`normalize`]: NUL bytes, lengths, `..`, which root) and
@@ -31,6 +38,9 @@ use crate::layout::{
     MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT,
 };
 use crate::scope::Scope;
+
+/// The projection's directory name inside [`Layout::user_home`].
+pub(crate) const SKILLS_DIR_NAME: &str = "skills";
 
 /// Which virtual root a path lives under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +119,7 @@ pub(crate) fn normalize(scope: &Scope, input: &str) -> Result<VirtualPath, Sandb
                 return Err(SandboxError::OutsideScope {
                     path: display_path(input),
                     reason: format!(
-                        "only {USER_DATA_ROOT} (your workspace), {SKILLS_ROOT} (shared Skills, \
+                        "only {USER_DATA_ROOT} (your workspace), {SKILLS_ROOT} (your Skills, \
                          read-only) and paths relative to the workdir {} are reachable",
                         scope.virtual_workdir()
                     ),
@@ -162,7 +172,7 @@ pub(crate) fn normalize(scope: &Scope, input: &str) -> Result<VirtualPath, Sandb
 pub(crate) struct Resolved {
     /// The normalised virtual path: what every result and error shows.
     pub(crate) virtual_path: String,
-    /// The handle of the virtual root (the user workspace or the shared Skills).
+    /// The handle of the virtual root (the user's workspace or Skills projection).
     pub(crate) root: Dir,
     /// The path below the root, `.` for the root itself. Never absolute, never `..`.
     pub(crate) rel: PathBuf,
@@ -203,12 +213,33 @@ impl Layout {
         Self { data_dir }
     }
 
+    /// `<data>/users/<user_id>`: what the server keeps for a user. No scope sees it; its
+    /// children `user-data` and `skills` are the user's two virtual roots.
+    pub(crate) fn user_home(&self, user: UserId) -> PathBuf {
+        self.data_dir.join("users").join(user.to_string())
+    }
+
     /// `<data>/users/<user_id>/user-data`: the user's workspace.
     pub(crate) fn user_data(&self, user: UserId) -> PathBuf {
-        self.data_dir
-            .join("users")
-            .join(user.to_string())
-            .join("user-data")
+        self.user_home(user).join("user-data")
+    }
+
+    /// Opens (creating it first when `create`) the handle of [`Layout::user_home`]; `None`
+    /// when it does not exist and was not to be created.
+    pub(crate) fn open_user_home(
+        &self,
+        user: UserId,
+        create: bool,
+    ) -> Result<Option<Dir>, SandboxError> {
+        let path = self.user_home(user);
+        if create {
+            fs::create_dir_all(&path).map_err(|err| unprepared(Root::Skills, &err))?;
+        }
+        match Dir::open_ambient_dir(path, ambient_authority()) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(unprepared(Root::Skills, &err)),
+        }
     }
 
     /// Writes (when it differs) and returns `<data>/sandbox/resolv.conf`, the resolver
@@ -222,15 +253,15 @@ impl Layout {
         Ok(path)
     }
 
-    /// `<data>/skills`: the shared Skills projection.
-    pub(crate) fn skills(&self) -> PathBuf {
-        self.data_dir.join("skills")
+    /// `<data>/users/<user_id>/skills`: the user's Skills projection.
+    pub(crate) fn skills(&self, user: UserId) -> PathBuf {
+        self.user_home(user).join(SKILLS_DIR_NAME)
     }
 
     fn root_dir(&self, user: UserId, root: Root) -> PathBuf {
         match root {
             Root::UserData => self.user_data(user),
-            Root::Skills => self.skills(),
+            Root::Skills => self.skills(user),
         }
     }
 
@@ -263,8 +294,8 @@ impl Layout {
             return Err(SandboxError::ReadOnly {
                 path: shown,
                 reason: format!(
-                    "{SKILLS_ROOT} is the shared Skills projection; put personal Skills under \
-                     {PERSONAL_SKILLS_DIR}"
+                    "{SKILLS_ROOT} is your Skills projection (built-in and shared skills); put \
+                     personal Skills under {PERSONAL_SKILLS_DIR}"
                 ),
             });
         }

@@ -5,6 +5,7 @@
 //! relative to the workdir) and every path in an outcome or error is a virtual path too; host
 //! paths never cross this boundary.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -93,6 +94,82 @@ pub trait Sandbox: Send + Sync {
 
     /// What the user's workspace holds and may hold.
     async fn workspace_usage(&self, user: UserId) -> Result<WorkspaceUsage, SandboxError>;
+
+    /// Name → version of the skills the user's projection at `/home/gem/skills` holds now
+    /// (empty for a user never projected). Every scope of the user — a parent agent and its
+    /// subagents alike — sees this one projection, and no other user's.
+    async fn projected_skills(
+        &self,
+        user: UserId,
+    ) -> Result<BTreeMap<String, String>, SandboxError>;
+
+    /// Makes the user's projection hold exactly `skills` (the built-in skills and the shared
+    /// skills visible to the user): each skill with files is written to a fresh folder and
+    /// swapped in whole, so a reader sees the old or the new copy, never half; a skill with
+    /// `files: None` keeps the copy projected (an [`SandboxError::InvalidSkill`] when that
+    /// name is not projected at that version); everything else is removed. Names, versions
+    /// and file paths are validated (see [`ProjectedSkill`]) and anything else refused before
+    /// anything changes. Concurrent projections of one user are serialised.
+    async fn project_skills(
+        &self,
+        user: UserId,
+        skills: Vec<ProjectedSkill>,
+    ) -> Result<(), SandboxError>;
+
+    /// Writes the personal skill folder `/home/gem/user-data/agents/skills/<name>/` with
+    /// `files`, atomically (built in a temp folder beside it, then renamed into place). With
+    /// `replace` an existing folder is swapped out and removed; without it an existing one is
+    /// [`SandboxError::SkillExists`]. The bytes are charged to the workspace quota before
+    /// anything is written ([`SandboxError::QuotaExceeded`] leaves nothing behind). A symlink
+    /// planted on the way (`agents`, `agents/skills`) refuses the call; one planted at the
+    /// skill's own name is replaced as a link, never written through.
+    async fn install_personal_skill(
+        &self,
+        user: UserId,
+        name: &str,
+        files: Vec<(String, Vec<u8>)>,
+        replace: bool,
+    ) -> Result<(), SandboxError>;
+
+    /// Removes the personal skill folder `name` and everything in it, without following
+    /// symlinks (one named like the skill is removed as a link). Returns whether there was
+    /// one.
+    async fn remove_personal_skill(&self, user: UserId, name: &str) -> Result<bool, SandboxError>;
+
+    /// The raw bytes of the file at a virtual path (workspace or Skills), resolved and checked
+    /// as [`Sandbox::read`] does; a file over `max_bytes` is [`SandboxError::TooLarge`].
+    async fn read_bytes(
+        &self,
+        scope: &Scope,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, SandboxError>;
+
+    /// Every regular file below the virtual directory `dir`, as (path relative to `dir`,
+    /// `/`-separated; bytes), sorted by path. Below `dir` nothing is followed: symlinks and
+    /// special files are skipped. More than `max_files` files, or more than `max_bytes` bytes
+    /// in all, is [`SandboxError::TooLarge`].
+    async fn read_tree(
+        &self,
+        scope: &Scope,
+        dir: &str,
+        max_files: usize,
+        max_bytes: u64,
+    ) -> Result<Vec<(String, Vec<u8>)>, SandboxError>;
+}
+
+/// One skill a projection should hold (see [`Sandbox::project_skills`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectedSkill {
+    /// The folder name under `/home/gem/skills`: 1–64 of `[a-z0-9-]`, no leading, trailing
+    /// or doubled `-`.
+    pub name: String,
+    /// What [`Sandbox::projected_skills`] reports for it: 1–128 printable ASCII characters,
+    /// no spaces.
+    pub version: String,
+    /// The folder's files as (relative `/`-separated path, bytes); `None` keeps the copy
+    /// already projected at this version.
+    pub files: Option<Vec<(String, Vec<u8>)>>,
 }
 
 /// A workspace's size against its quota.

@@ -2,7 +2,8 @@
 //!
 //! What the command sees:
 //! - `/home/gem/user-data` — the user's workspace, read-write (the workdir is inside it);
-//! - `/home/gem/skills` — the shared Skills projection, read-only;
+//! - `/home/gem/skills` — the user's own Skills projection, read-only (no other user's is
+//!   mounted);
 //! - `/home/gem` itself — a private tmpfs, so `$HOME` is writable but forgotten afterwards;
 //! - `/usr` and the `/bin`, `/lib*`, `/sbin` links or directories, read-only;
 //! - a few files under `/etc` that programs need to run (dynamic linker, Debian alternatives,
@@ -66,7 +67,7 @@ pub(crate) const TAP_DEVICE: &str = "tap0";
 pub(crate) struct ScopeMounts {
     /// Canonical host path of the user workspace.
     pub(crate) user_data: PathBuf,
-    /// Canonical host path of the shared Skills projection.
+    /// Canonical host path of the user's Skills projection.
     pub(crate) skills: PathBuf,
     /// The workdir as the command sees it.
     pub(crate) virtual_workdir: String,
@@ -229,7 +230,7 @@ mod tests {
     fn args(allow_network: bool) -> Vec<String> {
         let mounts = ScopeMounts {
             user_data: "/data/users/u/user-data".into(),
-            skills: "/data/skills".into(),
+            skills: "/data/users/u/skills".into(),
             virtual_workdir: "/home/gem/user-data/conversations/t".into(),
             resolv_conf: allow_network.then(|| "/data/sandbox/resolv.conf".into()),
         };
@@ -252,7 +253,7 @@ mod tests {
         ));
         assert!(has_window(
             &args,
-            &["--ro-bind", "/data/skills", "/home/gem/skills"]
+            &["--ro-bind", "/data/users/u/skills", "/home/gem/skills"]
         ));
         assert!(has_window(
             &args,

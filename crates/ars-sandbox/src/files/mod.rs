@@ -4,6 +4,7 @@
 //! acts only through the directory handle that returns (never through a host path);
 //! [`crate::LocalSandbox`] runs them on the blocking pool.
 
+mod bytes;
 mod list;
 mod read;
 mod search;
@@ -20,6 +21,7 @@ use cap_std::fs::{Dir, OpenOptions};
 use crate::error::SandboxError;
 use crate::paths::Resolved;
 
+pub(crate) use bytes::{read_bytes, read_tree};
 pub(crate) use list::list;
 pub(crate) use read::read;
 pub(crate) use search::{glob, grep};

@@ -56,9 +56,17 @@ impl Fixture {
             .join(&self.scope.workdir_path)
     }
 
-    /// Host path of the shared Skills projection.
+    /// Host path of the fixture user's Skills projection.
     pub fn skills(&self) -> PathBuf {
-        self.data().join("skills")
+        self.skills_of(self.scope.user_id)
+    }
+
+    /// Host path of a user's Skills projection.
+    pub fn skills_of(&self, user: UserId) -> PathBuf {
+        self.data()
+            .join("users")
+            .join(user.to_string())
+            .join("skills")
     }
 
     /// A directory outside the data dir, with a secret file in it.

@@ -1,10 +1,62 @@
-//! Who may see, use, manage and delete an agent.
+//! Who may see, use, manage and delete a shared resource: an agent or a skill.
 //!
-//! **Invariant:** these functions are the only statement of the sharing rules. The store's
-//! visibility filter for lists implements [`Caller::can_view`] in SQL; the conformance suite
+//! **Invariant:** these functions are the only statement of the sharing rules. Every resource
+//! that follows them implements [`Shared`], so agents and skills cannot drift apart. The store's
+//! visibility filters for lists implement [`Caller::can_view`] in SQL; the conformance suite
 //! checks the two agree.
 
-use crate::{Agent, Role, User, UserId, Visibility};
+use crate::{Agent, Role, ShareConfig, Skill, User, UserId, Visibility};
+
+/// A resource under the sharing model: an owner (or none, for system-owned rows) and a
+/// [`ShareConfig`].
+pub trait Shared {
+    /// `None` for system-owned rows, which only admins and managers manage.
+    fn owner_id(&self) -> Option<UserId>;
+    fn share_config(&self) -> &ShareConfig;
+    /// Built-in rows are created by migrations: only admins edit them and nobody deletes them.
+    fn is_builtin(&self) -> bool {
+        false
+    }
+}
+
+/// So `iter().filter(|a| caller.can_view(a))`, which hands out `&&Agent`, keeps working.
+impl<T: Shared + ?Sized> Shared for &T {
+    fn owner_id(&self) -> Option<UserId> {
+        (**self).owner_id()
+    }
+
+    fn share_config(&self) -> &ShareConfig {
+        (**self).share_config()
+    }
+
+    fn is_builtin(&self) -> bool {
+        (**self).is_builtin()
+    }
+}
+
+impl Shared for Agent {
+    fn owner_id(&self) -> Option<UserId> {
+        self.owner_id
+    }
+
+    fn share_config(&self) -> &ShareConfig {
+        &self.share_config
+    }
+
+    fn is_builtin(&self) -> bool {
+        self.is_builtin
+    }
+}
+
+impl Shared for Skill {
+    fn owner_id(&self) -> Option<UserId> {
+        self.owner_id
+    }
+
+    fn share_config(&self) -> &ShareConfig {
+        &self.share_config
+    }
+}
 
 /// The authenticated user a request acts for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,10 +80,10 @@ impl Caller {
     }
 
     /// See and use: admins, the owner, managers, and whoever the visibility admits.
-    pub fn can_view(&self, agent: &Agent) -> bool {
-        let share = &agent.share_config;
+    pub fn can_view(&self, item: &(impl Shared + ?Sized)) -> bool {
+        let share = item.share_config();
         self.is_admin()
-            || agent.owner_id == Some(self.id)
+            || item.owner_id() == Some(self.id)
             || share.manager_ids.contains(&self.id)
             || match share.visibility {
                 Visibility::Public => true,
@@ -41,17 +93,17 @@ impl Caller {
     }
 
     /// Edit (and share): admins, the owner and managers; built-in rows only admins.
-    pub fn can_manage(&self, agent: &Agent) -> bool {
-        if agent.is_builtin {
+    pub fn can_manage(&self, item: &(impl Shared + ?Sized)) -> bool {
+        if item.is_builtin() {
             return self.is_admin();
         }
         self.is_admin()
-            || agent.owner_id == Some(self.id)
-            || agent.share_config.manager_ids.contains(&self.id)
+            || item.owner_id() == Some(self.id)
+            || item.share_config().manager_ids.contains(&self.id)
     }
 
     /// Delete: whoever manages it, except that built-in rows are never deleted.
-    pub fn can_delete(&self, agent: &Agent) -> bool {
-        !agent.is_builtin && self.can_manage(agent)
+    pub fn can_delete(&self, item: &(impl Shared + ?Sized)) -> bool {
+        !item.is_builtin() && self.can_manage(item)
     }
 }

@@ -40,7 +40,7 @@ impl Backend {
     }
 }
 
-/// Who can see an agent besides its owner, managers and admins.
+/// Who can see an agent or skill besides its owner, managers and admins.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Visibility {
@@ -69,7 +69,7 @@ impl Visibility {
     }
 }
 
-/// Visibility and management rights: the same sharing model for every agent.
+/// Visibility and management rights: the same sharing model for every agent and skill.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShareConfig {

@@ -74,6 +74,10 @@ uuid_id!(
     /// Identifies a committed message.
     MessageId
 );
+uuid_id!(
+    /// Identifies a shared skill (its name is unique too, but may be what a client typed).
+    SkillId
+);
 
 /// The fixed id of the built-in `general-purpose` subagent, created by a migration.
 pub const GENERAL_PURPOSE_ID: AgentId =
@@ -92,5 +96,8 @@ mod tests {
             GENERAL_PURPOSE_ID.to_string(),
             "00000000-0000-7000-8000-000000000001"
         );
+        let skill = SkillId::new();
+        assert_eq!(SkillId::parse(&skill.to_string()), Some(skill));
+        assert_eq!(SkillId::parse(""), None);
     }
 }

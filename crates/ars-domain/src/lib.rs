@@ -1,7 +1,7 @@
 //! The ARS domain: the types every other crate speaks and the rules that hold for them.
 //!
-//! This crate does no I/O. It knows what an agent, a user and a share are, which writes are
-//! valid, who may see or manage what, and how an agent's runtime context is layered over the
+//! This crate does no I/O. It knows what an agent, a skill, a user and a share are, which writes
+//! are valid, who may see or manage what, and how an agent's runtime context is layered over the
 //! server defaults. Storage, HTTP and the runtime build on it and never re-state its rules.
 
 pub mod access;
@@ -12,15 +12,17 @@ pub mod error;
 pub mod ids;
 pub mod object;
 pub mod run;
+pub mod skill;
 pub mod thread;
 pub mod time;
 pub mod user;
 
-pub use access::Caller;
+pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
-pub use ids::{AgentId, MessageId, RunId, TokenId, UserId};
+pub use ids::{AgentId, MessageId, RunId, SkillId, TokenId, UserId};
 pub use run::{Delivery, NewRun, Run, RunOutcome, RunStatus, Usage};
+pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
 pub use thread::{Message, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord};
 pub use user::{ApiToken, Role, User};

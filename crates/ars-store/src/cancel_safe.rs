@@ -12,11 +12,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, Run, RunId, RunOutcome,
-    Thread, ThreadId, TokenId, Usage, User, UserId,
+    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill, Run, RunId,
+    RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread,
+    ThreadId, TokenId, Usage, User, UserId,
 };
 
-use crate::{AgentFilter, FinishedRun, NewToken, NewUser, Result, Store, StoreError};
+use crate::{AgentFilter, FinishedRun, NewToken, NewUser, Result, SkillFilter, Store, StoreError};
 
 /// Wraps a store so its writes survive the caller's cancellation.
 pub struct CancelSafe {
@@ -114,6 +115,44 @@ impl Store for CancelSafe {
     }
     async fn default_agent(&self) -> Result<Option<Agent>> {
         self.inner.default_agent().await
+    }
+
+    async fn create_skill(&self, new: &NewSkill) -> Result<Skill> {
+        let new = new.clone();
+        self.detached(|s| async move { s.create_skill(&new).await })
+            .await
+    }
+    async fn skill(&self, id: SkillId) -> Result<Option<Skill>> {
+        self.inner.skill(id).await
+    }
+    async fn skill_by_name(&self, name: &str) -> Result<Option<Skill>> {
+        self.inner.skill_by_name(name).await
+    }
+    async fn list_skills(&self, filter: SkillFilter) -> Result<Vec<Skill>> {
+        self.inner.list_skills(filter).await
+    }
+    async fn replace_skill_content(&self, id: SkillId, content: &SkillContent) -> Result<Skill> {
+        let content = content.clone();
+        self.detached(|s| async move { s.replace_skill_content(id, &content).await })
+            .await
+    }
+    async fn update_skill_share(&self, id: SkillId, share: &ShareConfig) -> Result<Skill> {
+        let share = share.clone();
+        self.detached(|s| async move { s.update_skill_share(id, &share).await })
+            .await
+    }
+    async fn delete_skill(&self, id: SkillId) -> Result<bool> {
+        self.detached(|s| async move { s.delete_skill(id).await })
+            .await
+    }
+    async fn skill_files(&self, id: SkillId) -> Result<Vec<SkillFileInfo>> {
+        self.inner.skill_files(id).await
+    }
+    async fn skill_file(&self, id: SkillId, path: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.skill_file(id, path).await
+    }
+    async fn skill_contents(&self, id: SkillId) -> Result<Vec<SkillFile>> {
+        self.inner.skill_contents(id).await
     }
 
     async fn create_thread(&self, thread: &Thread) -> Result<Thread> {

@@ -32,10 +32,19 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
-/// Unique constraints and the payload field each one guards, matched against the constraint
-/// name (PostgreSQL: `users_username_key`) or the message (SQLite: `… failed: users.username`).
-/// The first match wins; anything else (a primary key) is reported as `id`.
-const UNIQUE_FIELDS: [&str; 4] = ["username", "slug", "token_hash", "is_default"];
+/// Unique constraints and the payload field each one guards: `(needle, field)`, the needle
+/// matched against the constraint name (PostgreSQL: `users_username_key`) or the message
+/// (SQLite: `… failed: users.username`). The first match wins; anything else (a primary key) is
+/// reported as `id`. Skill names are matched with their table, since `name` alone would also
+/// match `username`.
+const UNIQUE_FIELDS: [(&str, &str); 6] = [
+    ("username", "username"),
+    ("slug", "slug"),
+    ("token_hash", "token_hash"),
+    ("is_default", "is_default"),
+    ("skills_name_key", "name"),
+    ("skills.name", "name"),
+];
 
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
@@ -62,6 +71,6 @@ fn unique_field(db: &dyn DatabaseError) -> &'static str {
     let names = [db.constraint().unwrap_or_default(), db.message()];
     UNIQUE_FIELDS
         .into_iter()
-        .find(|field| names.iter().any(|name| name.contains(field)))
-        .unwrap_or("id")
+        .find(|(needle, _)| names.iter().any(|name| name.contains(needle)))
+        .map_or("id", |(_, field)| field)
 }

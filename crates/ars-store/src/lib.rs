@@ -12,6 +12,9 @@
 //!
 //! **Boundary:** this is the only crate that knows sqlx or SQL. Callers get domain types.
 //! **Invariant:** a write either happens whole or not at all (one transaction per call).
+//! **Invariant:** a skill's row, shares and files change together: a new version replaces every
+//! file in the same transaction, so each read (`skill_contents` is one statement) sees one
+//! version whole.
 //! **Invariant:** a thread has at most one active (pending or running) run, and its messages
 //! are numbered 1, 2, 3, … without gaps: the schema enforces both, so they hold across the
 //! several instances sharing one PostgreSQL database.
@@ -22,8 +25,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, Role, Run, RunId,
-    RunOutcome, Thread, ThreadId, TokenId, Usage, User, UserId,
+    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill, Role, Run, RunId,
+    RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread,
+    ThreadId, TokenId, Usage, User, UserId,
 };
 
 mod cancel_safe;
@@ -108,6 +112,14 @@ pub struct AgentFilter {
     pub include_subagents: bool,
 }
 
+/// Which skills a list returns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SkillFilter {
+    /// Only skills this user can see (`ars_domain::Caller::can_view` for a non-admin);
+    /// `None` lists every skill (admins).
+    pub visible_to: Option<UserId>,
+}
+
 /// Everything ARS persists. Object-safe: the server holds an `Arc<dyn Store>`.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -173,6 +185,37 @@ pub trait Store: Send + Sync + 'static {
     async fn set_default_agent(&self, id: AgentId) -> Result<Agent>;
     /// The default agent, if one is set.
     async fn default_agent(&self) -> Result<Option<Agent>>;
+
+    // Skills: the row, its shares and its files change together.
+
+    /// Creates a skill with all its files in one transaction. A taken name is
+    /// `StoreError::Conflict { field: "name" }`; a path given twice, an unknown owner or share
+    /// user, or a name outside 1-64 characters is `Invalid`. Nothing is written on any error.
+    async fn create_skill(&self, new: &NewSkill) -> Result<Skill>;
+    /// The skill with this id, shares included; no visibility check (callers apply
+    /// `ars_domain::Caller`).
+    async fn skill(&self, id: SkillId) -> Result<Option<Skill>>;
+    /// The skill with this name, shares included.
+    async fn skill_by_name(&self, name: &str) -> Result<Option<Skill>>;
+    /// Skills matching `filter`, by name (byte order).
+    async fn list_skills(&self, filter: SkillFilter) -> Result<Vec<Skill>>;
+    /// Replaces a skill's content with a new version: manifest fields, version and every file
+    /// (the old files are gone), `updated_at` set, in one transaction. The name never changes:
+    /// a different `content.name` is `Invalid`. `NotFound` when the skill is gone; a path given
+    /// twice is `Invalid`. On any error nothing changes.
+    async fn replace_skill_content(&self, id: SkillId, content: &SkillContent) -> Result<Skill>;
+    /// Replaces the skill's shares and sets `updated_at`; `NotFound` when the skill is gone, an
+    /// unknown user `Invalid`.
+    async fn update_skill_share(&self, id: SkillId, share: &ShareConfig) -> Result<Skill>;
+    /// Deletes a skill with its shares and files; `false` when there was no such skill.
+    /// Callers check `ars_domain::Caller::can_delete` first.
+    async fn delete_skill(&self, id: SkillId) -> Result<bool>;
+    /// The skill's files without their bytes, by path (byte order); empty for an unknown skill.
+    async fn skill_files(&self, id: SkillId) -> Result<Vec<SkillFileInfo>>;
+    /// One file's bytes; `None` when the skill or the path is not there.
+    async fn skill_file(&self, id: SkillId, path: &str) -> Result<Option<Vec<u8>>>;
+    /// Every file of the skill with its bytes, by path (byte order); empty for an unknown skill.
+    async fn skill_contents(&self, id: SkillId) -> Result<Vec<SkillFile>>;
 
     // Threads.
 

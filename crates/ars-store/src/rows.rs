@@ -4,22 +4,23 @@
 //! PostgreSQL row alike. Text columns (ids, roles, enums) are parsed here; anything that does
 //! not parse is [`StoreError::Corrupt`], never a panic.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
 use ars_domain::{
     Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageRole,
-    Role, Run, RunId, RunStatus, ShareConfig, Thread, ThreadId, TokenId, ToolCallRecord, Usage,
-    User, UserId, Visibility,
+    Role, Run, RunId, RunStatus, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
+    SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId, Visibility,
 };
 
 use crate::{Result, StoreError};
 
-/// The `agent_shares.role` of a `share_config.user_ids` entry.
+/// The share row role (`agent_shares.role`, `skill_shares.role`) of a `share_config.user_ids`
+/// entry.
 pub(crate) const SHARE_USER: &str = "user";
-/// The `agent_shares.role` of a `share_config.manager_ids` entry.
+/// The share row role of a `share_config.manager_ids` entry.
 pub(crate) const SHARE_MANAGER: &str = "manager";
 
 #[derive(sqlx::FromRow)]
@@ -97,11 +98,43 @@ pub(crate) struct AgentRow {
     updated_at: DateTime<Utc>,
 }
 
+/// A row of `agent_shares` or `skill_shares`; `resource_id` is the agent's or skill's id.
 #[derive(sqlx::FromRow)]
 pub(crate) struct ShareRow {
-    agent_id: String,
+    resource_id: String,
     user_id: String,
     role: String,
+}
+
+/// The share config of a resource stored with `visibility` (from column `what`) and exactly
+/// its share rows `shares` (in any order).
+fn share_config(what: &str, visibility: &str, shares: Vec<ShareRow>) -> Result<ShareConfig> {
+    let mut share_config = ShareConfig {
+        visibility: Visibility::parse(visibility).ok_or_else(|| corrupt(what, visibility))?,
+        user_ids: Vec::new(),
+        manager_ids: Vec::new(),
+    };
+    for share in shares {
+        let user = parse_user_id(&share.user_id)?;
+        match share.role.as_str() {
+            SHARE_USER => share_config.user_ids.push(user),
+            SHARE_MANAGER => share_config.manager_ids.push(user),
+            other => return Err(corrupt("share role", other)),
+        }
+    }
+    Ok(share_config.normalized())
+}
+
+/// Share rows grouped by the id of the resource they belong to.
+fn shares_by_resource(shares: Vec<ShareRow>) -> HashMap<String, Vec<ShareRow>> {
+    let mut by_resource: HashMap<String, Vec<ShareRow>> = HashMap::new();
+    for share in shares {
+        by_resource
+            .entry(share.resource_id.clone())
+            .or_default()
+            .push(share);
+    }
+    by_resource
 }
 
 impl AgentRow {
@@ -112,20 +145,7 @@ impl AgentRow {
 
     /// The agent, with `shares` being exactly this agent's share rows (in any order).
     pub(crate) fn into_agent(self, shares: Vec<ShareRow>) -> Result<Agent> {
-        let mut share_config = ShareConfig {
-            visibility: Visibility::parse(&self.visibility)
-                .ok_or_else(|| corrupt("agents.visibility", &self.visibility))?,
-            user_ids: Vec::new(),
-            manager_ids: Vec::new(),
-        };
-        for share in shares {
-            let user = parse_user_id(&share.user_id)?;
-            match share.role.as_str() {
-                SHARE_USER => share_config.user_ids.push(user),
-                SHARE_MANAGER => share_config.manager_ids.push(user),
-                other => return Err(corrupt("agent_shares.role", other)),
-            }
-        }
+        let share_config = share_config("agents.visibility", &self.visibility, shares)?;
         Ok(Agent {
             id: parse_agent_id(&self.id)?,
             slug: self.slug,
@@ -135,7 +155,7 @@ impl AgentRow {
                 .ok_or_else(|| corrupt("agents.backend_id", &self.backend_id))?,
             is_subagent: self.is_subagent,
             config_json: self.config_json.0,
-            share_config: share_config.normalized(),
+            share_config,
             owner_id: self.owner_id.as_deref().map(parse_user_id).transpose()?,
             is_default: self.is_default,
             is_builtin: self.is_builtin,
@@ -147,13 +167,7 @@ impl AgentRow {
 
 /// Joins agent rows with the share rows of all of them, keeping the agents' order.
 pub(crate) fn assemble_agents(rows: Vec<AgentRow>, shares: Vec<ShareRow>) -> Result<Vec<Agent>> {
-    let mut by_agent: HashMap<String, Vec<ShareRow>> = HashMap::new();
-    for share in shares {
-        by_agent
-            .entry(share.agent_id.clone())
-            .or_default()
-            .push(share);
-    }
+    let mut by_agent = shares_by_resource(shares);
     rows.into_iter()
         .map(|row| {
             let shares = by_agent.remove(&row.id).unwrap_or_default();
@@ -168,6 +182,124 @@ pub(crate) fn share_rows(share: &ShareConfig) -> Vec<(UserId, &'static str)> {
     let users = share.user_ids.into_iter().map(|id| (id, SHARE_USER));
     let managers = share.manager_ids.into_iter().map(|id| (id, SHARE_MANAGER));
     users.chain(managers).collect()
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct SkillRow {
+    id: String,
+    name: String,
+    description: String,
+    license: Option<String>,
+    compatibility: Option<String>,
+    metadata: Json<BTreeMap<String, String>>,
+    allowed_tools: Json<Vec<String>>,
+    visibility: String,
+    owner_id: Option<String>,
+    version: String,
+    file_count: i64,
+    size_bytes: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl SkillRow {
+    /// The stored id text, to look up this skill's shares.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The skill, with `shares` being exactly this skill's share rows (in any order).
+    pub(crate) fn into_skill(self, shares: Vec<ShareRow>) -> Result<Skill> {
+        Ok(Skill {
+            id: SkillId::parse(&self.id).ok_or_else(|| corrupt("skill id", &self.id))?,
+            share_config: share_config("skills.visibility", &self.visibility, shares)?,
+            name: self.name,
+            description: self.description,
+            license: self.license,
+            compatibility: self.compatibility,
+            metadata: self.metadata.0,
+            allowed_tools: self.allowed_tools.0,
+            owner_id: self.owner_id.as_deref().map(parse_user_id).transpose()?,
+            version: self.version,
+            file_count: u32::try_from(self.file_count)
+                .map_err(|_| corrupt("skills.file_count", &self.file_count.to_string()))?,
+            size_bytes: u64::try_from(self.size_bytes)
+                .map_err(|_| corrupt("skills.size_bytes", &self.size_bytes.to_string()))?,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+/// Joins skill rows with the share rows of all of them, keeping the skills' order.
+pub(crate) fn assemble_skills(rows: Vec<SkillRow>, shares: Vec<ShareRow>) -> Result<Vec<Skill>> {
+    let mut by_skill = shares_by_resource(shares);
+    rows.into_iter()
+        .map(|row| {
+            let shares = by_skill.remove(&row.id).unwrap_or_default();
+            row.into_skill(shares)
+        })
+        .collect()
+}
+
+/// `skills.file_count` and `skills.size_bytes` for `content`, as the databases store them
+/// (`BIGINT`); a skill too large for the domain's types is refused, not wrapped. A path given
+/// twice is refused here too, naming the path, rather than by the primary key halfway through
+/// the inserts.
+pub(crate) fn stored_skill_totals(content: &SkillContent) -> Result<(i64, i64)> {
+    let mut paths = std::collections::HashSet::new();
+    if let Some(twice) = content
+        .files
+        .iter()
+        .find(|f| !paths.insert(f.path.as_str()))
+    {
+        return Err(StoreError::Invalid(format!(
+            "file `{}` is given more than once",
+            twice.path
+        )));
+    }
+    let count = u32::try_from(content.files.len())
+        .map_err(|_| StoreError::Invalid(format!("{} files are too many", content.files.len())))?;
+    let size = i64::try_from(content.size_bytes())
+        .map_err(|_| StoreError::Invalid("the skill's files are too large".into()))?;
+    Ok((i64::from(count), size))
+}
+
+/// A file's size as the databases store it.
+pub(crate) fn stored_file_size(file: &SkillFile) -> Result<i64> {
+    i64::try_from(file.size_bytes())
+        .map_err(|_| StoreError::Invalid(format!("file `{}` is too large", file.path)))
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct SkillFileInfoRow {
+    path: String,
+    size_bytes: i64,
+}
+
+impl SkillFileInfoRow {
+    pub(crate) fn into_info(self) -> Result<SkillFileInfo> {
+        Ok(SkillFileInfo {
+            size_bytes: u64::try_from(self.size_bytes)
+                .map_err(|_| corrupt("skill_files.size_bytes", &self.size_bytes.to_string()))?,
+            path: self.path,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct SkillFileRow {
+    path: String,
+    content: Vec<u8>,
+}
+
+impl SkillFileRow {
+    pub(crate) fn into_file(self) -> SkillFile {
+        SkillFile {
+            path: self.path,
+            content: self.content,
+        }
+    }
 }
 
 #[derive(sqlx::FromRow)]

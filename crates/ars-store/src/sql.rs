@@ -5,8 +5,9 @@
 //! knows them as 1/0). Only the migrations differ per database, plus how each serializes
 //! default-agent changes (PostgreSQL takes an advisory lock; SQLite's write lock already does).
 //!
-//! **Invariant:** the visibility filter of [`LIST_AGENTS`] is `ars_domain::Caller::can_view` for
-//! a non-admin caller; the conformance suite checks the two agree.
+//! **Invariant:** the visibility filter of [`LIST_AGENTS`] and [`LIST_SKILLS`] (one macro,
+//! `visible_to!`) is `ars_domain::Caller::can_view` for a non-admin caller; the conformance suite
+//! checks the two agree.
 
 /// The user columns, in [`crate::rows::UserRow`] order.
 macro_rules! user_columns {
@@ -24,18 +25,43 @@ macro_rules! agent_columns {
     };
 }
 
+/// Whether the user `$viewer` (a placeholder; NULL for every row) sees a row of the shared
+/// resource `$table`, whose share rows are in `$shares`, keyed by `$key`: a user sees public
+/// rows, their own, those they manage, and `users` rows that list them.
+macro_rules! visible_to {
+    ($table:literal, $shares:literal, $key:literal, $viewer:literal) => {
+        concat!(
+            "(",
+            $viewer,
+            " IS NULL OR ",
+            $table,
+            ".visibility = 'public' OR ",
+            $table,
+            ".owner_id = ",
+            $viewer,
+            " OR EXISTS (SELECT 1 FROM ",
+            $shares,
+            " vs WHERE vs.",
+            $key,
+            " = ",
+            $table,
+            ".id AND vs.user_id = ",
+            $viewer,
+            " AND (vs.role = 'manager' OR ",
+            $table,
+            ".visibility = 'users')))"
+        )
+    };
+}
+
 /// The agents a list returns. `$1`: include subagents; `$2`: the viewing user's id, or NULL
-/// for every agent. A user sees public agents, their own, those they manage, and `users`
-/// agents that list them.
+/// for every agent.
 macro_rules! listed_agents_filter {
     () => {
-        "($1 OR NOT is_subagent) \
-         AND ($2 IS NULL \
-              OR visibility = 'public' \
-              OR owner_id = $2 \
-              OR EXISTS (SELECT 1 FROM agent_shares vs \
-                         WHERE vs.agent_id = agents.id AND vs.user_id = $2 \
-                           AND (vs.role = 'manager' OR agents.visibility = 'users')))"
+        concat!(
+            "($1 OR NOT is_subagent) AND ",
+            visible_to!("agents", "agent_shares", "agent_id", "$2")
+        )
     };
 }
 
@@ -125,7 +151,7 @@ pub(crate) const LIST_AGENTS: &str = concat!(
 /// The shares of every agent [`LIST_AGENTS`] returns for the same binds: one query, not one
 /// per agent.
 pub(crate) const LIST_AGENTS_SHARES: &str = concat!(
-    "SELECT agent_id, user_id, role FROM agent_shares WHERE agent_id IN \
+    "SELECT agent_id AS resource_id, user_id, role FROM agent_shares WHERE agent_id IN \
      (SELECT id FROM agents WHERE ",
     listed_agents_filter!(),
     ")"
@@ -145,12 +171,95 @@ pub(crate) const SET_DEFAULT: &str = concat!(
 // Agent shares.
 
 pub(crate) const SHARES_OF_AGENT: &str =
-    "SELECT agent_id, user_id, role FROM agent_shares WHERE agent_id = $1";
+    "SELECT agent_id AS resource_id, user_id, role FROM agent_shares WHERE agent_id = $1";
 
 pub(crate) const INSERT_SHARE: &str =
     "INSERT INTO agent_shares (agent_id, user_id, role) VALUES ($1, $2, $3)";
 
 pub(crate) const DELETE_SHARES: &str = "DELETE FROM agent_shares WHERE agent_id = $1";
+
+// Skills.
+
+/// The skill columns, in [`crate::rows::SkillRow`] order; unqualified so they also serve
+/// `RETURNING` clauses.
+macro_rules! skill_columns {
+    () => {
+        "id, name, description, license, compatibility, metadata, allowed_tools, visibility, \
+         owner_id, version, file_count, size_bytes, created_at, updated_at"
+    };
+}
+
+/// `$13`: now, both timestamps.
+pub(crate) const INSERT_SKILL: &str = "INSERT INTO skills \
+     (id, name, description, license, compatibility, metadata, allowed_tools, visibility, \
+      owner_id, version, file_count, size_bytes, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)";
+
+/// A new version of skill `$1`, only while its name is `$2` (no row otherwise); `$11`: now.
+pub(crate) const REPLACE_SKILL_CONTENT: &str = concat!(
+    "UPDATE skills SET description = $3, license = $4, compatibility = $5, metadata = $6, \
+     allowed_tools = $7, version = $8, file_count = $9, size_bytes = $10, updated_at = $11 \
+     WHERE id = $1 AND name = $2 RETURNING ",
+    skill_columns!()
+);
+
+/// `$1`: the skill; `$2`: visibility; `$3`: now. The share rows are replaced beside it.
+pub(crate) const UPDATE_SKILL_VISIBILITY: &str = concat!(
+    "UPDATE skills SET visibility = $2, updated_at = $3 WHERE id = $1 RETURNING ",
+    skill_columns!()
+);
+
+pub(crate) const SKILL_NAME: &str = "SELECT name FROM skills WHERE id = $1";
+
+pub(crate) const SKILL_BY_ID: &str =
+    concat!("SELECT ", skill_columns!(), " FROM skills WHERE id = $1");
+
+pub(crate) const SKILL_BY_NAME: &str =
+    concat!("SELECT ", skill_columns!(), " FROM skills WHERE name = $1");
+
+/// `$1`: the viewing user's id, or NULL for every skill. By name, in byte order in both
+/// databases (the PostgreSQL column uses the "C" collation); names are unique.
+pub(crate) const LIST_SKILLS: &str = concat!(
+    "SELECT ",
+    skill_columns!(),
+    " FROM skills WHERE ",
+    visible_to!("skills", "skill_shares", "skill_id", "$1"),
+    " ORDER BY name"
+);
+
+/// The shares of every skill [`LIST_SKILLS`] returns for the same bind.
+pub(crate) const LIST_SKILLS_SHARES: &str = concat!(
+    "SELECT skill_id AS resource_id, user_id, role FROM skill_shares WHERE skill_id IN \
+     (SELECT id FROM skills WHERE ",
+    visible_to!("skills", "skill_shares", "skill_id", "$1"),
+    ")"
+);
+
+/// Files and shares go with the row (ON DELETE CASCADE), in the same statement.
+pub(crate) const DELETE_SKILL: &str = "DELETE FROM skills WHERE id = $1";
+
+pub(crate) const SHARES_OF_SKILL: &str =
+    "SELECT skill_id AS resource_id, user_id, role FROM skill_shares WHERE skill_id = $1";
+
+pub(crate) const INSERT_SKILL_SHARE: &str =
+    "INSERT INTO skill_shares (skill_id, user_id, role) VALUES ($1, $2, $3)";
+
+pub(crate) const DELETE_SKILL_SHARES: &str = "DELETE FROM skill_shares WHERE skill_id = $1";
+
+pub(crate) const INSERT_SKILL_FILE: &str =
+    "INSERT INTO skill_files (skill_id, path, content, size_bytes) VALUES ($1, $2, $3, $4)";
+
+pub(crate) const DELETE_SKILL_FILES: &str = "DELETE FROM skill_files WHERE skill_id = $1";
+
+/// Paths sort by byte order in both databases (the PostgreSQL column uses the "C" collation).
+pub(crate) const SKILL_FILE_INFOS: &str =
+    "SELECT path, size_bytes FROM skill_files WHERE skill_id = $1 ORDER BY path";
+
+pub(crate) const SKILL_FILE: &str =
+    "SELECT content FROM skill_files WHERE skill_id = $1 AND path = $2";
+
+pub(crate) const SKILL_CONTENTS: &str =
+    "SELECT path, content FROM skill_files WHERE skill_id = $1 ORDER BY path";
 
 // Threads.
 

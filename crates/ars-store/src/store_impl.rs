@@ -68,21 +68,83 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            /// Inserts the share rows of `share` for agent `id` (which has none yet).
+            /// Inserts the share rows of `share` for the agent or skill `id` (which has none
+            /// yet) with `sql` (`INSERT_SHARE`, `INSERT_SKILL_SHARE`).
             async fn insert_shares(
                 conn: &mut <$db as sqlx::Database>::Connection,
-                id: ars_domain::AgentId,
+                sql: &'static str,
+                id: &str,
                 share: &ars_domain::ShareConfig,
             ) -> $crate::Result<()> {
                 for (user, role) in $crate::rows::share_rows(share) {
-                    sqlx::query($crate::sql::INSERT_SHARE)
-                        .bind(id.to_string())
+                    sqlx::query(sql)
+                        .bind(id)
                         .bind(user.to_string())
                         .bind(role)
                         .execute(&mut *conn)
                         .await?;
                 }
                 Ok(())
+            }
+
+            /// `row` with its shares, read on the same connection (or transaction).
+            async fn skill_with_shares(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                row: Option<$crate::rows::SkillRow>,
+            ) -> $crate::Result<Option<ars_domain::Skill>> {
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let shares =
+                    sqlx::query_as::<_, $crate::rows::ShareRow>($crate::sql::SHARES_OF_SKILL)
+                        .bind(row.id())
+                        .fetch_all(&mut *conn)
+                        .await?;
+                row.into_skill(shares).map(Some)
+            }
+
+            /// The skill that `sql` selects by its one bind, `key`.
+            async fn skill_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Option<ars_domain::Skill>> {
+                let mut conn = self.pool.acquire().await?;
+                let row = sqlx::query_as::<_, $crate::rows::SkillRow>(sql)
+                    .bind(key)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Self::skill_with_shares(&mut conn, row).await
+            }
+
+            /// Inserts `files` for skill `id` (which has none now).
+            async fn insert_skill_files(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                id: &str,
+                files: &[ars_domain::SkillFile],
+            ) -> $crate::Result<()> {
+                for file in files {
+                    sqlx::query($crate::sql::INSERT_SKILL_FILE)
+                        .bind(id)
+                        .bind(&file.path)
+                        .bind(&file.content)
+                        .bind($crate::rows::stored_file_size(file)?)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            }
+
+            /// The skill `id` as stored inside the write transaction `tx`, which then commits.
+            async fn commit_skill(
+                mut tx: sqlx::Transaction<'static, $db>,
+                row: $crate::rows::SkillRow,
+            ) -> $crate::Result<ars_domain::Skill> {
+                let skill = Self::skill_with_shares(&mut tx, Some(row))
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(skill)
             }
 
             /// The run with this id; `NotFound` when there is none.
@@ -314,7 +376,13 @@ macro_rules! impl_store {
                     .bind(now)
                     .execute(&mut *tx)
                     .await?;
-                Self::insert_shares(&mut tx, id, &draft.share_config).await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::sql::INSERT_SHARE,
+                    &id.to_string(),
+                    &draft.share_config,
+                )
+                .await?;
                 let row = sqlx::query_as::<_, $crate::rows::AgentRow>($crate::sql::AGENT_BY_ID)
                     .bind(id.to_string())
                     .fetch_optional(&mut *tx)
@@ -387,7 +455,13 @@ macro_rules! impl_store {
                     .bind(id.to_string())
                     .execute(&mut *tx)
                     .await?;
-                Self::insert_shares(&mut tx, id, &draft.share_config).await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::sql::INSERT_SHARE,
+                    &id.to_string(),
+                    &draft.share_config,
+                )
+                .await?;
                 let agent = Self::agent_with_shares(&mut tx, Some(row))
                     .await?
                     .ok_or($crate::StoreError::NotFound)?;
@@ -430,6 +504,198 @@ macro_rules! impl_store {
                     .fetch_optional(&mut *conn)
                     .await?;
                 Self::agent_with_shares(&mut conn, row).await
+            }
+
+            async fn create_skill(
+                &self,
+                new: &ars_domain::NewSkill,
+            ) -> $crate::Result<ars_domain::Skill> {
+                let content = &new.content;
+                let (file_count, size_bytes) = $crate::rows::stored_skill_totals(content)?;
+                let id = ars_domain::SkillId::new().to_string();
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                sqlx::query($crate::sql::INSERT_SKILL)
+                    .bind(&id)
+                    .bind(&content.name)
+                    .bind(&content.description)
+                    .bind(content.license.as_deref())
+                    .bind(content.compatibility.as_deref())
+                    .bind(sqlx::types::Json(&content.metadata))
+                    .bind(sqlx::types::Json(&content.allowed_tools))
+                    .bind(new.share_config.visibility.as_str())
+                    .bind(new.owner_id.map(|owner| owner.to_string()))
+                    .bind(&content.version)
+                    .bind(file_count)
+                    .bind(size_bytes)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::sql::INSERT_SKILL_SHARE,
+                    &id,
+                    &new.share_config,
+                )
+                .await?;
+                Self::insert_skill_files(&mut tx, &id, &content.files).await?;
+                let row = sqlx::query_as::<_, $crate::rows::SkillRow>($crate::sql::SKILL_BY_ID)
+                    .bind(&id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                Self::commit_skill(tx, row).await
+            }
+
+            async fn skill(
+                &self,
+                id: ars_domain::SkillId,
+            ) -> $crate::Result<Option<ars_domain::Skill>> {
+                self.skill_where($crate::sql::SKILL_BY_ID, &id.to_string())
+                    .await
+            }
+
+            async fn skill_by_name(&self, name: &str) -> $crate::Result<Option<ars_domain::Skill>> {
+                self.skill_where($crate::sql::SKILL_BY_NAME, name).await
+            }
+
+            async fn list_skills(
+                &self,
+                filter: $crate::SkillFilter,
+            ) -> $crate::Result<Vec<ars_domain::Skill>> {
+                let viewer = filter.visible_to.map(|user| user.to_string());
+                // One connection, so on PostgreSQL both statements see the same commits as
+                // nearly as they can without a transaction.
+                let mut conn = self.pool.acquire().await?;
+                let rows = sqlx::query_as::<_, $crate::rows::SkillRow>($crate::sql::LIST_SKILLS)
+                    .bind(viewer.clone())
+                    .fetch_all(&mut *conn)
+                    .await?;
+                let shares =
+                    sqlx::query_as::<_, $crate::rows::ShareRow>($crate::sql::LIST_SKILLS_SHARES)
+                        .bind(viewer)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                $crate::rows::assemble_skills(rows, shares)
+            }
+
+            async fn replace_skill_content(
+                &self,
+                id: ars_domain::SkillId,
+                content: &ars_domain::SkillContent,
+            ) -> $crate::Result<ars_domain::Skill> {
+                let (file_count, size_bytes) = $crate::rows::stored_skill_totals(content)?;
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                // The update matches only while the name is unchanged; it also takes the row's
+                // lock (PostgreSQL), so concurrent replacements of one skill take turns.
+                let row =
+                    sqlx::query_as::<_, $crate::rows::SkillRow>($crate::sql::REPLACE_SKILL_CONTENT)
+                        .bind(&id)
+                        .bind(&content.name)
+                        .bind(&content.description)
+                        .bind(content.license.as_deref())
+                        .bind(content.compatibility.as_deref())
+                        .bind(sqlx::types::Json(&content.metadata))
+                        .bind(sqlx::types::Json(&content.allowed_tools))
+                        .bind(&content.version)
+                        .bind(file_count)
+                        .bind(size_bytes)
+                        .bind(ars_domain::time::now())
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                let Some(row) = row else {
+                    // Dropping `tx` rolls back; say why nothing matched.
+                    let stored: Option<(String,)> = sqlx::query_as($crate::sql::SKILL_NAME)
+                        .bind(&id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    return Err(match stored {
+                        None => $crate::StoreError::NotFound,
+                        Some((name,)) => $crate::StoreError::Invalid(format!(
+                            "a skill keeps its name: this one is `{name}`, not `{}`",
+                            content.name
+                        )),
+                    });
+                };
+                sqlx::query($crate::sql::DELETE_SKILL_FILES)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_skill_files(&mut tx, &id, &content.files).await?;
+                Self::commit_skill(tx, row).await
+            }
+
+            async fn update_skill_share(
+                &self,
+                id: ars_domain::SkillId,
+                share: &ars_domain::ShareConfig,
+            ) -> $crate::Result<ars_domain::Skill> {
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                let row = sqlx::query_as::<_, $crate::rows::SkillRow>(
+                    $crate::sql::UPDATE_SKILL_VISIBILITY,
+                )
+                .bind(&id)
+                .bind(share.visibility.as_str())
+                .bind(ars_domain::time::now())
+                .fetch_optional(&mut *tx)
+                .await?;
+                let row = row.ok_or($crate::StoreError::NotFound)?;
+                sqlx::query($crate::sql::DELETE_SKILL_SHARES)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(&mut tx, $crate::sql::INSERT_SKILL_SHARE, &id, share).await?;
+                Self::commit_skill(tx, row).await
+            }
+
+            async fn delete_skill(&self, id: ars_domain::SkillId) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::sql::DELETE_SKILL)
+                    .bind(id.to_string())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn skill_files(
+                &self,
+                id: ars_domain::SkillId,
+            ) -> $crate::Result<Vec<ars_domain::SkillFileInfo>> {
+                sqlx::query_as::<_, $crate::rows::SkillFileInfoRow>($crate::sql::SKILL_FILE_INFOS)
+                    .bind(id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::SkillFileInfoRow::into_info)
+                    .collect()
+            }
+
+            async fn skill_file(
+                &self,
+                id: ars_domain::SkillId,
+                path: &str,
+            ) -> $crate::Result<Option<Vec<u8>>> {
+                let row: Option<(Vec<u8>,)> = sqlx::query_as($crate::sql::SKILL_FILE)
+                    .bind(id.to_string())
+                    .bind(path)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.map(|(content,)| content))
+            }
+
+            async fn skill_contents(
+                &self,
+                id: ars_domain::SkillId,
+            ) -> $crate::Result<Vec<ars_domain::SkillFile>> {
+                let rows =
+                    sqlx::query_as::<_, $crate::rows::SkillFileRow>($crate::sql::SKILL_CONTENTS)
+                        .bind(id.to_string())
+                        .fetch_all(&self.pool)
+                        .await?;
+                Ok(rows
+                    .into_iter()
+                    .map($crate::rows::SkillFileRow::into_file)
+                    .collect())
             }
 
             async fn create_thread(

@@ -17,6 +17,8 @@ mod fixtures;
 mod runs;
 #[path = "conformance/schema.rs"]
 mod schema;
+#[path = "conformance/skills.rs"]
+mod skills;
 #[path = "conformance/threads.rs"]
 mod threads;
 #[path = "conformance/users.rs"]
@@ -69,6 +71,18 @@ conformance!(
     agents::check_concurrent_default_changes,
     visibility::check_list_filter_matrix,
     visibility::check_list_order,
+    visibility::check_skill_list_filter_matrix,
+    visibility::check_skills_list_by_name_in_byte_order,
+    skills::check_skill_create_get_and_files_round_trip,
+    skills::check_taken_skill_name_conflicts_and_writes_nothing,
+    skills::check_skill_names_are_one_to_64_characters,
+    skills::check_a_failed_skill_create_leaves_nothing,
+    skills::check_unknown_skill_users_are_invalid,
+    skills::check_replace_skill_content_swaps_every_file_at_once,
+    skills::check_replace_skill_content_keeps_the_name,
+    skills::check_update_skill_share_replaces_shares_only,
+    skills::check_delete_skill_cascades_files_and_shares,
+    skills::check_deleting_a_user_clears_skill_ownership_and_shares,
     schema::check_schema_rejects_forbidden_rows,
     schema::check_deleting_a_user_clears_ownership_and_shares,
     schema::check_timestamps_round_trip,

@@ -1,8 +1,10 @@
 //! Small builders shared by the checks.
 
+use std::collections::BTreeMap;
+
 use ars_domain::{
-    Agent, AgentConfig, AgentDraft, Backend, Delivery, NewRun, Role, Run, RunId, RunOutcome,
-    RunStatus, ShareConfig, Thread, Usage, User, UserId,
+    Agent, AgentConfig, AgentDraft, Backend, Delivery, NewRun, NewSkill, Role, Run, RunId,
+    RunOutcome, RunStatus, ShareConfig, SkillContent, SkillFile, Thread, Usage, User, UserId,
 };
 use ars_store::{AgentFilter, NewUser, Store};
 
@@ -161,4 +163,38 @@ pub async fn finished(store: &dyn Store, run: &Run) -> Run {
         .await
         .unwrap()
         .into_run()
+}
+
+/// A file of a skill.
+pub fn file(path: &str, content: &[u8]) -> SkillFile {
+    SkillFile {
+        path: path.to_string(),
+        content: content.to_vec(),
+    }
+}
+
+/// Skill `name`'s content at `version`: a one-line description and just a `SKILL.md`.
+pub fn skill_content(name: &str, version: &str) -> SkillContent {
+    SkillContent {
+        name: name.to_string(),
+        description: format!("The {name} skill."),
+        license: None,
+        compatibility: None,
+        metadata: BTreeMap::new(),
+        allowed_tools: Vec::new(),
+        version: version.to_string(),
+        files: vec![file(
+            "SKILL.md",
+            format!("---\nname: {name}\n---\n").as_bytes(),
+        )],
+    }
+}
+
+/// Skill `name` at version `v1`, owned by `owner` and shared by `share_config`.
+pub fn new_skill(name: &str, owner: Option<UserId>, share_config: ShareConfig) -> NewSkill {
+    NewSkill {
+        owner_id: owner,
+        share_config,
+        content: skill_content(name, "v1"),
+    }
 }

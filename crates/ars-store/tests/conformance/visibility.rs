@@ -1,12 +1,13 @@
-//! List filtering and order: the SQL filter must agree with `Caller::can_view`.
+//! List filtering and order: the SQL filters (agents and skills) must agree with
+//! `Caller::can_view`.
 
 use std::collections::BTreeSet;
 
 use ars_domain::ids::GENERAL_PURPOSE_ID;
-use ars_domain::{Agent, AgentDraft, Backend, Caller, Role, Visibility};
-use ars_store::{AgentFilter, Store};
+use ars_domain::{Agent, AgentDraft, Backend, Caller, Role, Skill, Visibility};
+use ars_store::{AgentFilter, SkillFilter, Store};
 
-use crate::fixtures::{draft, everything, shares, user};
+use crate::fixtures::{draft, everything, new_skill, shares, user};
 
 fn slugs(agents: &[Agent]) -> BTreeSet<&str> {
     agents.iter().map(|a| a.slug.as_str()).collect()
@@ -155,4 +156,85 @@ pub async fn check_list_order(store: &dyn Store) {
     assert_eq!(rest, sorted);
     let names: Vec<&str> = rest.iter().map(|(name, _)| *name).collect();
     assert_eq!(names, ["Alpha", "Zulu", "alpha", "beta", "twin", "twin"]);
+}
+
+fn skill_names(skills: &[Skill]) -> Vec<&str> {
+    skills.iter().map(|s| s.name.as_str()).collect()
+}
+
+pub async fn check_skill_list_filter_matrix(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let manager = user(store, "manager").await;
+    let listed = user(store, "listed").await;
+    let stranger = user(store, "stranger").await;
+
+    // Every visibility, owned by `owner`, listing `listed` and managed by `manager`; a `users`
+    // skill that lists nobody; a private, ownerless one that only `manager` manages.
+    for visibility in [Visibility::Private, Visibility::Users, Visibility::Public] {
+        let share = shares(visibility, &[listed.id], &[manager.id]);
+        let skill = new_skill(visibility.as_str(), Some(owner.id), share);
+        store.create_skill(&skill).await.unwrap();
+    }
+    let unlisted = new_skill(
+        "users-unlisted",
+        Some(owner.id),
+        shares(Visibility::Users, &[], &[]),
+    );
+    store.create_skill(&unlisted).await.unwrap();
+    let orphan = new_skill(
+        "orphan",
+        None,
+        shares(Visibility::Private, &[], &[manager.id]),
+    );
+    store.create_skill(&orphan).await.unwrap();
+
+    let all = store.list_skills(SkillFilter::default()).await.unwrap();
+    assert_eq!(
+        skill_names(&all),
+        ["orphan", "private", "public", "users", "users-unlisted"],
+        "every skill, by name"
+    );
+    for viewer in [&owner, &manager, &listed, &stranger] {
+        let caller = Caller {
+            id: viewer.id,
+            role: Role::User,
+        };
+        let filter = SkillFilter {
+            visible_to: Some(viewer.id),
+        };
+        let got = store.list_skills(filter).await.unwrap();
+        let expected: Vec<Skill> = all.iter().filter(|s| caller.can_view(s)).cloned().collect();
+        assert_eq!(got, expected, "{}", viewer.username);
+    }
+
+    // The same rules spelled out, so the check does not rest on `can_view` alone.
+    let visible = |viewer: &ars_domain::User| {
+        let filter = SkillFilter {
+            visible_to: Some(viewer.id),
+        };
+        async move { store.list_skills(filter).await.unwrap() }
+    };
+    assert_eq!(
+        skill_names(&visible(&owner).await),
+        ["private", "public", "users", "users-unlisted"]
+    );
+    assert_eq!(
+        skill_names(&visible(&manager).await),
+        ["orphan", "private", "public", "users"]
+    );
+    assert_eq!(skill_names(&visible(&listed).await), ["public", "users"]);
+    assert_eq!(skill_names(&visible(&stranger).await), ["public"]);
+}
+
+pub async fn check_skills_list_by_name_in_byte_order(store: &dyn Store) {
+    // Uppercase before lowercase, and multi-byte names after ASCII ones.
+    for name in ["beta", "Zulu", "说明", "alpha", "Alpha"] {
+        let skill = new_skill(name, None, shares(Visibility::Public, &[], &[]));
+        store.create_skill(&skill).await.unwrap();
+    }
+    let all = store.list_skills(SkillFilter::default()).await.unwrap();
+    assert_eq!(
+        skill_names(&all),
+        ["Alpha", "Zulu", "alpha", "beta", "说明"]
+    );
 }

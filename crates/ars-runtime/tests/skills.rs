@@ -265,3 +265,28 @@ async fn a_personal_skill_with_bad_frontmatter_is_skipped_with_a_warning_and_the
     assert!(prompt.contains("Skipped (invalid SKILL.md)"), "{prompt}");
     assert!(listed(&prompt, "csv-data"), "{prompt}");
 }
+
+#[tokio::test]
+async fn a_built_in_skills_script_runs_through_execute_in_the_sandbox() {
+    let h = skills_harness().await;
+    let context = AgentContext {
+        model: Some(scripted(json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {
+                "path": "data.csv", "content": "城市,人口\n北京,21\n上海,24\n"}}]},
+            {"tool_calls": [{"name": "execute", "arguments": {
+                "command": "python3 /home/gem/skills/csv-data/scripts/csv_summary.py data.csv"}}]},
+            {"text": "{{last_tool_result}}"}
+        ]))),
+        tools: Some(vec!["write_file".into(), "execute".into()]),
+        skills: Some(vec!["csv-data".into()]),
+        ..AgentContext::default()
+    };
+    let agent = h.agent("analyst", Backend::Default, context).await;
+    let thread = h.thread_of(&agent, &h.caller.clone()).await;
+    let run = h.finish(&thread, "summarise").await;
+    assert_eq!(run.status, RunStatus::Success, "{run:?}");
+    let result: serde_json::Value = serde_json::from_str(run.output.as_deref().unwrap()).unwrap();
+    assert_eq!(result["exit_code"], 0, "{result}");
+    let stdout = result["stdout"].as_str().unwrap();
+    assert!(stdout.contains('2') && stdout.contains("人口"), "{stdout}");
+}

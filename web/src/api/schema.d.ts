@@ -824,7 +824,7 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "pending" | "running" | "success" | "error" | "cancelled" | "timeout" | "interrupted";
-        /** @description Visibility and management rights: the same sharing model for every agent. */
+        /** @description Visibility and management rights: the same sharing model for every agent and skill. */
         ShareConfig: {
             /** @description Users who may manage (edit, delete) the agent, whatever its visibility. */
             manager_ids?: components["schemas"]["UserId"][];
@@ -945,7 +945,7 @@ export interface components {
             username: string;
         };
         /**
-         * @description Who can see an agent besides its owner, managers and admins.
+         * @description Who can see an agent or skill besides its owner, managers and admins.
          * @enum {string}
          */
         Visibility: "private" | "users" | "public";

@@ -134,6 +134,10 @@ async fn main() {
         library.catalog(&caller, &scope).await.unwrap();
     })
     .await;
+    timed("refresh = warm projection + catalog", || async {
+        library.refresh(&caller, &scope).await.unwrap();
+    })
+    .await;
     let catalog = library.catalog(&caller, &scope).await.unwrap();
     let (offered, _) = catalog.select(&["*".to_string()]);
     timed("select all + prompt block (6000 chars)", || async {

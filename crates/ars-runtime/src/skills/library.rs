@@ -125,6 +125,19 @@ impl SkillLibrary {
     /// Every skill `caller` can see. `scope` is one of the caller's scopes (prepared), through
     /// which the personal folder is scanned.
     pub async fn catalog(&self, caller: &Caller, scope: &Scope) -> Result<Catalog, SkillsError> {
+        let shared = self.shared(caller).await?;
+        self.catalog_of(shared, scope).await
+    }
+
+    /// At a run's start: refreshes `caller`'s projection and answers their catalog, listing
+    /// the shared skills once for both.
+    pub async fn refresh(&self, caller: &Caller, scope: &Scope) -> Result<Catalog, SkillsError> {
+        let shared = self.shared(caller).await?;
+        self.project_of(caller, &shared).await?;
+        self.catalog_of(shared, scope).await
+    }
+
+    async fn catalog_of(&self, shared: Vec<Skill>, scope: &Scope) -> Result<Catalog, SkillsError> {
         let mut entries = Vec::new();
         let (personal, skipped) = self.personal(scope).await?;
         for (name, manifest) in personal {
@@ -137,7 +150,7 @@ impl SkillLibrary {
                 name,
             });
         }
-        for skill in self.shared(caller).await? {
+        for skill in shared {
             entries.push(CatalogEntry {
                 name: skill.name.clone(),
                 description: skill.description.clone(),
@@ -221,12 +234,17 @@ impl SkillLibrary {
     /// skills they can see (one per name, shared over built-in), loading files only for what
     /// changed.
     pub async fn project(&self, caller: &Caller) -> Result<(), SkillsError> {
+        let shared = self.shared(caller).await?;
+        self.project_of(caller, &shared).await
+    }
+
+    async fn project_of(&self, caller: &Caller, shared: &[Skill]) -> Result<(), SkillsError> {
         let mut wanted: BTreeMap<String, Wanted> = BTreeMap::new();
         for bundle in self.builtin.iter() {
             wanted.insert(bundle.name().to_string(), Wanted::Builtin(bundle));
         }
-        for skill in self.shared(caller).await? {
-            wanted.insert(skill.name.clone(), Wanted::Shared(Box::new(skill)));
+        for skill in shared {
+            wanted.insert(skill.name.clone(), Wanted::Shared(skill));
         }
         let current = self.sandbox.projected_skills(caller.id).await?;
         let mut projection = Vec::with_capacity(wanted.len());
@@ -264,7 +282,7 @@ impl SkillLibrary {
 /// What the projection should hold under one name.
 enum Wanted<'a> {
     Builtin(&'a SkillBundle),
-    Shared(Box<Skill>),
+    Shared(&'a Skill),
 }
 
 impl Wanted<'_> {

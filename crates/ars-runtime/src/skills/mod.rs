@@ -84,17 +84,17 @@ impl MiddlewareFactory for SkillsPlugin {
         };
         // Every run refreshes the projection, whatever it selects, so a parent and its
         // subagents always read the same files at the same paths.
-        if let Err(e) = self.library.project(setup.caller).await {
-            warn(format!("cannot project the shared skills: {e}")).await;
-        }
         let configured = &setup.context.skills;
         if configured.is_empty() {
+            if let Err(e) = self.library.project(setup.caller).await {
+                warn(format!("cannot project the shared skills: {e}")).await;
+            }
             return None;
         }
-        let catalog = match self.library.catalog(setup.caller, setup.scope).await {
+        let catalog = match self.library.refresh(setup.caller, setup.scope).await {
             Ok(catalog) => catalog,
             Err(e) => {
-                warn(format!("cannot list the skills: {e}")).await;
+                warn(format!("cannot prepare the skills: {e}")).await;
                 return None;
             }
         };

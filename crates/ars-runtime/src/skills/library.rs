@@ -226,7 +226,7 @@ impl SkillLibrary {
             wanted.insert(bundle.name().to_string(), Wanted::Builtin(bundle));
         }
         for skill in self.shared(caller).await? {
-            wanted.insert(skill.name.clone(), Wanted::Shared(skill));
+            wanted.insert(skill.name.clone(), Wanted::Shared(Box::new(skill)));
         }
         let current = self.sandbox.projected_skills(caller.id).await?;
         let mut projection = Vec::with_capacity(wanted.len());
@@ -264,7 +264,8 @@ impl SkillLibrary {
 /// What the projection should hold under one name.
 enum Wanted<'a> {
     Builtin(&'a SkillBundle),
-    Shared(Skill),
+    /// Boxed: a row is far larger than a reference.
+    Shared(Box<Skill>),
 }
 
 impl Wanted<'_> {

@@ -192,7 +192,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         config: config.runtime_config(),
         plugins: plugins(&skills),
     });
-    Ok(AppState::new(store, config.api_config(), runtime))
+    Ok(AppState::new(store, config.api_config(), runtime, skills))
 }
 
 /// The capability plug-ins every run may use, in the order they shape it.

@@ -510,10 +510,12 @@ pub async fn get_skill_file(
     auth: Auth,
     Path((id, path)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    ars_skills::archive::check_path(&path)
-        .map_err(|e| ApiError::unprocessable("path", e.to_string()))?;
     let caller = auth.caller();
+    // The skill first: an unknown skill is a 404 whatever the path.
     let (entry, scope) = view::find(&state, &caller, &id).await?;
+    ars_skills::archive::check_path(&path).map_err(|e| {
+        ApiError::unprocessable("path", format!("not a file path inside a skill: {e}"))
+    })?;
     let missing = || ApiError::not_found("skill file");
     let bytes = match &entry.origin {
         SkillOrigin::Builtin(bundle) => bundle.files.get(&path).cloned().ok_or_else(missing)?,

@@ -99,11 +99,14 @@ impl MiddlewareFactory for SkillsPlugin {
             }
         };
         let (offered, dropped) = catalog.select(configured);
-        for name in dropped {
+        if !dropped.is_empty() {
+            // One line per run, however long the list.
+            let shown: Vec<&str> = dropped.iter().take(5).map(String::as_str).collect();
             tracing::warn!(
                 agent = %setup.agent.slug,
-                skill = %name,
-                "configured skill is not a skill this user can see; dropped"
+                count = dropped.len(),
+                skills = ?shown,
+                "configured skills that are not skills this user can see were dropped"
             );
         }
         for (folder, reason) in &catalog.skipped {

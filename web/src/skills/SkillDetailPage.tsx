@@ -177,31 +177,33 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
 
 function SkillSharing({ skill, onChanged }: { skill: SkillView; onChanged: (skill: SkillView) => void }) {
   const [error, setError] = useState<string | undefined>();
-  const [saving, setSaving] = useState(false);
+  // The choice being saved, shown at once; the stored one again once the server answered.
+  const [pending, setPending] = useState<boolean | null>(null);
   async function change(shared: boolean) {
     setError(undefined);
-    setSaving(true);
+    setPending(shared);
     try {
       onChanged(await patchSkillSharing(skill.id, withPublic(shared, skill.share_config)));
     } catch (failure) {
       setError(`Could not change the sharing: ${errorMessage(failure)}`);
     } finally {
-      setSaving(false);
+      setPending(null);
     }
   }
+  const shared = pending ?? isPublic(skill.share_config);
   return (
     <section aria-labelledby="skill-sharing-title">
       <h2 id="skill-sharing-title">Sharing</h2>
       <ShareToggle
         testId="skill-share"
         field="skill-share"
-        checked={isPublic(skill.share_config)}
-        disabled={saving}
+        checked={shared}
+        disabled={pending !== null}
         onChange={(shared) => void change(shared)}
         error={error}
       />
       <p className="hint" data-testid="skill-visibility">
-        {isPublic(skill.share_config)
+        {shared
           ? "Every user and their agents can use it."
           : skill.share_config?.visibility === "users"
             ? "Only the users it is shared with can use it."

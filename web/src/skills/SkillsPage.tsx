@@ -79,7 +79,8 @@ export function SkillsPage() {
                   </td>
                   <td className="wide-only description">{skill.description}</td>
                   <td className="wide-only">
-                    {skill.file_count} ({formatBytes(skill.size_bytes)})
+                    {/* The list does not read personal folders: no counts (and no version) there. */}
+                    {skill.version === "" ? "—" : `${skill.file_count} (${formatBytes(skill.size_bytes)})`}
                   </td>
                 </tr>
               ))}

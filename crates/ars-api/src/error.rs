@@ -73,9 +73,10 @@ pub enum ApiError {
     /// 413: the body is over the limit.
     #[error("request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
-    /// 415: the body is not JSON.
-    #[error("expected a JSON body with `Content-Type: application/json`")]
-    UnsupportedMediaType,
+    /// 415: the body is not of a type the endpoint reads (`expected` names the types, e.g.
+    /// "a JSON body with `Content-Type: application/json`").
+    #[error("expected {expected}")]
+    UnsupportedMediaType { expected: &'static str },
     /// 422: the body is JSON but breaks a rule.
     #[error("{message}")]
     Unprocessable {
@@ -119,7 +120,7 @@ impl ApiError {
             Self::Conflict { .. } | Self::Busy { .. } => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -137,7 +138,7 @@ impl ApiError {
             Self::Busy { .. } => "busy",
             Self::Gone(_) => "gone",
             Self::PayloadTooLarge { .. } => "payload_too_large",
-            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::UnsupportedMediaType { .. } => "unsupported_media_type",
             Self::Unprocessable { .. } => "validation_failed",
             Self::TooManyRequests { .. } => "too_many_requests",
             Self::Internal(_) => "internal",

@@ -34,17 +34,34 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             })
             .unwrap_or(false);
         if !is_json {
-            return Err(ApiError::UnsupportedMediaType);
+            return Err(ApiError::UnsupportedMediaType {
+                expected: "a JSON body with `Content-Type: application/json`",
+            });
         }
-        let limit = body_limit(&req);
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge { limit }
-            } else {
-                ApiError::BadRequest(rejection.body_text())
-            }
-        })?;
+        let ApiBytes(bytes) = ApiBytes::from_request(req, state).await?;
         parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// A raw body of any type, read up to the body limit in force; an oversized body is a 413.
+#[derive(Debug)]
+pub struct ApiBytes(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for ApiBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let limit = body_limit(&req);
+        Bytes::from_request(req, state)
+            .await
+            .map(ApiBytes)
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge { limit }
+                } else {
+                    ApiError::BadRequest(rejection.body_text())
+                }
+            })
     }
 }
 

@@ -3,8 +3,8 @@
 //! [`app`] builds the whole router from an [`AppState`]; [`serve`] runs it on a listener until a
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
-//! Routes live in `routes/`, one module per resource: agents, auth, users, threads, runs, run
-//! events (SSE) and the catalog of models and tools. Every other path belongs to the web UI
+//! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads,
+//! runs, run events (SSE) and the catalog of models and tools. Every other path belongs to the web UI
 //! (`ui`), served from the same listener.
 //!
 //! **Boundary:** this is the only crate that knows axum, HTTP status codes, SSE and the JSON wire
@@ -26,6 +26,7 @@ use utoipa_axum::router::OpenApiRouter;
 use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_runtime::Runtime;
+use ars_runtime::skills::SkillLibrary;
 use ars_store::Store;
 
 pub mod accounts;
@@ -82,18 +83,27 @@ pub struct AppState {
     pub config: Arc<ApiConfig>,
     /// Starts, cancels and waits for runs; knows the tools, the models and the event bus.
     pub runtime: Runtime,
+    /// The built-in, shared and personal skills, and the sandbox that holds the personal ones
+    /// (the same library the runtime's Skills plug-in reads, so the API lists what runs see).
+    pub skills: SkillLibrary,
     /// Failed-login counters, shared by every request of this server (not across instances:
     /// each instance throttles on its own).
     login_throttle: Arc<throttle::LoginThrottle>,
 }
 
 impl AppState {
-    pub fn new(store: Arc<dyn Store>, config: ApiConfig, runtime: Runtime) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        config: ApiConfig,
+        runtime: Runtime,
+        skills: SkillLibrary,
+    ) -> Self {
         let login_throttle = Arc::new(throttle::LoginThrottle::new(config.login_throttle.clone()));
         Self {
             store,
             config: Arc::new(config),
             runtime,
+            skills,
             login_throttle,
         }
     }
@@ -112,6 +122,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     openapi::state_cross_field_rules(&mut doc);
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
+    openapi::state_wildcard_paths(&mut doc);
     doc
 }
 
@@ -124,6 +135,7 @@ pub fn app(state: AppState) -> Router {
     openapi::state_cross_field_rules(&mut doc);
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
+    openapi::state_wildcard_paths(&mut doc);
     let providers: Vec<String> = state
         .runtime
         .models()

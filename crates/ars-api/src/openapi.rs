@@ -10,7 +10,7 @@ use crate::ErrorBody;
 #[openapi(
     info(
         title = "ARS",
-        description = "Agent runtime server: agents, subagents, threads and runs.",
+        description = "Agent runtime server: agents, subagents, skills, threads and runs.",
     ),
     modifiers(&BearerAuth),
     components(schemas(ErrorBody)),
@@ -18,6 +18,7 @@ use crate::ErrorBody;
         (name = "auth", description = "Login and API tokens"),
         (name = "users", description = "User accounts"),
         (name = "agents", description = "Agents and subagents (one kind of row)"),
+        (name = "skills", description = "Agent Skills: built-in, shared and personal"),
         (name = "threads", description = "Conversations with an agent and their messages"),
         (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
         (name = "catalog", description = "Configured model providers and built-in tools"),
@@ -36,6 +37,17 @@ impl Modify for BearerAuth {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
     }
+}
+
+/// axum names a catch-all segment `{*name}`; OpenAPI knows only `{name}` (whose value may
+/// then hold `/`, percent-encoded). The route table uses axum's spelling, the document
+/// OpenAPI's.
+pub fn state_wildcard_paths(openapi: &mut utoipa::openapi::OpenApi) {
+    let paths = std::mem::take(&mut openapi.paths.paths);
+    openapi.paths.paths = paths
+        .into_iter()
+        .map(|(path, item)| (path.replace("{*", "{"), item))
+        .collect();
 }
 
 /// The served document states the configured password minimum (the generated one, and the

@@ -144,7 +144,8 @@ impl Default for ContextDefaults {
                 tools: Some(BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect()),
                 knowledge_bases: Some(Vec::new()),
                 mcp_servers: Some(Vec::new()),
-                skills: Some(Vec::new()),
+                // Every skill the user can see.
+                skills: Some(vec!["*".into()]),
                 subagents: None,
                 limits: Some(Limits {
                     max_steps: Some(50),

@@ -8,6 +8,7 @@
 //!
 //! Plug-ins (each imports the core, never the other way round):
 //! - [`subagents`]: `task` and the `subagent_*` tools.
+//! - [`skills`]: the user's Skills, listed in the prompt and projected into the sandbox.
 //!
 //! **Boundary:** the runtime never imports the API: it speaks domain types, the `Store`,
 //! `EventBus`, `ChatModel` and `Sandbox` seams.
@@ -16,6 +17,7 @@ pub mod agent_loop;
 pub mod builtin;
 pub mod middleware;
 pub mod runtime;
+pub mod skills;
 pub mod subagents;
 pub mod tool;
 

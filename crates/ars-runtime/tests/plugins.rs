@@ -69,7 +69,8 @@ impl MiddlewareFactory for StampPlugin {
 #[tokio::test]
 async fn a_plugin_registered_by_the_assembly_adds_a_tool_and_a_prompt_line() {
     let plugin = Arc::new(StampPlugin::default());
-    let h = harness_parts(RuntimeConfig::default(), vec![plugin.clone()]).await;
+    let mounted: Arc<dyn MiddlewareFactory> = plugin.clone();
+    let h = harness_parts(RuntimeConfig::default(), |_, _| vec![mounted]).await;
     let thread = h
         .thread(
             json!([
@@ -94,7 +95,7 @@ async fn a_plugin_registered_by_the_assembly_adds_a_tool_and_a_prompt_line() {
 
 #[tokio::test]
 async fn without_the_plugin_its_tool_is_unknown_to_the_model() {
-    let h = harness_parts(RuntimeConfig::default(), Vec::new()).await;
+    let h = harness_parts(RuntimeConfig::default(), |_, _| Vec::new()).await;
     let thread = h
         .thread(
             json!([

@@ -17,10 +17,11 @@ use ars_api::accounts::{self, AdminBootstrap};
 use ars_api::{ApiError, AppState};
 use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::ModelRegistry;
+use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{
     MiddlewareFactory, Runtime, RuntimeParts, SubagentMiddlewareFactory, builtin_tools,
 };
-use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig};
 use ars_store::Store;
 
 use crate::config::{Config, SandboxMode};
@@ -156,7 +157,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
     let mut sandbox = SandboxConfig::new(&config.data_dir);
     sandbox.shell = config.sandbox.mode.into();
     sandbox.limits = config.sandbox.limits.clone();
-    let sandbox = LocalSandbox::new(sandbox);
+    let sandbox = Arc::new(LocalSandbox::new(sandbox));
     check_sandbox(config.sandbox.mode, &sandbox);
     if config.sandbox.mode == SandboxMode::Bubblewrap {
         check_limits(&sandbox);
@@ -181,21 +182,25 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
             ..InProcessConfig::default()
         })),
     };
+    let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox) as Arc<dyn Sandbox>);
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
         events,
         models: Arc::new(models),
-        sandbox: Arc::new(sandbox),
+        sandbox: Arc::clone(&sandbox) as Arc<dyn Sandbox>,
         tools: builtin_tools(),
         config: config.runtime_config(),
-        plugins: plugins(),
+        plugins: plugins(&skills),
     });
-    Ok(AppState::new(store, config.api_config(), runtime))
+    Ok(AppState::new(store, config.api_config(), runtime, skills))
 }
 
 /// The capability plug-ins every run may use, in the order they shape it.
-fn plugins() -> Vec<Arc<dyn MiddlewareFactory>> {
-    vec![Arc::new(SubagentMiddlewareFactory)]
+fn plugins(skills: &SkillLibrary) -> Vec<Arc<dyn MiddlewareFactory>> {
+    vec![
+        Arc::new(SubagentMiddlewareFactory),
+        Arc::new(SkillsPlugin::new(skills.clone())),
+    ]
 }
 
 /// Says at start-up how `execute` will run, loudly when it is not isolated.

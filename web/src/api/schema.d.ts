@@ -71,7 +71,8 @@ export interface paths {
         };
         /**
          * The context the agent actually runs with: its own, over the backend defaults, over
-         *     `BaseContext`, with the layer each field came from.
+         *     `BaseContext`, with the layer each field came from; and the skills it would offer the
+         *     caller.
          */
         get: operations["resolved_context"];
         put?: never;
@@ -241,6 +242,107 @@ export interface paths {
          *     with `wait_timed_out: true`.
          */
         get: operations["wait_run"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every skill the caller can see: built-in, shared with them (all, for admins) and their
+         *     personal ones, by name; shadowed ones included and marked.
+         */
+        get: operations["list_skills"];
+        put?: never;
+        /** Uploads a skill: a zip (or `.skill`) archive of its folder, or a lone SKILL.md. */
+        post: operations["upload_skill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One skill the caller can see. */
+        get: operations["get_skill"];
+        /** Replaces a shared skill's `share_config`. */
+        put: operations["put_skill"];
+        post?: never;
+        /**
+         * Deletes a shared skill (with `can_delete`) or one of your personal skills. Built-in
+         *     skills are never deleted.
+         */
+        delete: operations["delete_skill"];
+        options?: never;
+        head?: never;
+        /** Changes some of a shared skill's `share_config` (a JSON merge patch). */
+        patch: operations["patch_skill"];
+        trace?: never;
+    };
+    "/api/skills/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The skill's folder as a zip archive (one top folder named after the skill), the format
+         *     `POST /api/skills` reads.
+         */
+        get: operations["download_skill"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The skill's files (paths relative to its folder) and their sizes, by path. */
+        get: operations["list_skill_files"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{id}/files/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One file of the skill, raw: `text/plain; charset=utf-8` when it is UTF-8 text, else
+         *     `application/octet-stream`.
+         */
+        get: operations["get_skill_file"];
         put?: never;
         post?: never;
         delete?: never;
@@ -728,6 +830,13 @@ export interface components {
             name: string;
             provider: string;
         };
+        /** @description One skill a run would list in its prompt (see `GET /api/agent/{id}/resolved-context`). */
+        OfferedSkill: {
+            name: string;
+            /** @description The virtual path of its SKILL.md. */
+            path: string;
+            source: components["schemas"]["SkillSourceView"];
+        };
         /** @description The body of `PATCH /api/threads/{id}`. */
         RenameThread: {
             /** @description Not blank; at most 200 characters, stored trimmed. */
@@ -750,6 +859,18 @@ export interface components {
             subagents: string[];
             system_prompt: string;
             tools: string[];
+        };
+        /**
+         * @description The context an agent runs with, as served: the resolved context and the skills a run of
+         *     it by the caller would list.
+         */
+        ResolvedContextView: components["schemas"]["ResolvedContext"] & {
+            /**
+             * @description What a run of this agent by the caller would list in its prompt: the skills the caller
+             *     can see, selected by the resolved `skills` (`["*"]` all, names exactly those, unknown
+             *     names dropped), one per name (personal over shared over built-in).
+             */
+            offered_skills: components["schemas"]["OfferedSkill"][];
         };
         /** @description Effective limits after layering. */
         ResolvedLimits: {
@@ -824,13 +945,96 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "pending" | "running" | "success" | "error" | "cancelled" | "timeout" | "interrupted";
-        /** @description Visibility and management rights: the same sharing model for every agent. */
+        /** @description Visibility and management rights: the same sharing model for every agent and skill. */
         ShareConfig: {
             /** @description Users who may manage (edit, delete) the agent, whatever its visibility. */
             manager_ids?: components["schemas"]["UserId"][];
             /** @description Users who may see and use the agent when `visibility` is `users`. */
             user_ids?: components["schemas"]["UserId"][];
             visibility?: components["schemas"]["Visibility"];
+        };
+        /**
+         * Format: binary
+         * @description The bytes of a zip (or `.skill`) archive holding a skill folder.
+         */
+        SkillArchive: string;
+        /** @description A file of a skill without its bytes, for listings. */
+        SkillFileInfo: {
+            path: string;
+            /** Format: int64 */
+            size_bytes: number;
+        };
+        /** @description A SKILL.md: YAML frontmatter between `---` lines (`name`, `description`, …), then Markdown. */
+        SkillMarkdown: string;
+        /**
+         * @description The body of `PATCH /api/skills/{id}`: a JSON merge patch (RFC 7396) over `SkillShareWrite`;
+         *     `null` for `share_config` makes the skill private again.
+         */
+        SkillSharePatch: {
+            share_config?: null | components["schemas"]["ShareConfig"];
+        };
+        /** @description The body of `PUT /api/skills/{id}`: who may see and manage a shared skill. */
+        SkillShareWrite: {
+            /** @description Omitted: private to the owner. */
+            share_config?: components["schemas"]["ShareConfig"];
+        };
+        /**
+         * @description Where a skill comes from. On a name clash personal wins over shared, shared over built-in.
+         * @enum {string}
+         */
+        SkillSourceView: "builtin" | "shared" | "personal";
+        /** @description A skill the caller can see, from any of the three roots. */
+        SkillView: {
+            allowed_tools: string[];
+            /**
+             * @description Whether the caller may change or delete it: never for built-in skills, always for their
+             *     own personal ones, for shared ones by the sharing model.
+             */
+            can_manage: boolean;
+            compatibility?: string | null;
+            /**
+             * Format: date-time
+             * @description Shared skills only.
+             */
+            created_at?: string | null;
+            description: string;
+            /**
+             * Format: int32
+             * @description Personal skills in a list: 0 (see `version`).
+             */
+            file_count: number;
+            /** @description A shared skill's UUID, `builtin:<name>` or `personal:<name>`. */
+            id: string;
+            license?: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            name: string;
+            owner_id?: null | components["schemas"]["UserId"];
+            /** @description The virtual path of its SKILL.md, as an agent's file tools see it. */
+            path: string;
+            /**
+             * @description Another skill of the same name wins (personal > shared > built-in), so runs list that
+             *     one instead.
+             */
+            shadowed: boolean;
+            share_config?: null | components["schemas"]["ShareConfig"];
+            /**
+             * Format: int64
+             * @description Personal skills in a list: 0 (see `version`).
+             */
+            size_bytes: number;
+            source: components["schemas"]["SkillSourceView"];
+            /**
+             * Format: date-time
+             * @description Shared skills only.
+             */
+            updated_at?: string | null;
+            /**
+             * @description A content hash (SHA-256 over the files). Personal skills in a list: `""` (computed
+             *     only by `GET /api/skills/{id}`, which reads the folder).
+             */
+            version: string;
         };
         /** @description The body of `POST /api/threads/{id}/runs`. */
         StartRunBody: {
@@ -945,7 +1149,7 @@ export interface components {
             username: string;
         };
         /**
-         * @description Who can see an agent besides its owner, managers and admins.
+         * @description Who can see an agent or skill besides its owner, managers and admins.
          * @enum {string}
          */
         Visibility: "private" | "users" | "public";
@@ -1447,7 +1651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ResolvedContext"];
+                    "application/json": components["schemas"]["ResolvedContextView"];
                 };
             };
             401: {
@@ -1831,6 +2035,555 @@ export interface operations {
                 };
             };
             /** @description `timeout_s` over 600 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_skills: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    upload_skill: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `shared` (default): a store row, private to you until shared; `personal`: a folder in
+                 *     your workspace.
+                 */
+                target?: "shared" | "personal";
+                /**
+                 * @description Replace a skill of the same name (a shared one you manage, or your personal one)
+                 *     instead of answering 409.
+                 */
+                replace?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A zip archive (SKILL.md at its root or in one folder named after the skill) or a SKILL.md */
+        requestBody: {
+            content: {
+                "application/octet-stream": components["schemas"]["SkillArchive"];
+                "application/zip": components["schemas"]["SkillArchive"];
+                "text/markdown": components["schemas"]["SkillMarkdown"];
+                "text/plain": components["schemas"]["SkillMarkdown"];
+            };
+        };
+        responses: {
+            /** @description Stored (a new skill, or the new version with replace=true) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description replace=true over a shared skill you can use but not manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken (without replace=true, or by a skill you cannot see), or the workspace quota is exceeded */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over 25 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Neither an archive nor a SKILL.md */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The skill breaks a rule (frontmatter, names, paths, limits); nothing is stored */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_skill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID, `builtin:<name>` or `personal:<name>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_skill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillShareWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in or personal skill, or `share_config` names a user that does not exist */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_skill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID, `builtin:<name>` or `personal:<name>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Built-in, or visible but not deletable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_skill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch over SkillShareWrite */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillSharePatch"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    download_skill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID, `builtin:<name>` or `personal:<name>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description attachment; filename="<name>.zip" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": components["schemas"]["SkillArchive"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A personal skill's folder is no longer a valid skill */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_skill_files: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID, `builtin:<name>` or `personal:<name>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillFileInfo"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A personal skill's folder is over the limits */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_skill_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A shared skill's UUID, `builtin:<name>` or `personal:<name>` */
+                id: string;
+                /** @description The file's path inside the skill folder, e.g. `scripts/run.py` */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["SkillArchive"];
+                    "text/plain": string;
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A personal skill's file is over the size limit */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An absolute path, or one with `..`, `.` or empty components */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -166,25 +166,34 @@ async fn validated(
 ) -> Result<AgentDraft, ApiError> {
     let draft = input.validate(caller, existing)?;
     super::agent_runtime_rules::check(&state.runtime, &draft.config.context)?;
-    let share = &draft.share_config;
+    check_share_users(state, &draft.share_config).await?;
+    Ok(draft)
+}
+
+/// Checks that every user a `share_config` names exists (agents and skills alike).
+pub(super) async fn check_share_users(
+    state: &AppState,
+    share: &ShareConfig,
+) -> Result<(), ApiError> {
     let named: Vec<_> = share.referenced_users().collect();
-    if !named.is_empty() {
-        let found = state.store.existing_users(&named).await?;
-        for (field, ids) in [
-            ("share_config.user_ids", &share.user_ids),
-            ("share_config.manager_ids", &share.manager_ids),
-        ] {
-            // Well-formed but naming no stored user: a conflict with the stored state, which
-            // no schema can state (so 409, not 422).
-            if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
-                return Err(ApiError::Conflict {
-                    message: format!("no user has id {missing}"),
-                    field: Some(field.into()),
-                });
-            }
+    if named.is_empty() {
+        return Ok(());
+    }
+    let found = state.store.existing_users(&named).await?;
+    for (field, ids) in [
+        ("share_config.user_ids", &share.user_ids),
+        ("share_config.manager_ids", &share.manager_ids),
+    ] {
+        // Well-formed but naming no stored user: a conflict with the stored state, which no
+        // schema can state (so 409, not 422).
+        if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
+            return Err(ApiError::Conflict {
+                message: format!("no user has id {missing}"),
+                field: Some(field.into()),
+            });
         }
     }
-    Ok(draft)
+    Ok(())
 }
 
 /// Lists agents the caller can see: chat-usable agents, or all with `include_subagents`.
@@ -315,11 +324,18 @@ pub async fn patch_agent(
 
 /// The keys an agent patch may have, level by level (`AgentWrite` and the objects in it); a
 /// key with `None` takes any value, one with `Some` is an object with those keys.
-type PatchKeys = &'static [(&'static str, Option<Keys>)];
+pub(super) type PatchKeys = &'static [(&'static str, Option<Keys>)];
 
 /// One level of [`PatchKeys`] (a struct, because a type alias cannot refer to itself).
 #[derive(Clone, Copy)]
-struct Keys(PatchKeys);
+pub(super) struct Keys(pub(super) PatchKeys);
+
+/// The keys of a `share_config` object, for the patches of agents and skills.
+pub(super) const SHARE_KEYS: PatchKeys = &[
+    ("visibility", None),
+    ("user_ids", None),
+    ("manager_ids", None),
+];
 
 const PATCH_KEYS: PatchKeys = &[
     ("slug", None),
@@ -332,14 +348,7 @@ const PATCH_KEYS: PatchKeys = &[
         "config_json",
         Some(Keys(&[("context", Some(Keys(CONTEXT_KEYS)))])),
     ),
-    (
-        "share_config",
-        Some(Keys(&[
-            ("visibility", None),
-            ("user_ids", None),
-            ("manager_ids", None),
-        ])),
-    ),
+    ("share_config", Some(Keys(SHARE_KEYS))),
 ];
 
 const CONTEXT_KEYS: PatchKeys = &[
@@ -372,7 +381,7 @@ const CONTEXT_KEYS: PatchKeys = &[
 ];
 
 /// The dotted path of the first key of `value` that `keys` does not allow, if any.
-fn unknown_patch_key(value: &Value, keys: PatchKeys, prefix: &str) -> Option<String> {
+pub(super) fn unknown_patch_key(value: &Value, keys: PatchKeys, prefix: &str) -> Option<String> {
     let Value::Object(map) = value else {
         return None;
     };
@@ -407,7 +416,7 @@ fn sound_on_its_own(caller: &Caller, existing: &Agent, patch: &Value) -> bool {
 }
 
 /// RFC 7396: objects merge key by key, `null` removes a key, anything else replaces.
-fn merge_patch(target: &mut Value, patch: Value) {
+pub(super) fn merge_patch(target: &mut Value, patch: Value) {
     match patch {
         Value::Object(fields) => {
             if !target.is_object() {
@@ -489,23 +498,40 @@ pub async fn set_default(
     Ok(Json(state.store.set_default_agent(agent.id).await?))
 }
 
+/// The context an agent runs with, as served: the resolved context and the skills a run of
+/// it by the caller would list.
+#[derive(Serialize, ToSchema)]
+pub struct ResolvedContextView {
+    #[serde(flatten)]
+    context: ResolvedContext,
+    /// What a run of this agent by the caller would list in its prompt: the skills the caller
+    /// can see, selected by the resolved `skills` (`["*"]` all, names exactly those, unknown
+    /// names dropped), one per name (personal over shared over built-in).
+    offered_skills: Vec<super::skills::OfferedSkill>,
+}
+
 /// The context the agent actually runs with: its own, over the backend defaults, over
-/// `BaseContext`, with the layer each field came from.
+/// `BaseContext`, with the layer each field came from; and the skills it would offer the
+/// caller.
 #[utoipa::path(get, path = "/agent/{id}/resolved-context", tag = "agents", security(("bearer" = [])),
     params(("id" = String, Path, description = "Agent id or slug")),
-    responses((status = 200, body = ResolvedContext), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ResolvedContextView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn resolved_context(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<ResolvedContext>, ApiError> {
-    let agent = visible_agent(&state, &auth.caller(), &id).await?;
-    Ok(Json(
-        state
-            .config
-            .defaults
-            .resolve(agent.backend_id, &agent.config_json.context),
-    ))
+) -> Result<Json<ResolvedContextView>, ApiError> {
+    let caller = auth.caller();
+    let agent = visible_agent(&state, &caller, &id).await?;
+    let context = state
+        .config
+        .defaults
+        .resolve(agent.backend_id, &agent.config_json.context);
+    let offered_skills = super::skills::offered_skills(&state, &caller, &context.skills).await?;
+    Ok(Json(ResolvedContextView {
+        context,
+        offered_skills,
+    }))
 }
 
 #[cfg(test)]

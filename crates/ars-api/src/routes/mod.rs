@@ -1,9 +1,13 @@
 //! Route table: each resource module owns its handlers and request/response types.
 
-use utoipa_axum::router::OpenApiRouter;
+use std::convert::Infallible;
+
+use axum::extract::DefaultBodyLimit;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
 use crate::AppState;
+use crate::extract::BodyLimit;
 
 mod agent_runtime_rules;
 mod agents;
@@ -12,6 +16,7 @@ mod catalog;
 mod events;
 mod health;
 mod runs;
+mod skills;
 mod subagents;
 mod threads;
 mod users;
@@ -34,6 +39,19 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(agents::set_default))
         .routes(routes!(agents::resolved_context))
+        .routes(skills_upload_limit(routes!(
+            skills::list_skills,
+            skills::upload_skill
+        )))
+        .routes(routes!(
+            skills::get_skill,
+            skills::put_skill,
+            skills::patch_skill,
+            skills::delete_skill
+        ))
+        .routes(routes!(skills::download_skill))
+        .routes(routes!(skills::list_skill_files))
+        .routes(routes!(skills::get_skill_file))
         .routes(routes!(threads::list_threads, threads::create_thread))
         .routes(routes!(
             threads::get_thread,
@@ -49,4 +67,16 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(events::run_events))
         .routes(routes!(catalog::list_models))
         .routes(routes!(catalog::list_tools))
+}
+
+/// Skill uploads are archives, larger than any JSON body: their route has its own limit
+/// (which the 413 message states, through [`BodyLimit`]).
+fn skills_upload_limit(
+    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    let limit = skills::UPLOAD_BODY_LIMIT;
+    let method_router = method_router
+        .layer::<_, Infallible>(DefaultBodyLimit::max(limit))
+        .layer::<_, Infallible>(axum::Extension(BodyLimit(limit)));
+    (schemas, paths, method_router)
 }

@@ -13,8 +13,9 @@ use ars_domain::Role;
 use ars_domain::user::PasswordPolicy;
 use ars_events::{InProcessBus, InProcessConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, builtin_tools};
-use ars_sandbox::{LocalSandbox, SandboxConfig, SandboxLimits};
+use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig, SandboxLimits};
 use ars_store::Store;
 
 pub const ADMIN_PASSWORD: &str = "admin-password";
@@ -102,22 +103,27 @@ impl TestApp {
         let models = ModelRegistry::new(&setup.models, |_| None).unwrap();
         let mut sandbox = SandboxConfig::new(dir.path().join("sandbox"));
         sandbox.limits = setup.sandbox_limits.clone();
+        let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(sandbox));
+        let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
             events: Arc::new(events),
             models: Arc::new(models),
-            sandbox: Arc::new(LocalSandbox::new(sandbox)),
+            sandbox,
             tools: builtin_tools(),
             config: RuntimeConfig {
                 defaults: setup.api.defaults.clone(),
                 ..RuntimeConfig::default()
             },
-            plugins: vec![Arc::new(SubagentMiddlewareFactory)],
+            plugins: vec![
+                Arc::new(SubagentMiddlewareFactory),
+                Arc::new(SkillsPlugin::new(skills.clone())),
+            ],
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let state = AppState::new(Arc::clone(&store), setup.api, runtime.clone());
+        let state = AppState::new(Arc::clone(&store), setup.api, runtime.clone(), skills);
         tokio::spawn(ars_api::serve(listener, state, async {
             let _ = rx.await;
         }));

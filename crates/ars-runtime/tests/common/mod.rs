@@ -19,7 +19,7 @@ use ars_runtime::{
     Runtime, RuntimeConfig, RuntimeParts, StartRun, SubagentMiddlewareFactory, Tool, ToolContext,
     ToolError, ToolRegistry, Waited,
 };
-use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig};
 use ars_store::{NewUser, Store};
 
 /// A tool that sleeps, to observe concurrency and cancellation mid-tool.
@@ -48,6 +48,7 @@ impl Tool for Sleep {
 pub struct Harness {
     pub runtime: Runtime,
     pub store: Arc<dyn Store>,
+    pub sandbox: Arc<dyn Sandbox>,
     /// The first user, `alice`.
     pub caller: Caller,
     pub data: tempfile::TempDir,
@@ -78,13 +79,16 @@ pub async fn harness_with(defaults: ContextDefaults) -> Harness {
 }
 
 pub async fn harness_config(config: RuntimeConfig) -> Harness {
-    harness_parts(config, vec![Arc::new(SubagentMiddlewareFactory)]).await
+    harness_parts(config, |_, _| vec![Arc::new(SubagentMiddlewareFactory)]).await
 }
 
-/// A harness whose runtime has exactly `plugins`.
+/// The plug-ins of a harness's runtime, built over its store and sandbox.
+pub type Plugins = Vec<Arc<dyn ars_runtime::MiddlewareFactory>>;
+
+/// A harness whose runtime has exactly the plug-ins `plugins` builds.
 pub async fn harness_parts(
     config: RuntimeConfig,
-    plugins: Vec<Arc<dyn ars_runtime::MiddlewareFactory>>,
+    plugins: impl FnOnce(&Arc<dyn Store>, &Arc<dyn Sandbox>) -> Plugins,
 ) -> Harness {
     let (store, db) = ars_store::test_support::sqlite_fresh().await;
     let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
@@ -96,13 +100,15 @@ pub async fn harness_parts(
         .filter_map(|n| builtin.get(n))
         .collect();
     tools.push(Arc::new(Sleep));
+    let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(SandboxConfig::new(
+        data.path().to_path_buf(),
+    )));
+    let plugins = plugins(&store, &sandbox);
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
         events: Arc::new(InProcessBus::new(Default::default())),
         models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
-        sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
-            data.path().to_path_buf(),
-        ))),
+        sandbox: Arc::clone(&sandbox),
         tools: ToolRegistry::new(tools),
         config,
         plugins,
@@ -110,6 +116,7 @@ pub async fn harness_parts(
     let mut h = Harness {
         runtime,
         store,
+        sandbox,
         caller: Caller {
             id: ars_domain::UserId::new(),
             role: Role::User,

@@ -85,16 +85,13 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
           ))}
         </dl>
       )}
-      {resolved.data && <OfferedSkills skills={(resolved.data as WithOffered).offered_skills} />}
+      {resolved.data && <OfferedSkills skills={resolved.data.offered_skills} />}
     </Dialog>
   );
 }
 
-type WithOffered = ResolvedContext & { offered_skills?: OfferedSkill[] };
-
 /** The skills a run of the agent lists in its prompt, after name clashes are resolved. */
-function OfferedSkills({ skills }: { skills: OfferedSkill[] | undefined }) {
-  if (!skills) return null;
+function OfferedSkills({ skills }: { skills: OfferedSkill[] }) {
   return (
     <section className="offered-skills" data-testid="offered-skills">
       <h3>Skills a run is offered</h3>

@@ -1,79 +1,39 @@
 /**
  * The Skills API: listing, uploading (raw archive or SKILL.md bytes), sharing, deleting, and
- * reading a skill's files.
+ * reading a skill's files. JSON calls are typed `openapi-fetch` calls; the upload's raw body
+ * and the raw file answers go through `rawFetch` (same session, same `ApiError`).
  */
 
-import { rawFetch } from ".";
-import type { ShareConfig } from "./types";
+import { api, rawFetch, unwrap } from ".";
+import type { ShareConfig, SkillFile, SkillView } from "./types";
 
-// Until the Skills API is in openapi.json these are written by hand, following its contract.
-export type SkillSource = "builtin" | "shared" | "personal";
-
-export interface SkillView {
-  id: string;
-  name: string;
-  description: string;
-  source: SkillSource;
-  license: string | null;
-  compatibility: string | null;
-  metadata: Record<string, string>;
-  allowed_tools: string[];
-  owner_id: string | null;
-  share_config: ShareConfig | null;
-  version: string;
-  file_count: number;
-  size_bytes: number;
-  path: string;
-  shadowed: boolean;
-  can_manage: boolean;
-  created_at: string | null;
-  updated_at: string | null;
-}
-
-/** A skill a run of an agent lists in its prompt (`ResolvedContext.offered_skills`). */
-export interface OfferedSkill {
-  name: string;
-  source: SkillSource;
-  path: string;
-}
-
-export interface SkillFile {
-  path: string;
-  size_bytes: number;
-}
+export type { OfferedSkill, SkillFile, SkillSource, SkillView } from "./types";
 
 export type UploadTarget = "shared" | "personal";
 
 const skillPath = (id: string) => `/api/skills/${encodeURIComponent(id)}`;
-
-async function json<T>(path: string, init?: RequestInit): Promise<T> {
-  const response = await rawFetch(path, {
-    ...init,
-    headers: { Accept: "application/json", ...(init?.body ? { "Content-Type": "application/json" } : {}) },
-  });
-  return (await response.json()) as T;
-}
+const byId = (id: string) => ({ params: { path: { id } } });
 
 /** Every skill the caller can see: built-in, shared with them, their personal ones. */
 export function listSkills(): Promise<SkillView[]> {
-  return json("/api/skills");
+  return unwrap(api.GET("/api/skills"));
 }
 
 export function getSkill(id: string): Promise<SkillView> {
-  return json(skillPath(id));
+  return unwrap(api.GET("/api/skills/{id}", byId(id)));
 }
 
-/** Replaces the sharing of a shared skill the caller manages (a merge patch). */
+/** Sets the sharing of a shared skill the caller manages (a merge patch). */
 export function patchSkillSharing(id: string, shareConfig: ShareConfig): Promise<SkillView> {
-  return json(skillPath(id), { method: "PATCH", body: JSON.stringify({ share_config: shareConfig }) });
+  return unwrap(api.PATCH("/api/skills/{id}", { ...byId(id), body: { share_config: shareConfig } }));
 }
 
 export async function deleteSkill(id: string): Promise<void> {
-  await rawFetch(skillPath(id), { method: "DELETE" });
+  await unwrap(api.DELETE("/api/skills/{id}", byId(id)));
 }
 
 export function listSkillFiles(id: string): Promise<SkillFile[]> {
-  return json(`${skillPath(id)}/files`);
+  return unwrap(api.GET("/api/skills/{id}/files", byId(id)));
 }
 
 /** The URL path of one file of a skill; each segment of `file` is encoded, the slashes kept. */

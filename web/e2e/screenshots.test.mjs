@@ -1,5 +1,6 @@
-// Every page rendered with realistic data: login, agents, the agent form, the chat with its
-// Subagents panel, a subagent popup (1280×800), and the chat on a phone (390 px).
+// Every page rendered with realistic data: login, agents, the agent form, skills and a skill's
+// detail, the chat with its Subagents panel, a subagent popup (1280×800), and the chat on a
+// phone (390 px).
 //
 // The pictures go to a temporary folder; `ARS_UPDATE_SCREENSHOTS=1 npm run e2e` writes them to
 // docs/screenshots instead, for the README.
@@ -157,6 +158,14 @@ flow("screenshots of every page at 1280×800", async ({ page, server }) => {
     window.scrollBy(0, -64); // clear of the sticky top bar
   });
   await shoot(page, "agent-form");
+
+  // The Skills page lists the built-in skills; a built-in skill's detail renders its SKILL.md.
+  await page.getByTestId("nav-skills").click();
+  await page.getByTestId("skill-row-csv-data").waitFor();
+  await shoot(page, "skills");
+  await page.getByTestId("skill-open-csv-data").click();
+  await page.getByTestId("skill-body").locator("h1").waitFor();
+  await shoot(page, "skill-detail");
 
   await converse(page);
   await shoot(page, "chat");

@@ -6,6 +6,8 @@ import { LoginPage } from "./auth/LoginPage";
 import { RequireAuth } from "./auth/RequireAuth";
 import { ChatPage } from "./chat/ChatPage";
 import { AppShell } from "./shell/AppShell";
+import { SkillDetailPage } from "./skills/SkillDetailPage";
+import { SkillsPage } from "./skills/SkillsPage";
 
 export function AppRoutes() {
   return (
@@ -23,6 +25,8 @@ export function AppRoutes() {
         <Route path="/agents" element={<AgentsPage />} />
         <Route path="/agents/new" element={<AgentFormPage />} />
         <Route path="/agents/:id" element={<AgentFormPage />} />
+        <Route path="/skills" element={<SkillsPage />} />
+        <Route path="/skills/:id" element={<SkillDetailPage />} />
       </Route>
       <Route path="*" element={<Navigate to="/chat" replace />} />
     </Routes>

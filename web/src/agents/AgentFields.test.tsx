@@ -1,6 +1,7 @@
 import { fireEvent, render, screen } from "@testing-library/react";
 import { useState } from "react";
 import { describe, expect, test } from "vitest";
+import type { SkillView } from "../api/skills";
 import type { Agent, ModelCatalog } from "../api/types";
 import { AgentFields } from "./AgentFields";
 import { emptyForm, type AgentFormState, type FieldErrors } from "./formModel";
@@ -24,7 +25,12 @@ function Harness({ errors = {} }: { errors?: FieldErrors }) {
       form={form}
       onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
       errors={errors}
-      catalog={{ models, tools: [{ name: "ls", description: "", parameters: {} }], agents: [subagent] }}
+      catalog={{
+        models,
+        tools: [{ name: "ls", description: "", parameters: {} }],
+        agents: [subagent],
+        skills: [],
+      }}
       original={null}
       isAdmin
     />
@@ -64,5 +70,64 @@ describe("agent form fields", () => {
   test("empty option lists show an empty-state hint", () => {
     render(<Harness />);
     expect(screen.getByTestId("field-skills").textContent).toMatch(/No skills/);
+  });
+});
+
+describe("agent form skills field", () => {
+  const skill = (name: string, source: "builtin" | "shared", shadowed = false) =>
+    ({ id: `${source}:${name}`, name, description: `about ${name}`, source, shadowed }) as SkillView;
+
+  function SkillsHarness({ skills }: { skills: SkillView[] | null }) {
+    const [form, setForm] = useState<AgentFormState>(emptyForm());
+    return (
+      <>
+        <AgentFields
+          form={form}
+          onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
+          errors={{}}
+          catalog={{ models, tools: [], agents: [], skills }}
+          original={null}
+          isAdmin
+        />
+        <output data-testid="skills-value">{JSON.stringify(form.skills)}</output>
+      </>
+    );
+  }
+  const value = () => JSON.parse(screen.getByTestId("skills-value").textContent!) as unknown;
+
+  test("offers each skill name once, plus All, and maps ticks to the stored value", () => {
+    render(
+      <SkillsHarness
+        skills={[
+          skill("csv-data", "builtin", true),
+          skill("csv-data", "shared"),
+          skill("e2e-notes", "shared"),
+        ]}
+      />,
+    );
+    const field = screen.getByTestId("field-skills");
+    expect(field.querySelectorAll('[data-testid="skill-option-csv-data"]')).toHaveLength(1);
+    expect(value()).toBeNull();
+    expect(field.textContent).toMatch(/inherits the server default/);
+
+    fireEvent.click(screen.getByTestId("skill-option-e2e-notes"));
+    expect(value()).toEqual(["e2e-notes"]);
+    fireEvent.click(screen.getByTestId("skill-option-e2e-notes"));
+    expect(value()).toEqual([]);
+    expect(field.textContent).toMatch(/no skills/);
+
+    fireEvent.click(screen.getByTestId("skill-option-all"));
+    expect(value()).toEqual(["*"]);
+    expect((screen.getByTestId("skill-option-csv-data") as HTMLInputElement).checked).toBe(true);
+    expect((screen.getByTestId("skill-option-csv-data") as HTMLInputElement).disabled).toBe(true);
+
+    fireEvent.click(screen.getByText("Use the server default"));
+    expect(value()).toBeNull();
+  });
+
+  test("says so when the skills could not be listed, and still offers All", () => {
+    render(<SkillsHarness skills={null} />);
+    expect(screen.getByTestId("field-skills").textContent).toMatch(/Could not load/);
+    expect(screen.getByTestId("skill-option-all")).toBeTruthy();
   });
 });

@@ -1,7 +1,9 @@
 import type { ReactNode } from "react";
+import type { SkillView } from "../api/skills";
 import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
 import { CheckboxGroup } from "../components/CheckboxGroup";
 import { FieldError } from "../components/FieldError";
+import { ShareToggle } from "../components/ShareToggle";
 import {
   allowListSummary,
   modelValue,
@@ -12,12 +14,13 @@ import {
   type FieldErrors,
 } from "./formModel";
 import { InheritableList } from "./InheritableList";
+import { SkillsField } from "./SkillsField";
 
 interface AgentFieldsProps {
   form: AgentFormState;
   onChange: (patch: Partial<AgentFormState>) => void;
   errors: FieldErrors;
-  catalog: { models: ModelCatalog; tools: ToolDescription[]; agents: Agent[] };
+  catalog: { models: ModelCatalog; tools: ToolDescription[]; agents: Agent[]; skills: SkillView[] | null };
   original: Agent | null;
   isAdmin: boolean;
 }
@@ -119,18 +122,13 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
             <option value="SubAgentBackend">Subagent (SubAgentBackend)</option>
           </select>
         </Field>
-        <div className="field">
-          <label className="check">
-            <input
-              type="checkbox"
-              data-testid="field-share-config"
-              checked={form.shared}
-              onChange={(e) => onChange({ shared: e.target.checked })}
-            />
-            Share with every user (public)
-          </label>
-          <FieldError field="share-config" message={errors["share-config"]} />
-        </div>
+        <ShareToggle
+          testId="field-share-config"
+          field="share-config"
+          checked={form.shared}
+          onChange={(shared) => onChange({ shared })}
+          error={errors["share-config"]}
+        />
         {shown.isDefault && (
           <div className="field">
             <label className="check">
@@ -195,14 +193,10 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
           emptyHint="No MCP servers are configured yet."
           error={errors["mcp-servers"]}
         />
-        <InheritableList
-          legend="Skills"
-          field="skills"
-          options={[]}
+        <SkillsField
           value={form.skills}
           onChange={(skills) => onChange({ skills })}
-          optionTestId={(name) => `skill-${name}`}
-          emptyHint="No skills are installed yet."
+          skills={catalog.skills}
           error={errors.skills}
         />
         {shown.subagents && (

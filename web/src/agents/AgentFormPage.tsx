@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
+import { listSkills, type SkillView } from "../api/skills";
 import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
 import { useUser } from "../auth/AuthContext";
 import { useAsync } from "../lib/useAsync";
@@ -20,15 +21,18 @@ interface Catalog {
   models: ModelCatalog;
   tools: ToolDescription[];
   agents: Agent[];
+  /** `null` when the skills could not be listed: the form still works, without choices. */
+  skills: SkillView[] | null;
 }
 
 async function loadCatalog(): Promise<Catalog> {
-  const [models, tools, agents] = await Promise.all([
+  const [models, tools, agents, skills] = await Promise.all([
     unwrap(api.GET("/api/models")),
     unwrap(api.GET("/api/tools")),
     listAllAgents(),
+    listSkills().catch(() => null),
   ]);
-  return { models, tools, agents };
+  return { models, tools, agents, skills };
 }
 
 /** `/agents/new` and `/agents/<id>`: create or edit an agent. */

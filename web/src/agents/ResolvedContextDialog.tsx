@@ -1,4 +1,5 @@
 import { api, errorMessage, unwrap } from "../api";
+import type { OfferedSkill } from "../api/skills";
 import type { Agent, ResolvedContext } from "../api/types";
 import { Dialog } from "../components/Dialog";
 import { useAsync } from "../lib/useAsync";
@@ -14,6 +15,12 @@ function SourceBadge({ layer }: { layer: string | undefined }) {
   if (!layer) return null;
   return <span className="badge muted">from {LAYER_NAMES[layer] ?? layer}</span>;
 }
+
+const SOURCE_NAMES: Record<string, string> = {
+  builtin: "built-in",
+  shared: "shared",
+  personal: "personal",
+};
 
 function list(values: readonly string[]): string {
   return values.length ? values.join(", ") : "none";
@@ -78,6 +85,28 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
           ))}
         </dl>
       )}
+      {resolved.data && <OfferedSkills skills={resolved.data.offered_skills} />}
     </Dialog>
+  );
+}
+
+/** The skills a run of the agent lists in its prompt, after name clashes are resolved. */
+function OfferedSkills({ skills }: { skills: OfferedSkill[] }) {
+  return (
+    <section className="offered-skills" data-testid="offered-skills">
+      <h3>Skills a run is offered</h3>
+      {skills.length === 0 ? (
+        <p className="muted">None.</p>
+      ) : (
+        <ul>
+          {skills.map((skill) => (
+            <li key={skill.name} data-testid={`offered-skill-${skill.name}`} title={skill.path}>
+              <code>{skill.name}</code>{" "}
+              <span className="badge muted">{SOURCE_NAMES[skill.source] ?? skill.source}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }

@@ -209,3 +209,30 @@ test("editing a field clears its error and keeps the others", () => {
   expect(clearEdited({ slug: "taken", name: "blank" }, { slug: "writer-2" })).toEqual({ name: "blank" });
   expect(clearEdited({ "max-steps": "bad" }, { maxSteps: "3" })).toEqual({});
 });
+
+describe("agent form skills", () => {
+  test("a stored skills list loads as it is: not set, all, none or names", () => {
+    expect(formFromAgent(stored({})).skills).toBeNull();
+    expect(formFromAgent(stored({ config_json: { context: { skills: ["*"] } } })).skills).toEqual(["*"]);
+    expect(formFromAgent(stored({ config_json: { context: { skills: [] } } })).skills).toEqual([]);
+    expect(formFromAgent(stored({ config_json: { context: { skills: ["csv-data"] } } })).skills).toEqual([
+      "csv-data",
+    ]);
+  });
+
+  test("not set is sent without the key, so the agent inherits the server default", () => {
+    const original = stored({ config_json: { context: { skills: ["csv-data"] } } });
+    const body = write({ ...formFromAgent(original), skills: null }, original);
+    expect(body.config_json?.context).not.toHaveProperty("skills");
+  });
+
+  test("['*'], [] and a list of names are sent as they are", () => {
+    expect(write(form({ skills: ["*"] })).config_json?.context?.skills).toEqual(["*"]);
+    expect(write(form({ skills: [] })).config_json?.context?.skills).toEqual([]);
+    expect(write(form({ skills: ["e2e-notes"] })).config_json?.context?.skills).toEqual(["e2e-notes"]);
+  });
+
+  test("a server error about a skill is shown at the skills field", () => {
+    expect(fieldForPath("config_json.context.skills[0]")).toBe("skills");
+  });
+});

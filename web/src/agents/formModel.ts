@@ -9,6 +9,7 @@
 
 import { ApiError } from "../api/errors";
 import type { Agent, AgentContext, AgentWrite, ModelCatalog } from "../api/types";
+import { isPublic, withPublic } from "../lib/sharing";
 
 /** The backend select's values (`normal` stands for `DefaultBackend`). */
 export type BackendChoice = "normal" | "SubAgentBackend";
@@ -131,7 +132,7 @@ export function formFromAgent(agent: Agent): AgentFormState {
     slug: agent.slug,
     description: agent.description,
     backend: agent.backend_id === "SubAgentBackend" ? "SubAgentBackend" : "normal",
-    shared: agent.share_config.visibility === "public",
+    shared: isPublic(agent.share_config),
     isDefault: agent.is_default,
     systemPrompt: context.system_prompt ?? "",
     model: model ? modelValue(model.provider, model.name) : "",
@@ -240,19 +241,13 @@ export function buildWrite(
 
   if (Object.keys(errors).length > 0) return { ok: false, errors };
 
-  // Unsharing keeps a per-user list the form does not edit; otherwise the agent goes private.
-  const visibility = form.shared
-    ? "public"
-    : original?.share_config.visibility === "users"
-      ? "users"
-      : "private";
   const write: AgentWrite = {
     slug: form.slug.trim(),
     name: form.name,
     description: form.description,
     backend_id: form.backend === "normal" ? "DefaultBackend" : "SubAgentBackend",
     config_json: { context },
-    share_config: { ...original?.share_config, visibility },
+    share_config: withPublic(form.shared, original?.share_config),
   };
   if (!fields.isDefault) {
     // A subagent is never the default; saying so also lets a default agent become a subagent.

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test, vi } from "vitest";
-import { createApi, unwrap } from "./client";
+import { createApi, createRawFetch, unwrap } from "./client";
 import { ApiError } from "./errors";
 import { Session } from "./session";
 
@@ -96,5 +96,55 @@ describe("API client", () => {
       fetch: (() => Promise.reject(new TypeError("fetch failed"))) as typeof fetch,
     });
     await expect(unwrap(api.GET("/api/me"))).rejects.toMatchObject({ status: 0, code: "unreachable" });
+  });
+});
+
+describe("raw requests", () => {
+  function raw(answer: Response) {
+    const fetch = vi.fn<(url: string, init: RequestInit) => Promise<Response>>(async () => answer);
+    const session = new Session(window.localStorage);
+    const rawFetch = createRawFetch({
+      session,
+      baseUrl: "http://ars.test",
+      fetch: fetch as unknown as typeof globalThis.fetch,
+    });
+    return { fetch, session, rawFetch };
+  }
+
+  test("send the bearer token and keep the caller's headers and body", async () => {
+    const { fetch, session, rawFetch } = raw(new Response("ok"));
+    session.start("tok-9");
+    const response = await rawFetch("/api/skills?target=shared", {
+      method: "POST",
+      headers: { "Content-Type": "application/zip" },
+      body: "PK",
+    });
+    expect(await response.text()).toBe("ok");
+    const [url, init] = fetch.mock.calls[0]!;
+    expect(url).toBe("http://ars.test/api/skills?target=shared");
+    const headers = new Headers(init.headers);
+    expect(headers.get("Authorization")).toBe("Bearer tok-9");
+    expect(headers.get("Content-Type")).toBe("application/zip");
+    expect(init.body).toBe("PK");
+  });
+
+  test("decode an error body into the same ApiError", async () => {
+    const { rawFetch } = raw(
+      json(422, {
+        error: { code: "validation_failed", message: "name must match the folder", field: "name" },
+      }),
+    );
+    await expect(rawFetch("/api/skills", { method: "POST" })).rejects.toMatchObject({
+      status: 422,
+      message: "name must match the folder",
+      field: "name",
+    });
+  });
+
+  test("end the session on a 401", async () => {
+    const { rawFetch, session } = raw(json(401, { error: { code: "unauthorized", message: "expired" } }));
+    session.start("stale");
+    await expect(rawFetch("/api/skills/x/download")).rejects.toBeInstanceOf(ApiError);
+    expect(session.token()).toBeNull();
   });
 });

@@ -56,3 +56,40 @@ export async function unwrap<T>(pending: Promise<Answer<T>>): Promise<T> {
   if (answer.response.ok) return answer.data as T;
   throw decodeError(answer.response.status, answer.error);
 }
+
+export interface RawOptions {
+  session: Session;
+  baseUrl?: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * A request `openapi-fetch` does not fit (a raw-bytes body, a file answer), made the way the
+ * typed client makes them: the session's bearer token, a `401` ends the session, and any
+ * failure is thrown as an {@link ApiError}. Answers the successful `Response`.
+ */
+export function createRawFetch({ session, baseUrl, fetch: fetchImpl }: RawOptions) {
+  return async function rawFetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    const token = session.token();
+    if (token) headers.set("Authorization", `Bearer ${token}`);
+    const url = `${baseUrl ?? window.location.origin}${path}`;
+    let response: Response;
+    try {
+      response = await (fetchImpl ?? globalThis.fetch.bind(globalThis))(url, { ...init, headers });
+    } catch (cause) {
+      if (cause instanceof DOMException && cause.name === "AbortError") throw cause;
+      throw new ApiError(0, "unreachable", "The server could not be reached.");
+    }
+    if (response.ok) return response;
+    if (response.status === 401 && token) session.expire();
+    const text = await response.text().catch(() => "");
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      // Not JSON: a proxy's page or plain text, decoded as such.
+    }
+    throw decodeError(response.status, body);
+  };
+}

@@ -19,3 +19,7 @@ export type Run = Schemas["Run"];
 export type RunStatus = Schemas["RunStatus"];
 export type Usage = Schemas["Usage"];
 export type SubagentRun = Schemas["SubagentRun"];
+export type SkillView = Schemas["SkillView"];
+export type SkillSource = Schemas["SkillSourceView"];
+export type SkillFile = Schemas["SkillFileInfo"];
+export type OfferedSkill = Schemas["OfferedSkill"];

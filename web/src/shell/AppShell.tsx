@@ -13,6 +13,9 @@ export function AppShell() {
           <NavLink to="/agents" data-testid="nav-agents">
             Agents
           </NavLink>
+          <NavLink to="/skills" data-testid="nav-skills">
+            Skills
+          </NavLink>
         </nav>
         <UserMenu />
       </header>

@@ -1,0 +1,93 @@
+import { useState } from "react";
+import { Link } from "react-router-dom";
+import { errorMessage } from "../api";
+import { listSkills, type SkillView } from "../api/skills";
+import { useAsync } from "../lib/useAsync";
+import { formatBytes, sortSkills } from "./skillModel";
+import { ShadowedBadge, SkillSourceBadge } from "./SkillSourceBadge";
+import { SkillUpload } from "./SkillUpload";
+
+function matches(skill: SkillView, query: string): boolean {
+  const q = query.trim().toLowerCase();
+  return !q || [skill.name, skill.description].some((text) => text.toLowerCase().includes(q));
+}
+
+/** The URL of a skill's detail page. */
+export function skillUrl(skill: Pick<SkillView, "id">): string {
+  return `/skills/${encodeURIComponent(skill.id)}`;
+}
+
+/** `/skills`: every skill the user can see, with the upload control. */
+export function SkillsPage() {
+  const skills = useAsync(listSkills, "skills");
+  const [query, setQuery] = useState("");
+  const shown = sortSkills(skills.data ?? []).filter((s) => matches(s, query));
+
+  return (
+    <main className="page">
+      <div className="page-head">
+        <h1>Skills</h1>
+        <input
+          type="search"
+          aria-label="Search skills"
+          placeholder="Search by name or description"
+          data-testid="skill-search"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
+      </div>
+      <p className="hint">
+        Skills are folders of instructions and files agents read when a task calls for them. Personal skills
+        beat shared ones of the same name, and shared ones beat built-in ones.
+      </p>
+      <SkillUpload onUploaded={() => skills.reload()} />
+      {skills.error != null && (
+        <p className="error" role="alert">
+          {errorMessage(skills.error)}
+        </p>
+      )}
+      {skills.loading && !skills.data ? (
+        <p className="loading">Loading skills…</p>
+      ) : shown.length === 0 ? (
+        <p className="empty">{query ? "No skill matches the search." : "No skills yet. Upload one."}</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="skills" data-testid="skill-list">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Source</th>
+                <th scope="col" className="wide-only">
+                  Description
+                </th>
+                <th scope="col" className="wide-only">
+                  Files
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((skill) => (
+                <tr key={skill.id} data-testid={`skill-row-${skill.name}`} data-skill-id={skill.id}>
+                  <td>
+                    <Link to={skillUrl(skill)} data-testid={`skill-open-${skill.name}`}>
+                      {skill.name}
+                    </Link>{" "}
+                    {skill.shadowed && <ShadowedBadge />}
+                  </td>
+                  <td>
+                    <SkillSourceBadge source={skill.source} />
+                  </td>
+                  <td className="wide-only description">{skill.description}</td>
+                  <td className="wide-only">
+                    {/* The list does not read personal folders: no counts (and no version) there. */}
+                    {skill.version === "" ? "—" : `${skill.file_count} (${formatBytes(skill.size_bytes)})`}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,148 @@
+import { describe, expect, test } from "vitest";
+import type { SkillView } from "../api/skills";
+import {
+  ALL_SKILLS,
+  formatBytes,
+  frontmatterRows,
+  skillNameOptions,
+  skillsChoice,
+  sortSkills,
+  splitFrontmatter,
+  toggleSkill,
+  uploadContentType,
+} from "./skillModel";
+
+function skill(patch: Partial<SkillView>): SkillView {
+  return {
+    id: "builtin:x",
+    name: "x",
+    description: "",
+    source: "builtin",
+    license: null,
+    compatibility: null,
+    metadata: {},
+    allowed_tools: [],
+    owner_id: null,
+    share_config: null,
+    version: "v",
+    file_count: 1,
+    size_bytes: 10,
+    path: "/home/gem/skills/x/SKILL.md",
+    shadowed: false,
+    can_manage: false,
+    created_at: null,
+    updated_at: null,
+    ...patch,
+  };
+}
+
+describe("SKILL.md frontmatter for display", () => {
+  test("the frontmatter is split off and the body keeps its Markdown", () => {
+    const text = "---\nname: e2e-notes\ndescription: Notes\n---\n\n# Notes\n\nBody `code`\n";
+    expect(splitFrontmatter(text)).toEqual({
+      frontmatter: "name: e2e-notes\ndescription: Notes",
+      body: "# Notes\n\nBody `code`\n",
+    });
+  });
+
+  test("a BOM and CRLF line endings are accepted", () => {
+    const text = "\uFEFF---\r\nname: a\r\n---\r\nHello\r\n";
+    expect(splitFrontmatter(text)).toEqual({ frontmatter: "name: a", body: "Hello\n" });
+  });
+
+  test("without an opening or closing line the whole text is the body", () => {
+    expect(splitFrontmatter("# Just Markdown\n---\n")).toEqual({
+      frontmatter: null,
+      body: "# Just Markdown\n---\n",
+    });
+    expect(splitFrontmatter("---\nname: a\nno closing line")).toEqual({
+      frontmatter: null,
+      body: "---\nname: a\nno closing line",
+    });
+  });
+
+  test("a horizontal rule in the body stays in the body", () => {
+    expect(splitFrontmatter("---\nname: a\n---\none\n\n---\n\ntwo").body).toBe("one\n\n---\n\ntwo");
+  });
+
+  test("the fields table lists what is set, metadata by key", () => {
+    const rows = frontmatterRows(
+      skill({
+        name: "csv-data",
+        description: "Tables",
+        license: "Apache-2.0",
+        allowed_tools: ["execute", "read_file"],
+        metadata: { author: "ars" },
+      }),
+    );
+    expect(rows).toEqual([
+      ["name", "csv-data"],
+      ["description", "Tables"],
+      ["license", "Apache-2.0"],
+      ["allowed-tools", "execute read_file"],
+      ["metadata.author", "ars"],
+    ]);
+  });
+});
+
+describe("skill uploads and listing", () => {
+  test("archives go as zip, SKILL.md as Markdown, anything else is refused", () => {
+    expect(uploadContentType("notes.zip")).toBe("application/zip");
+    expect(uploadContentType("Notes.SKILL")).toBe("application/zip");
+    expect(uploadContentType("SKILL.md")).toBe("text/markdown");
+    expect(uploadContentType("notes.tar.gz")).toBeNull();
+  });
+
+  test("sizes read as bytes, KB or MB", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(1536)).toBe("1.5 KB");
+    expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
+  });
+
+  test("skills sort by name, the winning source of a name first", () => {
+    const sorted = sortSkills([
+      skill({ id: "b", name: "b" }),
+      skill({ id: "builtin:a", name: "a", source: "builtin", shadowed: true }),
+      skill({ id: "personal:a", name: "a", source: "personal" }),
+      skill({ id: "u1", name: "a", source: "shared", shadowed: true }),
+    ]);
+    expect(sorted.map((s) => s.id)).toEqual(["personal:a", "u1", "builtin:a", "b"]);
+  });
+});
+
+describe("agent form skills field", () => {
+  const visible = [
+    skill({ name: "csv-data" }),
+    skill({ id: "u1", name: "csv-data", source: "shared", shadowed: false }),
+    skill({ name: "delegate-research" }),
+  ];
+
+  test("each visible name is offered once, with stored names no longer visible", () => {
+    expect(skillNameOptions(visible, null)).toEqual(["csv-data", "delegate-research"]);
+    expect(skillNameOptions(visible, ["gone", ALL_SKILLS])).toEqual([
+      "csv-data",
+      "delegate-research",
+      "gone",
+    ]);
+  });
+
+  test("null inherits, ['*'] is all, [] is none, names are an explicit list", () => {
+    expect(skillsChoice(null)).toEqual({ kind: "inherit" });
+    expect(skillsChoice(["*"])).toEqual({ kind: "all" });
+    expect(skillsChoice([])).toEqual({ kind: "none" });
+    expect(skillsChoice(["csv-data"])).toEqual({ kind: "some", names: ["csv-data"] });
+  });
+
+  test("ticking All stores ['*']; unticking it leaves none", () => {
+    expect(toggleSkill(null, ALL_SKILLS, true)).toEqual(["*"]);
+    expect(toggleSkill(["csv-data"], ALL_SKILLS, true)).toEqual(["*"]);
+    expect(toggleSkill(["*"], ALL_SKILLS, false)).toEqual([]);
+  });
+
+  test("ticking a name from inherit starts an explicit list; unticking the last leaves []", () => {
+    expect(toggleSkill(null, "csv-data", true)).toEqual(["csv-data"]);
+    expect(toggleSkill(["csv-data"], "delegate-research", true)).toEqual(["csv-data", "delegate-research"]);
+    expect(toggleSkill(["csv-data"], "csv-data", false)).toEqual([]);
+    expect(toggleSkill(["*"], "csv-data", true)).toEqual(["csv-data"]);
+  });
+});

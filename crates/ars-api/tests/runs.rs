@@ -426,3 +426,40 @@ async fn an_agent_with_an_active_run_cannot_be_deleted_until_it_ends() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn a_tool_call_cut_off_with_its_run_is_served_as_interrupted_and_a_live_one_is_not() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    app.scripted_agent(
+        &alice,
+        "stuck",
+        json!([{"tool_calls": [{"name": "execute", "arguments": {"command": "sleep 30"}}]},
+               {"text": "never"}]),
+    )
+    .await;
+    let thread = app.thread(&alice, "stuck").await;
+    let run = app.start_run(&alice, &thread, "go").await;
+    let messages = format!("/api/threads/{thread}/messages");
+    let call = |body: &Value| {
+        body.as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "assistant"))
+            .map(|m| m["tool_calls"][0].clone())
+    };
+    let mut live = None;
+    for _ in 0..100 {
+        live = call(&app.get(&messages, &alice).await.body);
+        if live.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let live = live.expect("the tool call is committed while it runs");
+    assert!(live.get("interrupted").is_none(), "a running call: {live}");
+
+    app.post(&format!("/api/runs/{run}/cancel"), &alice, json!({}))
+        .await;
+    let after = call(&app.get(&messages, &alice).await.body).unwrap();
+    assert_eq!(after["interrupted"], true, "{after}");
+    assert_eq!(after["name"], "execute");
+}

@@ -152,6 +152,29 @@ pub struct ToolCallRecord {
     pub name: String,
     /// The raw JSON text of the arguments, as the model produced it.
     pub arguments: String,
+    /// Set when served, never stored: the call never got a result and its run is over (a
+    /// stop, crash or cancel cut it off), so it will never get one. See
+    /// [`mark_interrupted_calls`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// Marks the tool calls of `messages` (one thread's, in order) that never got a result and
+/// never will: their run is not `active` (a thread has at most one active run; every other
+/// run of it has ended).
+pub fn mark_interrupted_calls(messages: &mut [Message], active: Option<RunId>) {
+    let answered: std::collections::HashSet<(Option<RunId>, String)> = messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.clone().map(|id| (m.run_id, id)))
+        .collect();
+    for message in messages.iter_mut() {
+        if message.run_id.is_none() || message.run_id == active {
+            continue;
+        }
+        for call in &mut message.tool_calls {
+            call.interrupted = !answered.contains(&(message.run_id, call.id.clone()));
+        }
+    }
 }
 
 /// One committed message of a thread.
@@ -217,6 +240,55 @@ impl NewMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MessageId;
+
+    fn message(
+        run: Option<RunId>,
+        role: MessageRole,
+        calls: &[&str],
+        answers: Option<&str>,
+    ) -> Message {
+        Message {
+            id: MessageId::new(),
+            thread_id: ThreadId::new(),
+            run_id: run,
+            seq: 0,
+            role,
+            content: String::new(),
+            tool_calls: calls
+                .iter()
+                .map(|id| ToolCallRecord {
+                    id: id.to_string(),
+                    name: "ls".into(),
+                    arguments: "{}".into(),
+                    interrupted: false,
+                })
+                .collect(),
+            tool_call_id: answers.map(str::to_string),
+            tool_name: None,
+            is_error: false,
+            created_at: crate::time::now(),
+        }
+    }
+
+    #[test]
+    fn calls_without_a_result_of_ended_runs_are_marked_interrupted_and_the_active_runs_are_not() {
+        let (ended, active) = (RunId::new(), RunId::new());
+        let mut messages = vec![
+            message(Some(ended), MessageRole::Assistant, &["a", "b"], None),
+            message(Some(ended), MessageRole::Tool, &[], Some("a")),
+            message(Some(active), MessageRole::Assistant, &["c"], None),
+        ];
+        mark_interrupted_calls(&mut messages, Some(active));
+        let flags: Vec<bool> = messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.interrupted))
+            .collect();
+        assert_eq!(flags, vec![false, true, false]);
+        // The flag is served, not stored: false is not even serialised.
+        let json = serde_json::to_value(&messages[0].tool_calls[0]).unwrap_or_default();
+        assert!(json.get("interrupted").is_none(), "{json}");
+    }
 
     #[test]
     fn child_thread_ids_embed_parent_slug_and_eight_hex_chars() {

@@ -145,6 +145,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
             .tool_calls
             .iter()
             .map(|c| ToolCallRecord {
+                interrupted: false,
                 id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.arguments.clone(),

@@ -400,7 +400,8 @@ export interface paths {
         };
         /**
          * The thread's committed messages in order: user inputs, assistant messages with their tool
-         *     calls, and tool results.
+         *     calls, and tool results. A tool call that never got a result and whose run has ended (cut
+         *     off by a stop, crash or cancel) is marked `interrupted`.
          */
         get: operations["list_messages"];
         put?: never;
@@ -1097,6 +1098,12 @@ export interface components {
             /** @description The raw JSON text of the arguments, as the model produced it. */
             arguments: string;
             id: string;
+            /**
+             * @description Set when served, never stored: the call never got a result and its run is over (a
+             *     stop, crash or cancel cut it off), so it will never get one. See
+             *     [`mark_interrupted_calls`].
+             */
+            interrupted?: boolean;
             name: string;
         };
         /** @description A built-in tool, as an agent's `config_json.context.tools` names it. */

@@ -11,6 +11,7 @@ function pretty(text: string): string {
 }
 
 function state(item: ToolItem): { label: string; className: string } {
+  if (item.interrupted && item.result === null) return { label: "interrupted", className: "interrupted" };
   if (!item.done) return { label: "running", className: "running" };
   if (item.isError) return { label: "failed", className: "error" };
   return { label: item.result === null ? "no result" : "done", className: "success" };

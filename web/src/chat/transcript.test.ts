@@ -132,3 +132,26 @@ describe("transcript", () => {
     expect(summary(t)).toEqual(["notice:subagent finished"]);
   });
 });
+
+describe("interrupted tool calls", () => {
+  test("a stored call the server marks interrupted shows as done and interrupted", () => {
+    const cut = msg("m2", "assistant", "", {
+      tool_calls: [{ id: "call_0_0", name: "execute", arguments: "{}", interrupted: true }],
+    });
+    const items = fromMessages([msg("m1", "user", "go"), cut]).items;
+    const tool = items.find((i) => i.kind === "tool");
+    expect(tool).toMatchObject({ kind: "tool", done: true, interrupted: true, result: null });
+  });
+
+  test("a call still open when its run ends is interrupted, a finished one is not", () => {
+    const open = play(EMPTY_TRANSCRIPT, [
+      ev({ type: "run_status", status: "running" }),
+      ev({ type: "message_completed", message: toolTurn }),
+      ev({ type: "tool_call_started", call_id: "call_0_0", name: "write_file", arguments: "{}" }),
+      ev({ type: "run_status", status: "cancelled" }),
+    ]);
+    expect(open.items.find((i) => i.kind === "tool")).toMatchObject({ done: true, interrupted: true });
+    const finished = play(EMPTY_TRANSCRIPT, runEvents());
+    expect(finished.items.find((i) => i.kind === "tool")).toMatchObject({ done: true, interrupted: false });
+  });
+});

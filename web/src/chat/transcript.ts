@@ -37,6 +37,8 @@ export interface ToolItem {
   result: string | null;
   isError: boolean;
   done: boolean;
+  /** Its run ended before it got a result (a stop, crash or cancel): it never will. */
+  interrupted: boolean;
 }
 
 export interface NoticeItem {
@@ -67,7 +69,8 @@ function toolItems(message: Message): ToolItem[] {
     arguments: call.arguments,
     result: null,
     isError: false,
-    done: false,
+    done: call.interrupted ?? false,
+    interrupted: call.interrupted ?? false,
   }));
 }
 
@@ -98,6 +101,7 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
           result: message.content,
           isError: message.is_error ?? false,
           done: true,
+          interrupted: false,
         },
       ];
     }
@@ -195,6 +199,7 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
         result: null,
         isError: false,
         done: false,
+        interrupted: false,
       };
       return { items: [...items, item], seen };
     }
@@ -218,7 +223,8 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
             return { ...item, streaming: false };
           }
           if (item.kind === "tool" && !item.done && item.runId === event.run_id) {
-            return { ...item, done: true };
+            // A run that ends while a call is open has cut it off: no result will come.
+            return { ...item, done: true, interrupted: true };
           }
           return item;
         }),

@@ -200,7 +200,8 @@ pub async fn delete_thread(
 }
 
 /// The thread's committed messages in order: user inputs, assistant messages with their tool
-/// calls, and tool results.
+/// calls, and tool results. A tool call that never got a result and whose run has ended (cut
+/// off by a stop, crash or cancel) is marked `interrupted`.
 #[utoipa::path(get, path = "/threads/{id}/messages", tag = "threads", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id")),
     responses((status = 200, body = [Message]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -210,5 +211,8 @@ pub async fn list_messages(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<Message>>, ApiError> {
     let thread = owned_thread(&state, &auth, &id).await?;
-    Ok(Json(state.store.messages(&thread.id).await?))
+    let active = state.store.active_run(&thread.id).await?.map(|r| r.id);
+    let mut messages = state.store.messages(&thread.id).await?;
+    ars_domain::thread::mark_interrupted_calls(&mut messages, active);
+    Ok(Json(messages))
 }

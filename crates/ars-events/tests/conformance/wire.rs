@@ -36,6 +36,7 @@ fn message() -> Message {
             id: "call_1".into(),
             name: "read_file".into(),
             arguments: r#"{"path":"a.txt"}"#.into(),
+            interrupted: false,
         }],
         tool_call_id: None,
         tool_name: None,

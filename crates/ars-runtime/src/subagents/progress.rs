@@ -83,6 +83,7 @@ mod tests {
             tool_calls: calls
                 .iter()
                 .map(|(n, a)| ToolCallRecord {
+                    interrupted: false,
                     id: "c".into(),
                     name: n.to_string(),
                     arguments: a.to_string(),

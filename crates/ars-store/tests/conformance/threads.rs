@@ -287,11 +287,13 @@ pub async fn check_messages_seq_and_round_trip(store: &dyn Store) {
             id: "call_1".into(),
             name: "shell".into(),
             arguments: r#"{"cmd": "ls -la"}"#.into(),
+            interrupted: false,
         },
         ToolCallRecord {
             id: "call_2".into(),
             name: "read_file".into(),
             arguments: r#"{"path":"a \"b\".txt"}"#.into(),
+            interrupted: false,
         },
     ];
     let written = [

@@ -22,7 +22,7 @@ pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
 pub use ids::{AgentId, MessageId, RunId, SkillId, TokenId, UserId};
-pub use run::{Delivery, NewRun, Run, RunOutcome, RunStatus, Usage};
+pub use run::{Delivery, Lease, NewRun, Run, RunOutcome, RunStatus, Usage};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
 pub use thread::{Message, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord};
 pub use user::{ApiToken, Role, User};

@@ -106,6 +106,17 @@ pub struct NewRun {
     pub parent_run_id: Option<RunId>,
     pub parent_tool_call_id: Option<String>,
     pub delivery: Option<Delivery>,
+    /// The instance that will execute it, and until when (renewed while it runs).
+    pub lease: Option<Lease>,
+}
+
+/// Who executes an active run, and until when that claim holds unless renewed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// The executing instance's id.
+    pub owner: String,
+    /// When the lease runs out, in Unix milliseconds.
+    pub expires_ms: i64,
 }
 
 /// How a run ended, written once. Each variant carries exactly what that ending has: only a

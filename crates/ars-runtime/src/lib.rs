@@ -25,8 +25,8 @@ pub use agent_loop::Emitter;
 pub use builtin::builtin_tools;
 pub use middleware::{Middleware, MiddlewareFactory, PendingCall, RunSetup};
 pub use runtime::{
-    ChildDelivery, ParentLink, Runtime, RuntimeConfig, RuntimeError, RuntimeParts, StartRun,
-    Waited, run_ref,
+    ChildDelivery, ParentLink, Recovery, Runtime, RuntimeConfig, RuntimeError, RuntimeParts,
+    StartRun, Waited, now_ms, run_ref,
 };
 pub use subagents::{
     SubagentMiddlewareFactory, SubagentRun, TASK_TOOLS, allowed_subagents, subagent_runs,

@@ -325,6 +325,7 @@ async fn recover_marks_runs_left_active_as_interrupted() {
             parent_run_id: None,
             parent_tool_call_id: None,
             delivery: None,
+            lease: None,
         })
         .await
         .unwrap();

@@ -846,6 +846,7 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
                 parent_run_id: Some(parent_run.id),
                 parent_tool_call_id: Some("call_1".into()),
                 delivery: Some(delivery),
+                lease: None,
             })
             .await
             .unwrap();

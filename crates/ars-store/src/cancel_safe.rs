@@ -229,4 +229,15 @@ impl Store for CancelSafe {
         self.detached(|s| async move { s.interrupt_active_runs().await })
             .await
     }
+
+    async fn renew_leases(&self, owner: &str, expires_ms: i64) -> Result<Vec<RunId>> {
+        let owner = owner.to_string();
+        self.detached(move |s| async move { s.renew_leases(&owner, expires_ms).await })
+            .await
+    }
+
+    async fn reap_expired_runs(&self, now_ms: i64) -> Result<Vec<RunId>> {
+        self.detached(move |s| async move { s.reap_expired_runs(now_ms).await })
+            .await
+    }
 }

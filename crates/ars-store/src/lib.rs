@@ -283,6 +283,14 @@ pub trait Store: Send + Sync + 'static {
     /// instance sharing the database, so a scaled deployment calls it only when no other
     /// instance is running any.
     async fn interrupt_active_runs(&self) -> Result<Vec<RunId>>;
+    /// Extends to `expires_ms` (Unix ms) the lease of every active run `owner` holds, and
+    /// answers those runs: an executing run missing from the answer has been ended elsewhere
+    /// (cancelled, or reaped after its lease ran out).
+    async fn renew_leases(&self, owner: &str, expires_ms: i64) -> Result<Vec<RunId>>;
+    /// Ends as `interrupted` (with [`INTERRUPTED_ERROR`]) every active run whose lease ran out
+    /// before `now_ms` or that has none — the runs of a crashed instance — and answers them.
+    /// Runs of live instances, whose leases are renewed, are never touched.
+    async fn reap_expired_runs(&self, now_ms: i64) -> Result<Vec<RunId>>;
 }
 
 /// What [`Store::finish_run`] did.

@@ -357,13 +357,14 @@ macro_rules! active {
 
 /// Creates a pending run unless the thread already has an active one, in which case nothing is
 /// written and no row returned. `$1`: id; `$2`: thread; `$3`: agent; `$4`: user; `$5`: input;
-/// `$6`: parent run; `$7`: parent tool call; `$8`: now; `$9`: delivery. `ON CONFLICT` names the partial unique
+/// `$6`: parent run; `$7`: parent tool call; `$8`: now; `$9`: delivery; `$10`, `$11`: lease
+/// owner and expiry. `ON CONFLICT` names the partial unique
 /// index, so a concurrent creator (PostgreSQL waits for it to commit) is a quiet miss rather
 /// than an error.
 pub(crate) const INSERT_RUN: &str = concat!(
     "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
-     parent_tool_call_id, created_at, delivery) \
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9) \
+     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms) \
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11) \
      ON CONFLICT (thread_id) WHERE ",
     active!(),
     " DO NOTHING RETURNING ",
@@ -425,6 +426,21 @@ pub(crate) const MARK_RUN_RUNNING: &str = concat!(
 pub(crate) const SET_RUN_USAGE: &str = concat!(
     "UPDATE runs SET prompt_tokens = $2, completion_tokens = $3 WHERE id = $1 AND ",
     active!()
+);
+
+/// Extends every active run's lease held by `$1` to `$2` (Unix ms); answers the runs renewed.
+pub(crate) const RENEW_LEASES: &str = concat!(
+    "UPDATE runs SET lease_expires_ms = $2 WHERE lease_owner = $1 AND ",
+    active!(),
+    " RETURNING id"
+);
+
+/// Ends as `interrupted` every active run whose lease ran out before `$3` (Unix ms), or that
+/// has none. `$1`: now; `$2`: the error.
+pub(crate) const REAP_EXPIRED_RUNS: &str = concat!(
+    "UPDATE runs SET status = 'interrupted', error = $2, finished_at = $1 WHERE ",
+    active!(),
+    " AND (lease_expires_ms IS NULL OR lease_expires_ms < $3) RETURNING id"
 );
 
 /// `$1`: the run; `$2`: the terminal status; `$3`: output; `$4`: error; `$5`, `$6`: prompt and

@@ -847,6 +847,8 @@ macro_rules! impl_store {
                         .bind(new.parent_tool_call_id.as_deref())
                         .bind(now)
                         .bind(new.delivery.map(ars_domain::Delivery::as_str))
+                        .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
+                        .bind(new.lease.as_ref().map(|l| l.expires_ms))
                         .fetch_optional(self.writer())
                         .await?;
                     if let Some(row) = row {
@@ -980,6 +982,36 @@ macro_rules! impl_store {
                         self.existing_run(id).await?,
                     )),
                 }
+            }
+
+            async fn renew_leases(
+                &self,
+                owner: &str,
+                expires_ms: i64,
+            ) -> $crate::Result<Vec<ars_domain::RunId>> {
+                let ids: Vec<(String,)> = sqlx::query_as($crate::sql::RENEW_LEASES)
+                    .bind(owner)
+                    .bind(expires_ms)
+                    .fetch_all(self.writer())
+                    .await?;
+                ids.iter()
+                    .map(|(id,)| $crate::rows::parse_run_id(id))
+                    .collect()
+            }
+
+            async fn reap_expired_runs(
+                &self,
+                now_ms: i64,
+            ) -> $crate::Result<Vec<ars_domain::RunId>> {
+                let ids: Vec<(String,)> = sqlx::query_as($crate::sql::REAP_EXPIRED_RUNS)
+                    .bind(ars_domain::time::now())
+                    .bind($crate::INTERRUPTED_ERROR)
+                    .bind(now_ms)
+                    .fetch_all(self.writer())
+                    .await?;
+                ids.iter()
+                    .map(|(id,)| $crate::rows::parse_run_id(id))
+                    .collect()
             }
 
             async fn interrupt_active_runs(&self) -> $crate::Result<Vec<ars_domain::RunId>> {

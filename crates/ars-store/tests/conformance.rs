@@ -103,5 +103,6 @@ conformance!(
     runs::check_run_usage,
     runs::check_finish_run_first_writer_wins,
     runs::check_interrupt_active_runs,
+    runs::check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped,
     runs::check_child_and_subagent_runs,
 );

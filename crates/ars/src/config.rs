@@ -50,6 +50,10 @@ pub struct Config {
     pub event_retention_s: u64,
     /// Runs executing at once; more wait as `pending` (`ARS_MAX_CONCURRENT_RUNS`).
     pub max_concurrent_runs: usize,
+    /// Seconds a run's lease holds unless its instance renews it (`ARS_LEASE_TTL_S`): on
+    /// PostgreSQL, a crashed instance's runs are ended `interrupted` this long after its last
+    /// heartbeat, and never a live instance's.
+    pub lease_ttl_s: u64,
     /// `redis://…` selects the Redis Streams event bus, shared by every instance
     /// (`ARS_REDIS_URL`); default: the in-process bus.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,6 +127,7 @@ impl Default for Config {
             sandbox: SandboxSettings::default(),
             event_retention_s: 60 * 60,
             max_concurrent_runs: 256,
+            lease_ttl_s: 15,
             redis_url: None,
             password_min_length: ars_domain::user::DEFAULT_MIN_PASSWORD_CHARS,
             login_free_failures: 5,
@@ -137,7 +142,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 17] = [
+const SETTINGS: [&str; 18] = [
     "bind",
     "data_dir",
     "database_url",
@@ -149,6 +154,7 @@ const SETTINGS: [&str; 17] = [
     "sandbox",
     "event_retention_s",
     "max_concurrent_runs",
+    "lease_ttl_s",
     "redis_url",
     "password_min_length",
     "login_free_failures",
@@ -251,9 +257,18 @@ impl Config {
     }
 
     pub fn runtime_config(&self) -> ars_runtime::RuntimeConfig {
+        // One SQLite file has one server: everything active at its start was cut off. Several
+        // instances share a PostgreSQL database: only expired leases are theirs to end.
+        let recovery = if self.database_url().starts_with("postgres") {
+            ars_runtime::Recovery::ExpiredLeases
+        } else {
+            ars_runtime::Recovery::AllActive
+        };
         ars_runtime::RuntimeConfig {
             defaults: self.defaults.clone(),
             max_concurrent_runs: self.max_concurrent_runs,
+            lease_ttl: std::time::Duration::from_secs(self.lease_ttl_s.max(1)),
+            recovery,
             ..ars_runtime::RuntimeConfig::default()
         }
     }
@@ -350,6 +365,23 @@ mod tests {
             assert_eq!(config.sandbox.mode, SandboxMode::Host);
             assert_eq!(config.event_retention_s, 5);
             assert_eq!(config.runtime_config().max_concurrent_runs, 3);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn postgres_recovers_only_expired_leases_and_sqlite_every_active_run() {
+        figment::Jail::expect_with(|jail| {
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            let runtime = config.runtime_config();
+            assert_eq!(runtime.recovery, ars_runtime::Recovery::AllActive);
+            assert_eq!(runtime.lease_ttl, std::time::Duration::from_secs(15));
+            jail.set_env("ARS_DATABASE_URL", "postgres://db/ars");
+            jail.set_env("ARS_LEASE_TTL_S", "6");
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            let runtime = config.runtime_config();
+            assert_eq!(runtime.recovery, ars_runtime::Recovery::ExpiredLeases);
+            assert_eq!(runtime.lease_ttl, std::time::Duration::from_secs(6));
             Ok(())
         });
     }

@@ -17,8 +17,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
-    Caller, ContextDefaults, Delivery, MessageRole, NewMessage, NewRun, Run, RunId, RunOutcome,
-    RunStatus, Thread, Usage, UserId,
+    Caller, ContextDefaults, Delivery, Lease, MessageRole, NewMessage, NewRun, Run, RunId,
+    RunOutcome, RunStatus, Thread, Usage, UserId,
 };
 use ars_events::{EventBus, EventKind, ParentRef, RunRef};
 use ars_models::ModelRegistry;
@@ -30,7 +30,10 @@ use crate::middleware::MiddlewareFactory;
 use crate::tool::{ToolInfo, ToolRegistry};
 
 mod execute;
+mod lease;
 mod notice;
+
+pub use lease::now_ms;
 
 /// Runtime settings.
 #[derive(Clone, Debug)]
@@ -42,6 +45,22 @@ pub struct RuntimeConfig {
     pub max_concurrent_runs: usize,
     /// Longest a caller may block in [`Runtime::wait`].
     pub max_wait: Duration,
+    /// This process's id: the owner of the leases of the runs it executes.
+    pub instance_id: String,
+    /// How long a run's lease holds unless its instance renews it (every third of it).
+    pub lease_ttl: Duration,
+    /// What [`Runtime::recover`] ends, and whether a reaper runs.
+    pub recovery: Recovery,
+}
+
+/// Which runs a starting instance may end as `interrupted`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Every active run: the only instance (embedded SQLite) left them all behind.
+    AllActive,
+    /// Only runs whose lease ran out — a crashed instance's — at start and periodically, so
+    /// several instances on one database never end each other's runs.
+    ExpiredLeases,
 }
 
 impl Default for RuntimeConfig {
@@ -50,6 +69,9 @@ impl Default for RuntimeConfig {
             defaults: ContextDefaults::default(),
             max_concurrent_runs: 256,
             max_wait: Duration::from_secs(600),
+            instance_id: uuid::Uuid::new_v4().to_string(),
+            lease_ttl: Duration::from_secs(15),
+            recovery: Recovery::AllActive,
         }
     }
 }
@@ -173,7 +195,17 @@ pub struct RuntimeParts {
 }
 
 impl Runtime {
+    /// Builds the runtime and, inside a Tokio runtime, starts its lease heartbeat (and, with
+    /// [`Recovery::ExpiredLeases`], the reaper).
     pub fn new(parts: RuntimeParts) -> Self {
+        let runtime = Self::assemble(parts);
+        if tokio::runtime::Handle::try_current().is_ok() {
+            lease::spawn_heartbeat(&runtime);
+        }
+        runtime
+    }
+
+    fn assemble(parts: RuntimeParts) -> Self {
         let slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
         let child_slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
         Self {
@@ -228,14 +260,24 @@ impl Runtime {
     /// once at startup, before serving.
     pub async fn recover(&self) -> Result<Vec<RunId>, StoreError> {
         let store = &self.inner.store;
-        let ids = store.interrupt_active_runs().await?;
+        let ids = match self.inner.config.recovery {
+            Recovery::AllActive => store.interrupt_active_runs().await?,
+            Recovery::ExpiredLeases => store.reap_expired_runs(now_ms()).await?,
+        };
+        self.after_reaping(&ids).await?;
+        Ok(ids)
+    }
+
+    /// Logs runs ended by recovery or the reaper and writes their children's notices.
+    async fn after_reaping(&self, ids: &[RunId]) -> Result<(), StoreError> {
+        let store = &self.inner.store;
         if !ids.is_empty() {
             tracing::warn!(
                 count = ids.len(),
-                "marked runs cut off by the last stop as interrupted"
+                "marked runs cut off by a stop (their instance's lease ran out) as interrupted"
             );
         }
-        for id in &ids {
+        for id in ids {
             let Some(run) = store.run(*id).await? else {
                 continue;
             };
@@ -243,7 +285,7 @@ impl Runtime {
                 notice::child_ended(store, &run, &thread).await;
             }
         }
-        Ok(ids)
+        Ok(())
     }
 
     /// Creates a run (status `pending`), commits the user's message, and executes the run in
@@ -258,6 +300,10 @@ impl Runtime {
             parent_run_id: start.parent.as_ref().map(|p| p.run_id),
             parent_tool_call_id: start.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
             delivery: start.parent.as_ref().map(|p| p.delivery.kind()),
+            lease: Some(Lease {
+                owner: self.inner.config.instance_id.clone(),
+                expires_ms: now_ms() + lease::ttl_ms(&self.inner.config),
+            }),
         };
         let run = match store.create_run(&new).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),

@@ -120,6 +120,7 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
         parent_run_id: None,
         parent_tool_call_id: None,
         delivery: None,
+        lease: None,
     }
 }
 

@@ -374,3 +374,60 @@ pub async fn check_child_and_subagent_runs(store: &dyn Store) {
         vec![run_a, run_b, again]
     );
 }
+
+pub async fn check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped(
+    store: &dyn Store,
+) {
+    let alice = owner(store, "alice").await;
+    let leased = |owner: &str, expires_ms| {
+        Some(ars_domain::Lease {
+            owner: owner.into(),
+            expires_ms,
+        })
+    };
+    let mut runs = Vec::new();
+    for (name, lease) in [
+        ("live", leased("a", 2_000)),
+        ("crashed", leased("b", 500)),
+        ("other", leased("a", 2_000)),
+        ("legacy", None),
+    ] {
+        let thread = root_thread(store, &alice, name).await;
+        let run = store
+            .create_run(&NewRun {
+                lease,
+                ..new_run(&thread, name)
+            })
+            .await
+            .unwrap();
+        runs.push(run);
+    }
+    let (live, crashed, other, legacy) = (&runs[0], &runs[1], &runs[2], &runs[3]);
+    let done = finished(store, other).await;
+
+    // The owner's heartbeat renews its active runs only; an ended one is not among them.
+    assert_eq!(store.renew_leases("a", 5_000).await.unwrap(), vec![live.id]);
+    assert_eq!(store.renew_leases("nobody", 5_000).await.unwrap(), vec![]);
+
+    // At 1 s: the crashed instance's lease (500 ms) ran out, the live one (5 s) did not.
+    let reaped = store.reap_expired_runs(1_000).await.unwrap();
+    assert_eq!(sorted(reaped), sorted(vec![crashed.id, legacy.id]));
+    let status = |id| async move { store.run(id).await.unwrap().unwrap().status };
+    assert_eq!(status(live.id).await, RunStatus::Pending);
+    assert_eq!(status(crashed.id).await, RunStatus::Interrupted);
+    assert_eq!(status(done.id).await, RunStatus::Success);
+    assert_eq!(
+        store
+            .run(crashed.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .error
+            .as_deref(),
+        Some(INTERRUPTED_ERROR)
+    );
+    // Reaping again finds nothing new; past the live lease, it goes too.
+    assert_eq!(store.reap_expired_runs(1_000).await.unwrap(), vec![]);
+    assert_eq!(store.reap_expired_runs(6_000).await.unwrap(), vec![live.id]);
+    assert_eq!(store.renew_leases("a", 9_000).await.unwrap(), vec![]);
+}

@@ -1,0 +1,219 @@
+//! Run leases with several instances on one database: a starting instance ends only runs
+//! whose lease ran out (a crashed instance's), never a live instance's; the reaper on every
+//! instance ends a crashed one's within the TTL; a run ended elsewhere stops where it runs.
+//! On PostgreSQL when `ARS_TEST_DATABASE_URL` is set, else on one SQLite store.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use ars_domain::{
+    AgentConfig, AgentContext, AgentDraft, Backend, Caller, Lease, ModelConfig, NewRun, Role,
+    RunStatus, ShareConfig, Thread,
+};
+use ars_events::InProcessBus;
+use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::{
+    Recovery, Runtime, RuntimeConfig, RuntimeParts, StartRun, builtin_tools, now_ms,
+};
+use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_store::{NewUser, Store};
+
+const TTL: Duration = Duration::from_millis(900);
+
+struct Cluster {
+    store: Arc<dyn Store>,
+    caller: Caller,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+async fn cluster() -> Cluster {
+    let mut dirs = Vec::new();
+    let store: Arc<dyn Store> = match ars_store::test_support::pg_url() {
+        Some(url) => Arc::new(ars_store::test_support::pg_fresh(&url).await),
+        None => {
+            let (store, dir) = ars_store::test_support::sqlite_fresh().await;
+            dirs.push(dir);
+            Arc::new(store)
+        }
+    };
+    let store = ars_store::CancelSafe::wrap(store);
+    let user = store
+        .create_user(NewUser {
+            username: "alice".into(),
+            password_hash: "x".into(),
+            role: Role::User,
+        })
+        .await
+        .unwrap();
+    dirs.push(tempfile::tempdir().unwrap());
+    Cluster {
+        store,
+        caller: Caller::from(&user),
+        _dirs: dirs,
+    }
+}
+
+impl Cluster {
+    /// An instance: its own runtime (id, heartbeat, reaper) on the shared store.
+    fn instance(&self, id: &str) -> Runtime {
+        Runtime::new(RuntimeParts {
+            store: Arc::clone(&self.store),
+            events: Arc::new(InProcessBus::new(Default::default())),
+            models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+            sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
+                self._dirs[self._dirs.len() - 1].path().to_path_buf(),
+            ))),
+            tools: builtin_tools(),
+            config: RuntimeConfig {
+                instance_id: id.into(),
+                lease_ttl: TTL,
+                recovery: Recovery::ExpiredLeases,
+                ..RuntimeConfig::default()
+            },
+            plugins: Vec::new(),
+        })
+    }
+
+    /// A thread of an agent whose model answers after `delay_ms`.
+    async fn slow_thread(&self, name: &str, delay_ms: u64) -> Thread {
+        let context = AgentContext {
+            model: Some(ModelConfig {
+                provider: "scripted".into(),
+                name: "test".into(),
+                temperature: None,
+                max_tokens: None,
+                top_p: None,
+                script: Some(json!([{"text": "done", "delay_ms": delay_ms}])),
+            }),
+            tools: Some(Vec::new()),
+            ..AgentContext::default()
+        };
+        let agent = self
+            .store
+            .create_agent(
+                &AgentDraft {
+                    slug: name.into(),
+                    name: name.into(),
+                    description: String::new(),
+                    backend: Backend::Default,
+                    config: AgentConfig { context },
+                    share_config: ShareConfig::default(),
+                    is_default: false,
+                },
+                Some(self.caller.id),
+            )
+            .await
+            .unwrap();
+        let thread = Thread::new_root(self.caller.id, agent.id, name.into());
+        self.store.create_thread(&thread).await.unwrap()
+    }
+
+    async fn status(&self, run: ars_domain::RunId) -> RunStatus {
+        self.store.run(run).await.unwrap().unwrap().status
+    }
+}
+
+fn start(thread: &Thread, caller: Caller) -> StartRun {
+    StartRun {
+        thread: thread.clone(),
+        caller,
+        input: "go".into(),
+        parent: None,
+    }
+}
+
+#[tokio::test]
+async fn starting_a_second_instance_does_not_touch_the_first_ones_active_runs() {
+    let c = cluster().await;
+    let a = c.instance("a");
+    let mut runs = Vec::new();
+    for i in 0..3 {
+        let thread = c.slow_thread(&format!("slow{i}"), 2_500).await;
+        runs.push(a.start_run(start(&thread, c.caller)).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // B starts on the same database while A's runs are active, and keeps reaping for a while.
+    let b = c.instance("b");
+    assert_eq!(b.recover().await.unwrap(), vec![]);
+    tokio::time::sleep(TTL * 2).await;
+    for run in &runs {
+        assert!(!c.status(run.id).await.is_terminal(), "B ended A's run");
+    }
+    for run in &runs {
+        let done = a
+            .wait(run.id, Duration::from_secs(10))
+            .await
+            .unwrap()
+            .into_run();
+        assert_eq!(done.status, RunStatus::Success, "{done:?}");
+        assert_eq!(done.output.as_deref(), Some("done"));
+    }
+}
+
+#[tokio::test]
+async fn a_crashed_instances_runs_are_reaped_within_the_lease_ttl() {
+    let c = cluster().await;
+    let thread = c.slow_thread("orphan", 0).await;
+    // What a crashed instance leaves: an active run whose lease nobody renews.
+    let orphan = c
+        .store
+        .create_run(&NewRun {
+            thread_id: thread.id.clone(),
+            agent_id: thread.agent_id,
+            user_id: thread.user_id,
+            input: "cut off".into(),
+            parent_run_id: None,
+            parent_tool_call_id: None,
+            delivery: None,
+            lease: Some(Lease {
+                owner: "crashed".into(),
+                expires_ms: now_ms() + TTL.as_millis() as i64,
+            }),
+        })
+        .await
+        .unwrap();
+    let b = c.instance("b");
+    // Not yet expired: a start leaves it alone.
+    assert_eq!(b.recover().await.unwrap(), vec![]);
+    let started = Instant::now();
+    while !c.status(orphan.id).await.is_terminal() {
+        assert!(started.elapsed() < TTL * 3, "not reaped within the TTL");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(c.status(orphan.id).await, RunStatus::Interrupted);
+    // The thread takes a new run, executed by B.
+    let run = b.start_run(start(&thread, c.caller)).await.unwrap();
+    let done = b
+        .wait(run.id, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .into_run();
+    assert_eq!(done.status, RunStatus::Success);
+}
+
+#[tokio::test]
+async fn a_run_ended_elsewhere_stops_on_its_instance_at_the_next_heartbeat() {
+    let c = cluster().await;
+    let a = c.instance("a");
+    let thread = c.slow_thread("long", 30_000).await;
+    let run = a.start_run(start(&thread, c.caller)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Another instance cancels it in the store (it does not execute it).
+    let b = c.instance("b");
+    let cancelled = b.cancel(run.id).await.unwrap();
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+    let started = Instant::now();
+    while a.is_local(run.id) {
+        assert!(
+            started.elapsed() < TTL * 2,
+            "A kept executing a run ended elsewhere"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(c.status(run.id).await, RunStatus::Cancelled);
+}

@@ -1,5 +1,6 @@
 //! `GET /api/runs/{id}/events`: the SSE wire shape, replay and live delivery, `Last-Event-ID`
-//! resume without gaps or duplicates, and 410 once the events have expired.
+//! resume without gaps or duplicates, and 410 once the events have expired or were evicted
+//! over the bus's memory budget.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -183,6 +184,52 @@ async fn sse_is_a_410_once_the_events_expired() {
         r.body
     );
     // The run and its messages are still there to read instead.
+    assert_eq!(
+        app.get(&format!("/api/runs/{run}"), &token).await.body["status"],
+        "success"
+    );
+}
+
+#[tokio::test]
+async fn sse_is_a_410_once_the_run_was_evicted_over_the_memory_budget_but_a_live_reader_finishes() {
+    // One byte: every run is evicted the moment it finishes, long before its retention.
+    let app = TestApp::spawn_setup(Setup {
+        event_memory_budget: Some(1),
+        ..Setup::default()
+    })
+    .await;
+    let (token, run) = run_of(&app, json!([{"text": "slow words here", "delay_ms": 500}])).await;
+    let mut live = app
+        .client
+        .get(format!("{}/api/runs/{run}/events", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        live.status(),
+        StatusCode::OK,
+        "an active run is never evicted"
+    );
+    let mut text = String::new();
+    while let Some(chunk) = tokio::time::timeout(Duration::from_secs(10), live.chunk())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let read = parse_sse(&text);
+    assert_eq!(ids(&read), (1..=read.len() as u64).collect::<Vec<_>>());
+    assert_eq!(read.last().unwrap().data["status"], "success");
+
+    let r = app.get(&format!("/api/runs/{run}/events"), &token).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::GONE, Some("gone")),
+        "{}",
+        r.body
+    );
     assert_eq!(
         app.get(&format!("/api/runs/{run}"), &token).await.body["status"],
         "success"

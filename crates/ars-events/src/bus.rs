@@ -26,9 +26,9 @@ pub trait EventBus: Send + Sync + 'static {
 
     /// Every retained event with id > `after`, then live ones, ending right after the terminal
     /// event (the stream then ends). `Err(EventError::NotRetained)` when the bus has no record of
-    /// the run (never published, or expired after retention) or when `after` is older than the
-    /// oldest retained event (a gap would follow). `after` at or past the terminal event gives an
-    /// empty stream that ends at once.
+    /// the run (never published, expired after retention, or — in process — evicted over the
+    /// memory budget) or when `after` is older than the oldest retained event (a gap would
+    /// follow). `after` at or past the terminal event gives an empty stream that ends at once.
     async fn subscribe(&self, run_id: RunId, after: u64) -> Result<EventStream, EventError>;
 }
 

@@ -9,9 +9,10 @@ pub enum EventError {
     /// The run's terminal event was already published; a finished run's history is immutable.
     #[error("the run has already ended; no more events can be published")]
     Closed,
-    /// The requested events are gone: the run is unknown, its log expired after retention, or
-    /// events after the requested id were dropped to bound memory. Streaming the rest would
-    /// leave a gap, so the caller must reload the run from the store instead.
+    /// The requested events are gone: the run is unknown, its log expired after retention or was
+    /// evicted over the in-process bus's memory budget, or events after the requested id were
+    /// dropped to bound memory. Streaming the rest would leave a gap, so the caller must reload
+    /// the run from the store instead.
     #[error("the run's events are no longer retained")]
     NotRetained,
     /// The bus's backing service (Redis) failed or could not be reached.

@@ -11,8 +11,15 @@
 //!
 //! Retention is lazy, with no background task: a run's log is dropped by the first publish or
 //! subscribe that finds its deadline (terminal event + `retention`) passed.
+//!
+//! Memory: an active run is bounded by `max_events_per_run`; finished runs together by
+//! `memory_budget`. When a terminal event takes the finished runs' estimated bytes over the
+//! budget, whole finished runs are evicted oldest-finished first, and an evicted run answers
+//! exactly like an expired one ([`EventError::NotRetained`]). Active runs are never evicted. A
+//! stream already reading an evicted run keeps its handle on the log and reads to the end.
 
 use std::collections::{HashMap, VecDeque};
+use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -39,15 +46,44 @@ pub struct InProcessConfig {
     /// Memory bound per run: past it the oldest events are dropped (subscribers that still
     /// needed them get `NotRetained`). At least 1.
     pub max_events_per_run: usize,
+    /// Estimated bytes ([`estimated_size`]) the events of *finished* runs may hold together;
+    /// past it the oldest-finished runs are forgotten before their retention runs out. `None`:
+    /// no bound but retention.
+    pub memory_budget: Option<usize>,
 }
+
+/// The default [`InProcessConfig::memory_budget`]: 256 MiB.
+pub const DEFAULT_MEMORY_BUDGET: usize = 256 * 1024 * 1024;
 
 impl Default for InProcessConfig {
     fn default() -> Self {
         Self {
             retention: Duration::from_secs(60 * 60),
             max_events_per_run: 100_000,
+            memory_budget: Some(DEFAULT_MEMORY_BUDGET),
         }
     }
+}
+
+/// What the bus counts for one retained event against the memory budget: the length of its
+/// JSON (the text it carries, plus keys and ids spelled out, which roughly covers its heap
+/// allocations) plus the size of the `RunEvent` value itself in the log.
+pub fn estimated_size(event: &RunEvent) -> usize {
+    /// Counts bytes instead of keeping them, so estimating allocates nothing.
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing these plain data types cannot fail; a failure would only undercount.
+    let _ = serde_json::to_writer(&mut count, event);
+    count.0 + std::mem::size_of::<RunEvent>()
 }
 
 /// The in-memory [`EventBus`]. A cheap `Clone` handle: clones share the same runs.
@@ -64,9 +100,19 @@ struct Shared {
 #[derive(Default)]
 struct Runs {
     by_id: HashMap<RunId, Arc<RunState>>,
-    /// Finished runs by deadline. Retention is one constant, so deadlines arrive in order and
-    /// the sweep only looks at the front.
-    expiries: VecDeque<(Instant, RunId)>,
+    /// Finished runs by deadline, with the estimated bytes of their (now immutable) logs.
+    /// Retention is one constant, so deadlines arrive in finishing order: the sweep and the
+    /// budget eviction both only look at the front.
+    expiries: VecDeque<Finished>,
+    /// The sum of `bytes` over `expiries`: what finished runs hold against the budget.
+    finished_bytes: usize,
+}
+
+/// One finished run still in the table.
+struct Finished {
+    deadline: Instant,
+    run_id: RunId,
+    bytes: usize,
 }
 
 /// One run: its log, and the signal that wakes its subscribers. Subscribers hold an `Arc` so
@@ -82,6 +128,8 @@ struct RunLog {
     events: VecDeque<RunEvent>,
     /// The id of the last event published (0 before the first).
     last_id: u64,
+    /// The [`estimated_size`] of `events`, kept as they come and go.
+    bytes: usize,
     /// Set by the terminal event: the run is closed and its log is dropped at this instant.
     expires_at: Option<Instant>,
 }
@@ -124,24 +172,42 @@ impl InProcessBus {
         runs.sweep(Instant::now());
         runs.by_id.len()
     }
+
+    /// The estimated bytes finished runs hold against the memory budget (for tests and
+    /// metrics).
+    pub fn finished_bytes(&self) -> usize {
+        let mut runs = lock(&self.shared.runs);
+        runs.sweep(Instant::now());
+        runs.finished_bytes
+    }
 }
 
 impl Runs {
     /// Drops every run whose retention deadline has passed.
     fn sweep(&mut self, now: Instant) {
-        while let Some(&(deadline, run_id)) = self.expiries.front() {
-            if deadline > now {
-                break;
-            }
-            self.expiries.pop_front();
-            let expired = self
-                .by_id
-                .get(&run_id)
-                .is_some_and(|state| lock(&state.log).expires_at.is_some_and(|at| at <= now));
-            if expired {
-                self.by_id.remove(&run_id);
+        while self.expiries.front().is_some_and(|f| f.deadline <= now) {
+            self.forget_oldest_finished();
+        }
+    }
+
+    /// Drops the oldest finished runs until the finished runs fit in `budget`.
+    fn evict_over(&mut self, budget: Option<usize>) {
+        let Some(budget) = budget else { return };
+        while self.finished_bytes > budget && !self.expiries.is_empty() {
+            if let Some(run_id) = self.forget_oldest_finished() {
+                tracing::debug!(%run_id, "run events evicted over the memory budget");
             }
         }
+    }
+
+    /// Removes the front of `expiries` and its run; `None` when there was none.
+    fn forget_oldest_finished(&mut self) -> Option<RunId> {
+        let finished = self.expiries.pop_front()?;
+        self.finished_bytes -= finished.bytes;
+        // Only finished runs are in `expiries`, and run ids are unique, so this never removes
+        // an active run.
+        self.by_id.remove(&finished.run_id);
+        Some(finished.run_id)
     }
 }
 
@@ -157,6 +223,7 @@ impl EventBus for InProcessBus {
                     log: Mutex::new(RunLog {
                         events: VecDeque::new(),
                         last_id: 0,
+                        bytes: 0,
                         expires_at: None,
                     }),
                     changed: watch::channel(0).0,
@@ -164,7 +231,7 @@ impl EventBus for InProcessBus {
             }))
         };
 
-        let event = {
+        let (event, log_bytes) = {
             let mut log = lock(&state.log);
             if log.expires_at.is_some() {
                 return Err(EventError::Closed);
@@ -176,21 +243,28 @@ impl EventBus for InProcessBus {
                 kind,
             };
             log.last_id = event.id;
+            log.bytes += estimated_size(&event);
             log.events.push_back(event.clone());
             while log.events.len() > self.shared.config.max_events_per_run {
-                log.events.pop_front();
+                if let Some(dropped) = log.events.pop_front() {
+                    log.bytes -= estimated_size(&dropped);
+                }
             }
             if event.kind.is_terminal() {
                 log.expires_at = Some(now + self.shared.config.retention);
             }
-            event
+            (event, log.bytes)
         };
 
         if event.kind.is_terminal() {
-            let deadline = now + self.shared.config.retention;
-            lock(&self.shared.runs)
-                .expiries
-                .push_back((deadline, run.run_id));
+            let mut runs = lock(&self.shared.runs);
+            runs.expiries.push_back(Finished {
+                deadline: now + self.shared.config.retention,
+                run_id: run.run_id,
+                bytes: log_bytes,
+            });
+            runs.finished_bytes += log_bytes;
+            runs.evict_over(self.shared.config.memory_budget);
         }
         // `send_replace` updates the value even with no subscriber; receivers only wake up.
         state.changed.send_replace(event.id);
@@ -331,6 +405,134 @@ mod tests {
             .unwrap();
         tokio::time::advance(Duration::from_secs(24 * 60 * 60)).await;
         assert!(bus.subscribe(run.run_id, 0).await.is_ok());
+    }
+
+    /// A bus whose finished runs may hold `budget` estimated bytes.
+    fn budget_bus(budget: usize) -> InProcessBus {
+        InProcessBus::new(InProcessConfig {
+            memory_budget: Some(budget),
+            ..InProcessConfig::default()
+        })
+    }
+
+    /// Publishes `running`, `deltas` deltas and, if `finish`, `success`; answers the run's
+    /// estimated bytes.
+    async fn publish_run(bus: &InProcessBus, run: &RunRef, deltas: usize, finish: bool) -> usize {
+        let mut bytes = 0;
+        let mut publish = async |kind| {
+            bytes += estimated_size(&bus.publish(run, kind).await.unwrap());
+        };
+        publish(EventKind::status(RunStatus::Running)).await;
+        for n in 0..deltas {
+            publish(EventKind::MessageDelta {
+                text: format!("chunk {n} of a typical streamed answer"),
+            })
+            .await;
+        }
+        if finish {
+            publish(EventKind::status(RunStatus::Success)).await;
+        }
+        bytes
+    }
+
+    fn new_run() -> RunRef {
+        RunRef::top_level(RunId::new(), ThreadId::new())
+    }
+
+    fn is_gone(result: &Result<EventStream, EventError>) -> bool {
+        matches!(result, Err(EventError::NotRetained))
+    }
+
+    #[tokio::test]
+    async fn over_the_budget_the_oldest_finished_runs_are_evicted_first() {
+        // Measure one run's size on an unbounded bus, then allow room for exactly two.
+        let probe = InProcessBus::new(InProcessConfig {
+            memory_budget: None,
+            ..InProcessConfig::default()
+        });
+        let one_run = publish_run(&probe, &new_run(), 10, true).await;
+        assert_eq!(probe.finished_bytes(), one_run);
+        assert!(one_run > 0);
+        let bus = budget_bus(2 * one_run + one_run / 2);
+
+        let active = new_run();
+        publish_run(&bus, &active, 50, false).await;
+        let runs: Vec<RunRef> = (0..4).map(|_| new_run()).collect();
+        let (mut sizes, mut accounted) = (Vec::new(), Vec::new());
+        for run in &runs {
+            sizes.push(publish_run(&bus, run, 10, true).await);
+            accounted.push(bus.finished_bytes());
+        }
+
+        // After the third finish the first run went; after the fourth the second. (Sizes are
+        // compared run by run: a timestamp's text can be a few digits shorter.)
+        assert_eq!(
+            accounted,
+            [
+                sizes[0],
+                sizes[0] + sizes[1],
+                sizes[1] + sizes[2],
+                sizes[2] + sizes[3]
+            ]
+        );
+        assert!(is_gone(&bus.subscribe(runs[0].run_id, 0).await));
+        assert!(is_gone(&bus.subscribe(runs[1].run_id, 0).await));
+        for kept in &runs[2..] {
+            let events: Vec<_> = bus.subscribe(kept.run_id, 0).await.unwrap().collect().await;
+            assert_eq!(events.len(), 12);
+        }
+        // The active run holds more than the whole budget and is still all there.
+        let mut live = bus.subscribe(active.run_id, 0).await.unwrap();
+        for id in 1..=51 {
+            assert_eq!(live.next().await.unwrap().unwrap().id, id);
+        }
+        assert_eq!(bus.retained_runs(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_finished_run_larger_than_the_budget_goes_at_once_but_its_live_reader_finishes() {
+        let bus = budget_bus(1);
+        let run = new_run();
+        publish_run(&bus, &run, 3, false).await;
+        let live = bus.subscribe(run.run_id, 0).await.unwrap();
+        bus.publish(&run, EventKind::status(RunStatus::Success))
+            .await
+            .unwrap();
+
+        assert_eq!(bus.finished_bytes(), 0);
+        assert_eq!(bus.retained_runs(), 0);
+        assert!(is_gone(&bus.subscribe(run.run_id, 0).await));
+        let read: Vec<u64> = live.map(|e| e.unwrap().id).collect().await;
+        assert_eq!(read, [1, 2, 3, 4, 5]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn expiry_gives_the_bytes_back() {
+        let bus = InProcessBus::new(InProcessConfig {
+            retention: Duration::from_secs(10),
+            ..InProcessConfig::default()
+        });
+        publish_run(&bus, &new_run(), 5, true).await;
+        assert!(bus.finished_bytes() > 0);
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert_eq!(bus.finished_bytes(), 0);
+    }
+
+    #[test]
+    fn the_size_estimate_is_the_json_plus_the_value() {
+        let event = RunEvent {
+            id: 7,
+            run: new_run(),
+            at: Utc::now(),
+            kind: EventKind::MessageDelta {
+                text: "hello".into(),
+            },
+        };
+        let json = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            estimated_size(&event),
+            json.len() + std::mem::size_of::<RunEvent>()
+        );
     }
 
     #[test]

@@ -20,5 +20,5 @@ pub mod redis_bus;
 pub use bus::{EventBus, EventStream};
 pub use error::EventError;
 pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
-pub use in_process::{InProcessBus, InProcessConfig};
+pub use in_process::{DEFAULT_MEMORY_BUDGET, InProcessBus, InProcessConfig, estimated_size};
 pub use redis_bus::{RedisBus, RedisConfig};

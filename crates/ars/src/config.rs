@@ -48,6 +48,10 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// Seconds a finished run's events stay available for SSE replay (`ARS_EVENT_RETENTION_S`).
     pub event_retention_s: u64,
+    /// MiB the in-process bus may hold in finished runs' events before it forgets the
+    /// oldest-finished runs early (`ARS_EVENT_MEMORY_MB`); 0: bounded by retention only.
+    /// Not used with Redis, whose own `maxmemory` applies.
+    pub event_memory_mb: u64,
     /// Runs executing at once; more wait as `pending` (`ARS_MAX_CONCURRENT_RUNS`).
     pub max_concurrent_runs: usize,
     /// Seconds a run's lease holds unless its instance renews it (`ARS_LEASE_TTL_S`): on
@@ -126,6 +130,7 @@ impl Default for Config {
             default_model: None,
             sandbox: SandboxSettings::default(),
             event_retention_s: 60 * 60,
+            event_memory_mb: 256,
             max_concurrent_runs: 256,
             lease_ttl_s: 15,
             redis_url: None,
@@ -153,6 +158,7 @@ const SETTINGS: [&str; 18] = [
     "default_model",
     "sandbox",
     "event_retention_s",
+    "event_memory_mb",
     "max_concurrent_runs",
     "lease_ttl_s",
     "redis_url",
@@ -272,6 +278,14 @@ impl Config {
             ..ars_runtime::RuntimeConfig::default()
         }
     }
+
+    /// The in-process bus's byte budget for finished runs: `event_memory_mb` in bytes, `None`
+    /// for 0 (unbounded but by retention). Saturates rather than overflowing on a 32-bit host.
+    pub fn event_memory_budget(&self) -> Option<usize> {
+        (self.event_memory_mb > 0).then(|| {
+            usize::try_from(self.event_memory_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
+        })
+    }
 }
 
 /// Structured logs to stderr; `RUST_LOG` overrides the default filter, which is `warn` when
@@ -338,6 +352,20 @@ mod tests {
     }
 
     #[test]
+    fn the_event_memory_budget_defaults_to_the_bus_default_and_zero_means_none() {
+        let config = Config::default();
+        assert_eq!(
+            config.event_memory_budget(),
+            Some(ars_events::DEFAULT_MEMORY_BUDGET)
+        );
+        let unbounded = Config {
+            event_memory_mb: 0,
+            ..Config::default()
+        };
+        assert_eq!(unbounded.event_memory_budget(), None);
+    }
+
+    #[test]
     fn runtime_settings_come_from_the_environment() {
         figment::Jail::expect_with(|jail| {
             jail.create_file(
@@ -352,6 +380,7 @@ mod tests {
             jail.set_env("ARS_DEFAULT_MODEL", "local/llama3.1:8b");
             jail.set_env("ARS_SANDBOX", "host");
             jail.set_env("ARS_EVENT_RETENTION_S", "5");
+            jail.set_env("ARS_EVENT_MEMORY_MB", "2");
             jail.set_env("ARS_MAX_CONCURRENT_RUNS", "3");
             let config = Config::load(None).map_err(|e| e.to_string())?;
             let model = config.defaults.base.model.clone().unwrap_or_else(|| {
@@ -364,6 +393,7 @@ mod tests {
             assert_eq!(config.models.providers[0].name, "local");
             assert_eq!(config.sandbox.mode, SandboxMode::Host);
             assert_eq!(config.event_retention_s, 5);
+            assert_eq!(config.event_memory_budget(), Some(2 * 1024 * 1024));
             assert_eq!(config.runtime_config().max_concurrent_runs, 3);
             Ok(())
         });

@@ -177,10 +177,27 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
             tracing::info!("run events go through Redis Streams");
             Arc::new(bus)
         }
-        None => Arc::new(InProcessBus::new(InProcessConfig {
-            retention,
-            ..InProcessConfig::default()
-        })),
+        None => {
+            let memory_budget = config.event_memory_budget();
+            match memory_budget {
+                Some(_) => tracing::info!(
+                    memory_mb = config.event_memory_mb,
+                    retention_s = config.event_retention_s,
+                    "run events stay in process memory; finished runs past the budget are \
+                     forgotten oldest first (ARS_EVENT_MEMORY_MB)"
+                ),
+                None => tracing::info!(
+                    retention_s = config.event_retention_s,
+                    "run events stay in process memory, with no memory budget for finished \
+                     runs (ARS_EVENT_MEMORY_MB=0)"
+                ),
+            }
+            Arc::new(InProcessBus::new(InProcessConfig {
+                retention,
+                memory_budget,
+                ..InProcessConfig::default()
+            }))
+        }
     };
     let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox) as Arc<dyn Sandbox>);
     let runtime = Runtime::new(RuntimeParts {

@@ -28,6 +28,8 @@ pub struct Setup {
     pub api: ApiConfig,
     /// How long a finished run's events stay available to subscribers.
     pub event_retention: Duration,
+    /// Estimated bytes finished runs' events may hold before the oldest-finished are evicted.
+    pub event_memory_budget: Option<usize>,
     /// Model providers besides the built-in `scripted` one.
     pub models: ModelsConfig,
     /// What one `execute` may consume.
@@ -39,6 +41,7 @@ impl Default for Setup {
         Self {
             api: ApiConfig::default(),
             event_retention: InProcessConfig::default().retention,
+            event_memory_budget: InProcessConfig::default().memory_budget,
             models: ModelsConfig::default(),
             sandbox_limits: SandboxLimits::default(),
         }
@@ -98,6 +101,7 @@ impl TestApp {
             .unwrap();
         let events = InProcessBus::new(InProcessConfig {
             retention: setup.event_retention,
+            memory_budget: setup.event_memory_budget,
             ..InProcessConfig::default()
         });
         let models = ModelRegistry::new(&setup.models, |_| None).unwrap();

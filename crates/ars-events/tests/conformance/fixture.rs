@@ -66,6 +66,7 @@ impl Fixture {
             Self::InProcess => Arc::new(InProcessBus::new(InProcessConfig {
                 retention: options.retention,
                 max_events_per_run: options.max_events,
+                memory_budget: None,
             })),
             Self::Redis { url, prefix } => Arc::new(
                 RedisBus::connect(

@@ -147,7 +147,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 18] = [
+const SETTINGS: [&str; 19] = [
     "bind",
     "data_dir",
     "database_url",

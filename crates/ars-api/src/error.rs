@@ -202,6 +202,10 @@ impl From<StoreError> for ApiError {
             },
             StoreError::NotFound => Self::NotFound("not found".into()),
             StoreError::Busy { active } => Self::busy(active),
+            StoreError::RunEnded { run } => Self::Conflict {
+                message: format!("run {run} has ended"),
+                field: None,
+            },
             StoreError::Invalid(detail) => Self::Unprocessable {
                 message: detail,
                 field: None,

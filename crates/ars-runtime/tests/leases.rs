@@ -80,6 +80,12 @@ impl Cluster {
 
     /// A thread of an agent whose model answers after `delay_ms`.
     async fn slow_thread(&self, name: &str, delay_ms: u64) -> Thread {
+        self.thread_playing(name, json!([{"text": "done", "delay_ms": delay_ms}]))
+            .await
+    }
+
+    /// A thread of an agent playing `script`.
+    async fn thread_playing(&self, name: &str, script: serde_json::Value) -> Thread {
         let context = AgentContext {
             model: Some(ModelConfig {
                 provider: "scripted".into(),
@@ -87,9 +93,9 @@ impl Cluster {
                 temperature: None,
                 max_tokens: None,
                 top_p: None,
-                script: Some(json!([{"text": "done", "delay_ms": delay_ms}])),
+                script: Some(script),
             }),
-            tools: Some(Vec::new()),
+            tools: Some(vec!["ls".into()]),
             ..AgentContext::default()
         };
         let agent = self
@@ -216,4 +222,37 @@ async fn a_run_ended_elsewhere_stops_on_its_instance_at_the_next_heartbeat() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(c.status(run.id).await, RunStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn a_run_reaped_while_its_executor_lives_writes_nothing_afterwards() {
+    let c = cluster().await;
+    let a = c.instance("a");
+    let step = json!({"tool_calls": [{"name": "ls", "arguments": {}}], "delay_ms": 150});
+    let thread = c
+        .thread_playing(
+            "busy",
+            json!([step, step, step, step, step, step, {"text": "end"}]),
+        )
+        .await;
+    let run = a.start_run(start(&thread, c.caller)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // A partition: another instance no longer sees A's heartbeat and reaps the run.
+    let reaped = c
+        .store
+        .reap_expired_runs(now_ms() + 3_600_000)
+        .await
+        .unwrap();
+    assert_eq!(reaped, vec![run.id]);
+    let at_reap = c.store.messages(&thread.id).await.unwrap().len();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let after = c.store.messages(&thread.id).await.unwrap();
+    assert_eq!(
+        after.len(),
+        at_reap,
+        "the cut-off executor wrote after the reap: {after:?}"
+    );
+    let run = c.store.run(run.id).await.unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert!(!a.is_local(run.id), "the executor stopped");
 }

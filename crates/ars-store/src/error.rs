@@ -23,6 +23,10 @@ pub enum StoreError {
     /// wait for it to end. Callers report it (SPEC: `busy`, naming the run), never queue.
     #[error("the thread already has an active run {active}")]
     Busy { active: ars_domain::RunId },
+    /// A write for a run that is no longer active (the fence): whoever still executes it was
+    /// cut off — cancelled, reaped after its lease ran out — and must stop.
+    #[error("run {run} has ended; nothing more is written for it")]
+    RunEnded { run: ars_domain::RunId },
     /// Stored data could not be decoded into domain types.
     #[error("corrupt row: {0}")]
     Corrupt(String),

@@ -242,7 +242,8 @@ pub trait Store: Send + Sync + 'static {
     /// Appends a message at the thread's next `seq` (previous maximum + 1, from 1), assigned in
     /// the same transaction that writes it, so concurrent appends, from any instance, never
     /// share or skip a seq. Bumps the thread's `updated_at` to the message's `created_at`.
-    /// `NotFound` when the thread is gone; an unknown `run_id` is `Invalid`.
+    /// `NotFound` when the thread is gone. A message of a run (`run_id` set) is written only
+    /// while that run is active: otherwise `RunEnded` (the fence), and for an unknown run too.
     async fn append_message(&self, message: &NewMessage) -> Result<Message>;
     /// A thread's messages in `seq` order (empty for an unknown thread).
     async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;

@@ -428,6 +428,10 @@ pub(crate) const SET_RUN_USAGE: &str = concat!(
     active!()
 );
 
+/// Whether run `$1` is active: the fence every message of a run passes inside
+/// `append_message`'s transaction.
+pub(crate) const RUN_IS_ACTIVE: &str = concat!("SELECT id FROM runs WHERE id = $1 AND ", active!());
+
 /// Extends every active run's lease held by `$1` to `$2` (Unix ms); answers the runs renewed.
 pub(crate) const RENEW_LEASES: &str = concat!(
     "UPDATE runs SET lease_expires_ms = $2 WHERE lease_owner = $1 AND ",

@@ -797,6 +797,17 @@ macro_rules! impl_store {
                 if touched.rows_affected() == 0 {
                     return Err($crate::StoreError::NotFound);
                 }
+                // The fence: a run's messages are written only while it is active, so an
+                // executor cut off (cancelled or reaped elsewhere) cannot add to the thread.
+                if let Some(run) = message.run_id {
+                    let active: Option<(String,)> = sqlx::query_as($crate::sql::RUN_IS_ACTIVE)
+                        .bind(run.to_string())
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    if active.is_none() {
+                        return Err($crate::StoreError::RunEnded { run });
+                    }
+                }
                 let row =
                     sqlx::query_as::<_, $crate::rows::MessageRow>($crate::sql::APPEND_MESSAGE)
                         .bind(ars_domain::MessageId::new().to_string())

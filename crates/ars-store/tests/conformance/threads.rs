@@ -343,7 +343,25 @@ pub async fn check_messages_seq_and_round_trip(store: &dyn Store) {
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
     let unknown_run = text(Some(RunId::new()), MessageRole::User, "x");
     let result = store.append_message(&unknown_run).await;
-    assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
+    assert!(
+        matches!(result, Err(StoreError::RunEnded { .. })),
+        "{result:?}"
+    );
+    // The fence: once the run has ended, nothing more is written for it; notices still are.
+    let ended = store
+        .finish_run(
+            run.id,
+            &crate::fixtures::outcome(ars_domain::RunStatus::Cancelled),
+        )
+        .await
+        .unwrap()
+        .into_run();
+    let late = text(Some(ended.id), MessageRole::Assistant, "too late");
+    let result = store.append_message(&late).await;
+    assert!(
+        matches!(result, Err(StoreError::RunEnded { run }) if run == ended.id),
+        "{result:?}"
+    );
     assert_eq!(store.messages(&thread.id).await.unwrap().len(), 4);
     assert_eq!(store_updated(store, &thread).await, last.created_at);
     assert_eq!(store.messages(&ThreadId::new()).await.unwrap(), vec![]);

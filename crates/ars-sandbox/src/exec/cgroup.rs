@@ -9,11 +9,13 @@
 //! process of it is ever outside. Where none can be created, the server logs that the
 //! process limit rests on rlimits alone.
 //!
-//! Each command's cgroup is named after the server that made it (`cmd-<pid>-<start>-<id>`, the
-//! pid and its start time, so a recycled pid is not mistaken for the owner). When a server
+//! Each command's cgroup is named after the server that made it (`cmd-<ns>-<pid>-<start>-<id>`:
+//! its pid namespace, pid and start time, so a recycled pid is not mistaken for the owner, and
+//! a server in another pid namespace sharing the hierarchy is never judged by our pids). When a server
 //! starts, [`Cgroups::detect`] reaps the cgroups whose owner is no longer alive: a server that
 //! was killed left them, and anything still in them is a command that outlived its server.
-//! Cgroups of a live server, or without an owner in their name, are never touched, so servers
+//! Cgroups of a live server, of another pid namespace, or without an owner in their name (as
+//! older servers made them) are never touched, so servers
 //! sharing one cgroup do not kill each other's commands.
 
 use std::fs;
@@ -102,16 +104,12 @@ impl Cgroups {
 
     /// Creates the cgroup of one command with `limits` applied.
     pub(crate) fn create(&self, limits: &SandboxLimits) -> io::Result<CommandCgroup> {
-        let owner = Owner::current().unwrap_or(Owner {
-            pid: std::process::id(),
-            start: 0,
-        });
-        let name = format!(
-            "cmd-{}-{}-{}",
-            owner.pid,
-            owner.start,
-            uuid::Uuid::new_v4().simple()
-        );
+        let id = uuid::Uuid::new_v4().simple();
+        // Without an owner (no `/proc` to read it from) the cgroup is simply never reaped.
+        let name = match Owner::current() {
+            Some(owner) => format!("{}-{id}", owner.prefix()),
+            None => format!("cmd-{id}"),
+        };
         let mut group = CommandCgroup {
             dirs: Vec::new(),
             kind: self.kind,
@@ -183,10 +181,12 @@ impl Drop for CommandCgroup {
     }
 }
 
-/// The server a command cgroup belongs to: its pid and the pid's start time (clock ticks after
-/// boot, `/proc/<pid>/stat` field 22).
+/// The server a command cgroup belongs to: its pid namespace (the inode of
+/// `/proc/<pid>/ns/pid`), its pid there and the pid's start time (clock ticks after boot,
+/// `/proc/<pid>/stat` field 22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Owner {
+    ns: u64,
     pid: u32,
     start: u64,
 }
@@ -196,25 +196,44 @@ impl Owner {
     fn current() -> Option<Self> {
         let pid = std::process::id();
         Some(Self {
+            ns: pid_namespace()?,
             pid,
             start: start_time(pid)?,
         })
     }
 
-    /// The owner named in a command cgroup's name, `cmd-<pid>-<start>-<id>`; `None` for any
-    /// other name (including the owner-less `cmd-<id>` of older servers).
+    /// The start of the names of the cgroups this owner makes.
+    fn prefix(self) -> String {
+        format!("cmd-{}-{}-{}", self.ns, self.pid, self.start)
+    }
+
+    /// The owner named in a command cgroup's name, `cmd-<ns>-<pid>-<start>-<id>`; `None` for
+    /// any other name (including the owner-less `cmd-<id>` of older servers).
     fn of_cgroup(name: &str) -> Option<Self> {
-        let mut parts = name.strip_prefix("cmd-")?.splitn(3, '-');
+        let mut parts = name.strip_prefix("cmd-")?.splitn(4, '-');
+        let ns = parts.next()?.parse().ok()?;
         let pid = parts.next()?.parse().ok()?;
         let start = parts.next()?.parse().ok()?;
         parts.next()?;
-        Some(Self { pid, start })
+        Some(Self { ns, pid, start })
     }
 
-    /// Whether the owner still runs: its pid exists with the same start time.
+    /// Whether the owner may still run: it does (its pid exists with the same start time), or
+    /// it is in another pid namespace, where this process cannot tell.
     fn is_alive(self) -> bool {
-        start_time(self.pid).is_some_and(|start| start == self.start || self.start == 0)
+        pid_namespace() != Some(self.ns)
+            || start_time(self.pid).is_some_and(|start| start == self.start)
     }
+}
+
+/// This process's pid namespace: the inode in the `pid:[<inode>]` link `/proc/self/ns/pid`.
+fn pid_namespace() -> Option<u64> {
+    let link = fs::read_link("/proc/self/ns/pid").ok()?;
+    link.to_str()?
+        .strip_prefix("pid:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
 }
 
 /// A process's start time from `/proc/<pid>/stat`; `None` when there is no such process.
@@ -385,8 +404,9 @@ mod tests {
     #[test]
     fn owners_are_read_from_cgroup_names() {
         assert_eq!(
-            Owner::of_cgroup("cmd-42-1234-0123abcd"),
+            Owner::of_cgroup("cmd-4026531836-42-1234-0123abcd"),
             Some(Owner {
+                ns: 4026531836,
                 pid: 42,
                 start: 1234
             })
@@ -397,7 +417,19 @@ mod tests {
             None
         );
         assert_eq!(Owner::of_cgroup("other"), None);
-        assert!(Owner::current().is_some_and(Owner::is_alive));
+        let me = Owner::current().unwrap();
+        assert!(me.is_alive());
+        assert_eq!(
+            Owner::of_cgroup(&format!("{}-0123abcd", me.prefix())),
+            Some(me)
+        );
+        // A pid of another namespace is not judged by this one's processes.
+        let foreign = Owner {
+            ns: me.ns + 1,
+            pid: u32::MAX,
+            start: 1,
+        };
+        assert!(foreign.is_alive());
     }
 
     /// Where this process may create cgroups (root on a cgroup host): a command left in the
@@ -411,6 +443,7 @@ mod tests {
         // A server that died: a process that has exited, known by its pid and start time.
         let mut gone = std::process::Command::new("true").spawn().unwrap();
         let dead = Owner {
+            ns: pid_namespace().unwrap(),
             pid: gone.id(),
             start: start_time(gone.id()).unwrap(),
         };
@@ -425,7 +458,7 @@ mod tests {
             for hierarchy in &cgroups.parents {
                 let dir = hierarchy
                     .parent
-                    .join(format!("cmd-{}-{}-test{tag}", owner.pid, owner.start));
+                    .join(format!("{}-test{tag}", owner.prefix()));
                 fs::create_dir(&dir).unwrap();
                 if tag == "dead" {
                     fs::write(dir.join("cgroup.procs"), orphan.id().to_string()).unwrap();

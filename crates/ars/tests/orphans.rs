@@ -18,13 +18,13 @@ const PASSWORD: &str = "admin-password";
 const PIDS_FILE: &str = "ars-pids";
 
 /// Starts the server, a run whose agent executes `command`, and waits until `ready` says the
-/// command is up; then kills the server with SIGKILL and answers the server's log.
+/// command is up; then kills the server with SIGKILL and answers the server's log and pid.
 async fn kill_the_server_while(
     dir: &Path,
     env: &[(&str, &str)],
     command: &str,
     ready: impl Fn() -> bool,
-) -> Vec<String> {
+) -> (Vec<String>, u32) {
     let server = Server::start_with(dir, Some(PASSWORD), env);
     let base = server.base.clone();
     let token = login(&base, "admin", PASSWORD).await;
@@ -51,9 +51,9 @@ async fn kill_the_server_while(
     .await;
     assert_eq!(status, 202, "{run}");
     eventually(30, "the command's processes", || async { ready() }).await;
-    let log = server.log.clone();
+    let (log, pid) = (server.log.clone(), server.child.id());
     server.kill();
-    log
+    (log, pid)
 }
 
 /// The pids a command wrote to [`PIDS_FILE`] anywhere under the data dir, once it holds
@@ -125,16 +125,23 @@ async fn a_host_mode_command_does_not_outlive_a_killed_server() {
          echo $$ >> {PIDS_FILE}; sleep {sleep}"
     );
     let data = dir.path().to_owned();
-    let log = kill_the_server_while(dir.path(), &[("ARS_SANDBOX", "host")], &command, || {
-        recorded_pids(&data, 3).is_some() && sleeps(&sleep).len() >= 3
-    })
-    .await;
+    // Whether the command runs in cgroups of its own (as on any root server with cgroups),
+    // read from its shell's `/proc/<pid>/cgroup` while it runs.
+    let in_cgroups = std::sync::OnceLock::new();
+    let (_, server_pid) =
+        kill_the_server_while(dir.path(), &[("ARS_SANDBOX", "host")], &command, || {
+            let Some(pids) = recorded_pids(&data, 3) else {
+                return false;
+            };
+            let cgroups = std::fs::read_to_string(format!("/proc/{}/cgroup", pids[2]));
+            let _ = in_cgroups.set(cgroups.is_ok_and(|c| c.contains("/ars-sandbox/cmd-")));
+            sleeps(&sleep).len() >= 3
+        })
+        .await;
     let pids = recorded_pids(dir.path(), 3).unwrap();
     // Without cgroups a `setsid` process escapes the process group, which is all the
-    // supervisor can kill then; with them (as on any root server) it is caught too.
-    let in_cgroups = log
-        .iter()
-        .any(|l| l.contains("runs in a cgroup of its own"));
+    // supervisor can kill then; with them it is caught too.
+    let in_cgroups = in_cgroups.get().copied().unwrap_or(false);
     let must_die: Vec<u32> = if in_cgroups {
         pids
     } else {
@@ -146,6 +153,20 @@ async fn a_host_mode_command_does_not_outlive_a_killed_server() {
         || async { must_die.iter().all(|pid| is_gone(*pid)) },
     )
     .await;
+    if in_cgroups {
+        // The killed server could not remove its command's cgroup; the next start does.
+        let server = Server::start_with(dir.path(), Some(PASSWORD), &[("ARS_SANDBOX", "host")]);
+        let reaped = format!("server_pid={server_pid}");
+        assert!(
+            server
+                .log
+                .iter()
+                .any(|l| l.contains("reaped a command cgroup") && l.contains(&reaped)),
+            "the dead server's cgroup is reaped at start:\n{}",
+            server.log.join("\n")
+        );
+        server.kill();
+    }
     for pid in sleeps(&sleep) {
         let _ = std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])

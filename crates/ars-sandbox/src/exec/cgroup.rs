@@ -8,6 +8,15 @@
 //! cgroup before `bwrap` starts (a tiny `/bin/sh` writes its own pid and then `exec`s), so no
 //! process of it is ever outside. Where none can be created, the server logs that the
 //! process limit rests on rlimits alone.
+//!
+//! Each command's cgroup is named after the server that made it (`cmd-<ns>-<pid>-<start>-<id>`:
+//! its pid namespace, pid and start time, so a recycled pid is not mistaken for the owner, and
+//! a server in another pid namespace sharing the hierarchy is never judged by our pids). When a server
+//! starts, [`Cgroups::detect`] reaps the cgroups whose owner is no longer alive: a server that
+//! was killed left them, and anything still in them is a command that outlived its server.
+//! Cgroups of a live server, of another pid namespace, or without an owner in their name (as
+//! older servers made them) are never touched, so servers
+//! sharing one cgroup do not kill each other's commands.
 
 use std::fs;
 use std::io;
@@ -55,7 +64,37 @@ impl Cgroups {
     pub(crate) fn detect() -> Option<Self> {
         let own = fs::read_to_string("/proc/self/cgroup").ok()?;
         let mounts = fs::read_to_string("/proc/self/mountinfo").ok()?;
-        detect_v2(&own, &mounts).or_else(|| detect_v1(&own, &mounts))
+        let cgroups = detect_v2(&own, &mounts).or_else(|| detect_v1(&own, &mounts))?;
+        cgroups.reap_orphans();
+        Some(cgroups)
+    }
+
+    /// Kills and removes the command cgroups of servers that are no longer alive (see the
+    /// module docs), logging what was reaped.
+    pub(crate) fn reap_orphans(&self) {
+        for hierarchy in &self.parents {
+            let Ok(entries) = fs::read_dir(&hierarchy.parent) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(owner) = name.to_str().and_then(Owner::of_cgroup) else {
+                    continue;
+                };
+                if owner.is_alive() {
+                    continue;
+                }
+                let dir = entry.path();
+                let killed = kill_members(&dir);
+                remove(std::slice::from_ref(&dir));
+                tracing::info!(
+                    cgroup = %dir.display(),
+                    server_pid = owner.pid,
+                    killed = ?killed,
+                    "reaped a command cgroup left by a server that died"
+                );
+            }
+        }
     }
 
     /// The interface in use.
@@ -65,7 +104,12 @@ impl Cgroups {
 
     /// Creates the cgroup of one command with `limits` applied.
     pub(crate) fn create(&self, limits: &SandboxLimits) -> io::Result<CommandCgroup> {
-        let name = format!("cmd-{}", uuid::Uuid::new_v4().simple());
+        let id = uuid::Uuid::new_v4().simple();
+        // Without an owner (no `/proc` to read it from) the cgroup is simply never reaped.
+        let name = match Owner::current() {
+            Some(owner) => format!("{}-{id}", owner.prefix()),
+            None => format!("cmd-{id}"),
+        };
         let mut group = CommandCgroup {
             dirs: Vec::new(),
             kind: self.kind,
@@ -137,10 +181,103 @@ impl Drop for CommandCgroup {
     }
 }
 
-/// Kills what is left in `dirs` (v2 `cgroup.kill`) and removes them, retrying briefly.
+/// The server a command cgroup belongs to: its pid namespace (the inode of
+/// `/proc/<pid>/ns/pid`), its pid there and the pid's start time (clock ticks after boot,
+/// `/proc/<pid>/stat` field 22).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Owner {
+    ns: u64,
+    pid: u32,
+    start: u64,
+}
+
+impl Owner {
+    /// This process.
+    fn current() -> Option<Self> {
+        let pid = std::process::id();
+        Some(Self {
+            ns: pid_namespace()?,
+            pid,
+            start: start_time(pid)?,
+        })
+    }
+
+    /// The start of the names of the cgroups this owner makes.
+    fn prefix(self) -> String {
+        format!("cmd-{}-{}-{}", self.ns, self.pid, self.start)
+    }
+
+    /// The owner named in a command cgroup's name, `cmd-<ns>-<pid>-<start>-<id>`; `None` for
+    /// any other name (including the owner-less `cmd-<id>` of older servers).
+    fn of_cgroup(name: &str) -> Option<Self> {
+        let mut parts = name.strip_prefix("cmd-")?.splitn(4, '-');
+        let ns = parts.next()?.parse().ok()?;
+        let pid = parts.next()?.parse().ok()?;
+        let start = parts.next()?.parse().ok()?;
+        parts.next()?;
+        Some(Self { ns, pid, start })
+    }
+
+    /// Whether the owner may still run: it does (its pid exists with the same start time), or
+    /// it is in another pid namespace, where this process cannot tell.
+    fn is_alive(self) -> bool {
+        pid_namespace() != Some(self.ns)
+            || start_time(self.pid).is_some_and(|start| start == self.start)
+    }
+}
+
+/// This process's pid namespace: the inode in the `pid:[<inode>]` link `/proc/self/ns/pid`.
+fn pid_namespace() -> Option<u64> {
+    let link = fs::read_link("/proc/self/ns/pid").ok()?;
+    link.to_str()?
+        .strip_prefix("pid:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// A process's start time from `/proc/<pid>/stat`; `None` when there is no such process.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces; count after it.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// SIGKILLs every process in the cgroup `dir` until it is empty (a process may fork while it
+/// is being killed, so a few rounds); answers the pids killed.
+fn kill_members(dir: &Path) -> Vec<i32> {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let mut killed = Vec::new();
+    // v2 kills the whole cgroup at once; v1 has no such file and is walked below.
+    let _ = fs::write(dir.join("cgroup.kill"), "1");
+    for _ in 0..50 {
+        let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) else {
+            break;
+        };
+        let pids: Vec<i32> = procs
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.is_empty() {
+            break;
+        }
+        for pid in pids {
+            if kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() && !killed.contains(&pid) {
+                killed.push(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed
+}
+
+/// Kills what is left in `dirs` (a process that left the command's process group, e.g. by
+/// `setsid`) and removes them, retrying briefly.
 fn remove(dirs: &[PathBuf]) {
     for dir in dirs {
-        let _ = fs::write(dir.join("cgroup.kill"), "1");
+        kill_members(dir);
         for attempt in 0..100 {
             match fs::remove_dir(dir) {
                 Ok(()) => break,
@@ -263,6 +400,85 @@ mod tests {
 39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
 ";
+
+    #[test]
+    fn owners_are_read_from_cgroup_names() {
+        assert_eq!(
+            Owner::of_cgroup("cmd-4026531836-42-1234-0123abcd"),
+            Some(Owner {
+                ns: 4026531836,
+                pid: 42,
+                start: 1234
+            })
+        );
+        // Older servers' names carry no owner and are never reaped.
+        assert_eq!(
+            Owner::of_cgroup("cmd-0123456789abcdef0123456789abcdef"),
+            None
+        );
+        assert_eq!(Owner::of_cgroup("other"), None);
+        let me = Owner::current().unwrap();
+        assert!(me.is_alive());
+        assert_eq!(
+            Owner::of_cgroup(&format!("{}-0123abcd", me.prefix())),
+            Some(me)
+        );
+        // A pid of another namespace is not judged by this one's processes.
+        let foreign = Owner {
+            ns: me.ns + 1,
+            pid: u32::MAX,
+            start: 1,
+        };
+        assert!(foreign.is_alive());
+    }
+
+    /// Where this process may create cgroups (root on a cgroup host): a command left in the
+    /// cgroup of a server that died is killed and its cgroup removed at the next start; a live
+    /// server's command cgroup is left alone.
+    #[test]
+    fn the_cgroups_of_a_dead_server_are_reaped_at_start() {
+        let Some(cgroups) = Cgroups::detect() else {
+            return; // No cgroups to make here, so none can be left behind.
+        };
+        // A server that died: a process that has exited, known by its pid and start time.
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = Owner {
+            ns: pid_namespace().unwrap(),
+            pid: gone.id(),
+            start: start_time(gone.id()).unwrap(),
+        };
+        gone.wait().unwrap();
+        let mut orphan = std::process::Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .unwrap();
+        let live = Owner::current().unwrap();
+        let mut dirs = Vec::new();
+        for (owner, tag) in [(dead, "dead"), (live, "live")] {
+            for hierarchy in &cgroups.parents {
+                let dir = hierarchy
+                    .parent
+                    .join(format!("{}-test{tag}", owner.prefix()));
+                fs::create_dir(&dir).unwrap();
+                if tag == "dead" {
+                    fs::write(dir.join("cgroup.procs"), orphan.id().to_string()).unwrap();
+                }
+                dirs.push((tag, dir));
+            }
+        }
+
+        cgroups.reap_orphans();
+
+        let status = orphan.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "the orphaned command was killed");
+        for (tag, dir) in &dirs {
+            assert_eq!(dir.exists(), *tag == "live", "{}", dir.display());
+        }
+        for (_, dir) in dirs {
+            let _ = fs::remove_dir(dir);
+        }
+    }
 
     #[test]
     fn mount_points_are_found_by_type_and_controller() {

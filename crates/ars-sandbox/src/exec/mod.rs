@@ -25,6 +25,32 @@ use crate::scope::Scope;
 use bwrap::{SANDBOX_RESOLV_CONF, SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args, shell_argv};
 use cgroup::{CommandCgroup, ENTER_SCRIPT};
 
+/// The host shell's supervisor, a tiny `sh` that ties the command to the server's life. It
+/// enters each `cgroup.procs` given before `--` (as [`ENTER_SCRIPT`] does), starts the command
+/// (`"$@"`) in the background and waits for it, exiting with its status. A watcher beside it
+/// reads its standard input — a pipe whose write end only the server holds, open for as long
+/// as it supervises the command — and at end of file, which the kernel delivers when the
+/// server dies however it dies, kills every process in the command's cgroups (which hold
+/// even a `setsid` escapee) and then its whole process group. The watcher finds its own pid in
+/// `/proc/self/stat` so it kills itself last. (cgroup paths are split on spaces; the server's
+/// cgroup paths have none.)
+const HOST_SUPERVISOR: &str = r#"ars_procs=
+while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; ars_procs="$ars_procs $1"; shift; done
+shift
+exec 3<&0 </dev/null
+{
+  read -r ars_me _ < /proc/self/stat
+  while read -r _ <&3; do :; done
+  for ars_round in 1 2 3 4 5 6 7 8 9 10; do
+    for ars_p in $ars_procs; do
+      while read -r ars_pid; do [ "$ars_pid" = "$ars_me" ] || kill -9 "$ars_pid"; done < "$ars_p"
+    done
+  done 2>/dev/null
+  kill -9 0
+} &
+"$@" 3<&- &
+wait $!"#;
+
 /// Where `bwrap` is looked for after `PATH` (which a service manager may have trimmed).
 const BWRAP_FALLBACKS: &[&str] = &["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
 
@@ -42,6 +68,9 @@ pub(crate) struct Planned {
     pub(crate) cgroup: Option<CommandCgroup>,
     /// With network: the slirp4netns program that gives the command's namespace a way out.
     pub(crate) slirp4netns: Option<PathBuf>,
+    /// Host mode: standard input is the supervisor's lifeline ([`HOST_SUPERVISOR`]), a pipe
+    /// the server holds open, writing nothing, until the command has ended.
+    pub(crate) lifeline: bool,
 }
 
 /// What an operator must do when slirp4netns is missing and an agent with network runs a
@@ -85,8 +114,19 @@ pub(crate) fn plan(
             None
         }
     });
-    // With a cgroup, a tiny `sh` enters it and then `exec`s the real program.
+    // With a cgroup, a tiny `sh` enters it and then `exec`s the real program; in host mode a
+    // tiny `sh` always supervises the command, entering its cgroup first if there is one.
+    let is_host = config.shell == ShellMode::Host;
     let mut cmd = match &cgroup {
+        _ if is_host => {
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c").arg(HOST_SUPERVISOR).arg("ars-supervisor");
+            if let Some(group) = &cgroup {
+                cmd.args(group.procs_files());
+            }
+            cmd.arg("--");
+            cmd
+        }
         Some(group) => {
             let mut cmd = Command::new("/bin/sh");
             cmd.arg("-c")
@@ -98,7 +138,7 @@ pub(crate) fn plan(
         }
         None => Command::new(&program),
     };
-    let is_wrapped = cgroup.is_some();
+    let is_wrapped = cgroup.is_some() || is_host;
     // Neither bwrap nor the wrapper needs an environment; clearing it keeps the server's
     // secrets out of even the sandbox's launcher.
     cmd.env_clear();
@@ -155,6 +195,7 @@ pub(crate) fn plan(
         stdin,
         cgroup,
         slirp4netns,
+        lifeline: is_host,
     })
 }
 

@@ -5,7 +5,9 @@
 //! what the host can reach *except* the host's loopback: not the ARS API on its default
 //! `127.0.0.1` address, not a model server or database listening on localhost. Inside, the
 //! command's `127.0.0.1` is its own namespace's loopback. `--enable-sandbox` and
-//! `--enable-seccomp` confine slirp4netns itself.
+//! `--enable-seccomp` confine slirp4netns itself. Its standard input is a pipe the server
+//! holds (the `Child`'s own handle) and `--exit-fd 0` makes it exit when that pipe closes, so
+//! it does not outlive a server that was killed.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -38,11 +40,11 @@ pub(crate) async fn attach(slirp4netns: PathBuf, launcher: u32) -> Option<Child>
     command
         .env_clear()
         .args(["--configure", "--mtu=65520", "--disable-host-loopback"])
-        .args(["--enable-sandbox", "--enable-seccomp"])
+        .args(["--enable-sandbox", "--enable-seccomp", "--exit-fd=0"])
         .arg(format!("--userns-path=/proc/{child}/ns/user"))
         .arg(child.to_string())
         .arg(TAP_DEVICE)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true);

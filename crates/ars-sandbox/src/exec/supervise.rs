@@ -6,6 +6,16 @@
 //! `bwrap` processes; killing them ends the sandbox's PID namespace, which the kernel then
 //! empties. After a normal exit the group is killed too, so no background process outlives
 //! the tool call.
+//!
+//! Neither mode lets a command outlive the server, even one killed with SIGKILL. Under
+//! bubblewrap, `bwrap --die-with-parent` sets the parent-death signal (SIGKILL) on itself and
+//! on the namespace's first process, so the server's death kills the whole sandbox. The
+//! kernel sends that signal when the *thread* that spawned bwrap exits; commands are spawned
+//! from the runtime's worker threads (never a blocking-pool thread, which exits when idle),
+//! and those live as long as the server. In host mode the command runs under a tiny
+//! supervisor whose standard input is a pipe the server holds (see `HOST_SUPERVISOR`): the
+//! kernel closes it when the server dies, by any cause and whichever thread spawned the
+//! command, and the supervisor then kills the command's cgroup and process group.
 
 use std::future::pending;
 use std::os::unix::process::ExitStatusExt;
@@ -38,9 +48,10 @@ pub(crate) async fn run(
         stdin,
         cgroup,
         slirp4netns,
+        lifeline,
     } = planned;
     command
-        .stdin(if stdin.is_some() {
+        .stdin(if stdin.is_some() || lifeline {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -57,6 +68,9 @@ pub(crate) async fn run(
 
     // bwrap reads its arguments from standard input until end of file; the command then
     // inherits that pipe, already at its end, as its own standard input.
+    // Host mode instead: the supervisor's lifeline, held (and never written) until
+    // supervision ends; its end of file tells the supervisor to kill the command.
+    let lifeline = if lifeline { child.stdin.take() } else { None };
     if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
         tokio::spawn(async move {
             let _ = pipe.write_all(&bytes).await;
@@ -113,6 +127,7 @@ pub(crate) async fn run(
         }
     }
     group.disarm();
+    drop(lifeline);
     if let Some(network) = network {
         network.abort();
         if let Ok(Some(mut slirp)) = network.await {

@@ -42,6 +42,8 @@ pub struct RuntimeConfig {
     pub max_concurrent_runs: usize,
     /// Longest a caller may block in [`Runtime::wait`].
     pub max_wait: Duration,
+    /// How a model stream that breaks mid-answer is asked again.
+    pub stream_retry: crate::StreamRetry,
 }
 
 impl Default for RuntimeConfig {
@@ -50,6 +52,7 @@ impl Default for RuntimeConfig {
             defaults: ContextDefaults::default(),
             max_concurrent_runs: 256,
             max_wait: Duration::from_secs(600),
+            stream_retry: crate::StreamRetry::default(),
         }
     }
 }

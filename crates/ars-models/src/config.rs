@@ -93,7 +93,7 @@ pub struct OpenAiOptions {
     #[serde(with = "millis", rename = "request_timeout_ms")]
     pub request_timeout: Duration,
     /// The longest silence allowed between two chunks of a stream; a stalled stream ends
-    /// with [`ModelError::Timeout`].
+    /// with [`ModelError::Idle`].
     #[serde(with = "millis", rename = "idle_timeout_ms")]
     pub idle_timeout: Duration,
     /// Time for a whole non-streaming answer, which arrives only once generation is done.

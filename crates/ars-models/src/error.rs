@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
     /// The provider refused the credentials (HTTP 401/403).
-    #[error("provider `{provider}` rejected the API key: {message}")]
+    #[error("the provider `{provider}` refused the API key: {message}")]
     Auth { provider: String, message: String },
 
     /// The provider does not serve the requested model (HTTP 404, or an error naming the model).
@@ -38,9 +38,23 @@ pub enum ModelError {
         message: String,
     },
 
-    /// The provider could not be reached, or the connection broke mid-stream.
+    /// The provider could not be reached at all. The message is in plain words; the HTTP
+    /// library's own error chain goes to the debug log, not here.
     #[error("cannot reach provider `{provider}`: {message}")]
     Connect { provider: String, message: String },
+
+    /// The provider answered, but the stream stopped before the model said it was done: the
+    /// connection broke or was closed early. Nothing of the partial answer should be kept.
+    #[error("the provider `{provider}` {how} before the answer was complete")]
+    StreamCut {
+        provider: String,
+        /// What happened, e.g. "closed the stream" or "broke the connection".
+        how: &'static str,
+    },
+
+    /// The stream was open but no byte came for the provider's idle timeout.
+    #[error("the model sent nothing for {} s (provider `{provider}`)", waited.as_secs_f64())]
+    Idle { provider: String, waited: Duration },
 
     /// The provider took too long: to answer at all, or between two stream chunks.
     #[error("provider `{provider}` timed out {phase} after {}ms", waited.as_millis())]
@@ -65,7 +79,7 @@ pub enum ModelError {
     },
 
     /// The model itself reported a failure; the scripted provider's `error` turns end here too.
-    #[error("model error: {0}")]
+    #[error("the model reported an error: {0}")]
     Provider(String),
 
     /// The model configuration cannot work: a bad script, a bad model reference, a bad
@@ -80,7 +94,21 @@ impl ModelError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            Self::Unavailable { .. } | Self::Connect { .. } | Self::Timeout { .. }
+            Self::Unavailable { .. }
+                | Self::Connect { .. }
+                | Self::Timeout { .. }
+                | Self::Idle { .. }
+                | Self::StreamCut { .. }
+                | Self::MalformedStream { .. }
         )
+    }
+
+    /// Whether this is a fault of a stream that was already answering — it broke, closed
+    /// early, or sent a chunk that is not the wire format — so that asking again from the
+    /// start, discarding the partial answer, is likely to work. Refusals (401, 404, other
+    /// 4xx), the model's own errors and timeouts are not: a retry would fail the same way or
+    /// only double the wait.
+    pub fn is_stream_fault(&self) -> bool {
+        matches!(self, Self::StreamCut { .. } | Self::MalformedStream { .. })
     }
 }

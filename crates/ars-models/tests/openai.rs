@@ -329,7 +329,7 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
     .await;
     let started = Instant::now();
     let error = error_of(&model_on(&server).await, request()).await;
-    assert!(matches!(error, ModelError::Timeout { .. }), "{error:?}");
+    assert!(matches!(error, ModelError::Idle { .. }), "{error:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
@@ -381,6 +381,11 @@ async fn unauthorized_401_is_an_auth_error_with_the_servers_message() {
         "the key is redacted"
     );
     assert_eq!(server.received().len(), 1, "auth errors are not retried");
+    assert_eq!(
+        error.to_string(),
+        "the provider `test` refused the API key: Incorrect API key provided: ***"
+    );
+    assert!(!error.is_stream_fault());
 }
 
 #[tokio::test]
@@ -547,7 +552,7 @@ async fn dropping_the_stream_aborts_the_http_request() {
 }
 
 #[tokio::test]
-async fn a_stream_that_ends_without_a_finish_is_an_error() {
+async fn a_stream_that_ends_without_a_finish_is_a_stream_fault() {
     let server = MockServer::start(vec![Reply::Sse {
         events: vec![text_chunk("cut").to_string()],
         gap: Duration::ZERO,
@@ -556,5 +561,55 @@ async fn a_stream_that_ends_without_a_finish_is_an_error() {
     }])
     .await;
     let error = error_of(&model_on(&server).await, request()).await;
-    assert!(matches!(error, ModelError::Connect { .. }), "{error:?}");
+    assert!(error.is_stream_fault(), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "the provider `test` closed the stream before the answer was complete"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_reset_mid_stream_is_a_stream_fault_in_plain_words() {
+    let server = MockServer::start(vec![Reply::Broken {
+        events: vec![text_chunk("cut").to_string()],
+    }])
+    .await;
+    let error = error_of(&model_on(&server).await, request()).await;
+    assert!(error.is_stream_fault(), "{error:?}");
+    let message = error.to_string();
+    assert_eq!(
+        message,
+        "the provider `test` broke the connection before the answer was complete"
+    );
+}
+
+#[tokio::test]
+async fn headers_then_silence_says_the_model_sent_nothing_for_the_idle_timeout() {
+    let server = MockServer::start(vec![Reply::Sse {
+        events: Vec::new(),
+        gap: Duration::ZERO,
+        stall_after: Some(0),
+        keep_alive: false,
+    }])
+    .await;
+    let error = error_of(&model_on(&server).await, request()).await;
+    assert_eq!(
+        error.to_string(),
+        "the model sent nothing for 0.3 s (provider `test`)"
+    );
+    assert!(!error.is_stream_fault(), "an idle model is not asked again");
+}
+
+#[tokio::test]
+async fn a_refused_connection_says_so_without_http_library_text() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let config = ProviderConfig::openai_compatible("test", format!("http://{addr}/v1"));
+    let provider = ars_models::OpenAiProvider::new(&config, None, None, fast_options()).unwrap();
+    let error = error_of(&provider.model("m", SamplingParams::default()), request()).await;
+    assert_eq!(
+        error.to_string(),
+        "cannot reach provider `test`: the connection could not be opened (after 3 attempt(s))"
+    );
 }

@@ -7,16 +7,16 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
 use serde_json::Value;
 
 use ars_domain::context::ResolvedLimits;
 use ars_domain::{Message as StoredMessage, MessageRole, NewMessage, ToolCallRecord, Usage};
 use ars_events::{EventBus, EventKind, RunRef, preview};
-use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition, TurnAccumulator};
+use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition};
 use ars_store::Store;
 
 use crate::middleware::{Middleware, PendingCall};
+use crate::model_step::{StreamRetry, model_turn};
 use crate::tool::{Tool, ToolContext, ToolError};
 
 /// How many model turns in a row may produce unparseable tool arguments before the run fails.
@@ -56,6 +56,8 @@ pub struct LoopSpec {
     pub tool_ctx: ToolContext,
     /// Usage so far, readable by the runner even when it drops the loop.
     pub usage: Arc<Mutex<Usage>>,
+    /// How a model stream that breaks mid-answer is asked again.
+    pub retry: StreamRetry,
 }
 
 /// How a loop ended on its own.
@@ -98,27 +100,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
     let mut invalid_turns = 0;
     for _step in 0..spec.limits.max_steps {
         let request = ChatRequest::new(messages.clone()).with_tools(definitions.clone());
-        spec.emitter
-            .emit(EventKind::MessageStarted {
-                role: MessageRole::Assistant,
-            })
-            .await;
-        let mut stream = spec
-            .model
-            .stream(request)
-            .await
-            .map_err(|e| format!("model error: {e}"))?;
-        let mut acc = TurnAccumulator::for_provider(spec.model.provider());
-        while let Some(event) = stream.next().await {
-            let event = event.map_err(|e| format!("model error: {e}"))?;
-            if let ars_models::ChatEvent::TextDelta { text } = &event {
-                spec.emitter
-                    .emit(EventKind::MessageDelta { text: text.clone() })
-                    .await;
-            }
-            acc.push(&event);
-        }
-        let turn = acc.finish().map_err(|e| format!("model error: {e}"))?;
+        let turn = model_turn(spec, &request).await?;
         if let Some(u) = turn.usage {
             let total = {
                 let mut usage = spec

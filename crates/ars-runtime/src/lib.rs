@@ -4,6 +4,7 @@
 //! - [`middleware`]: the plug-in seam — hooks on a run (system prompt, tool set, tool-call
 //!   wrapping, events), built per run by the factories the server assembly passes in.
 //! - [`agent_loop`]: the ReAct loop, checkpointing each complete message.
+//! - [`model_step`]: one streamed model answer, asked again when the stream breaks mid-answer.
 //! - [`runtime`]: durable runs as background tasks: start, cancel, wait, recover, shut down.
 //!
 //! Plug-ins (each imports the core, never the other way round):
@@ -16,6 +17,7 @@
 pub mod agent_loop;
 pub mod builtin;
 pub mod middleware;
+pub mod model_step;
 pub mod runtime;
 pub mod skills;
 pub mod subagents;
@@ -24,6 +26,7 @@ pub mod tool;
 pub use agent_loop::Emitter;
 pub use builtin::builtin_tools;
 pub use middleware::{Middleware, MiddlewareFactory, PendingCall, RunSetup};
+pub use model_step::StreamRetry;
 pub use runtime::{
     ChildDelivery, ParentLink, Recovery, Runtime, RuntimeConfig, RuntimeError, RuntimeParts,
     StartRun, Waited, now_ms, run_ref,

@@ -41,6 +41,9 @@ pub enum Reply {
     },
     /// Waits before answering with the inner reply.
     Delayed(Duration, Box<Reply>),
+    /// An SSE stream of `data:` payloads that then breaks: the body fails, so the server
+    /// drops the connection without ending the chunked body, as a reset would.
+    Broken { events: Vec<String> },
 }
 
 /// An SSE reply of these chunks, then `[DONE]`.
@@ -249,6 +252,25 @@ async fn respond(mut reply: Reply, shared: Arc<Shared>) -> Response {
             Response::builder()
                 .header("content-type", "text/event-stream")
                 .body(Body::from_stream(stream))
+                .unwrap()
+        }
+        Reply::Broken { events } => {
+            use futures::StreamExt;
+            let frames = events
+                .into_iter()
+                .map(|event| Ok(Bytes::from(format!("data: {event}\n\n"))));
+            // The pause lets the headers and frames go out before the break.
+            let reset = futures::stream::once(async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "reset",
+                ))
+            });
+            let body = futures::stream::iter(frames).chain(reset);
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(body))
                 .unwrap()
         }
         Reply::Delayed(..) => unreachable!("unwrapped above"),

@@ -213,6 +213,7 @@ impl Runtime {
                 allow_network: context.network,
             },
             usage: Arc::clone(usage),
+            retry: self.inner.config.stream_retry.clone(),
         })
     }
 }

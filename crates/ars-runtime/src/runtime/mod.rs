@@ -51,6 +51,8 @@ pub struct RuntimeConfig {
     pub lease_ttl: Duration,
     /// What [`Runtime::recover`] ends, and whether a reaper runs.
     pub recovery: Recovery,
+    /// How a model stream that breaks mid-answer is asked again.
+    pub stream_retry: crate::StreamRetry,
 }
 
 /// Which runs a starting instance may end as `interrupted`.
@@ -72,6 +74,7 @@ impl Default for RuntimeConfig {
             instance_id: uuid::Uuid::new_v4().to_string(),
             lease_ttl: Duration::from_secs(15),
             recovery: Recovery::AllActive,
+            stream_retry: crate::StreamRetry::default(),
         }
     }
 }

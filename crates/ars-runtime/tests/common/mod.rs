@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod wire_server;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,6 +92,15 @@ pub async fn harness_parts(
     config: RuntimeConfig,
     plugins: impl FnOnce(&Arc<dyn Store>, &Arc<dyn Sandbox>) -> Plugins,
 ) -> Harness {
+    harness_models(config, ModelsConfig::default(), plugins).await
+}
+
+/// A harness whose model registry serves `models` besides the scripted provider.
+pub async fn harness_models(
+    config: RuntimeConfig,
+    models: ModelsConfig,
+    plugins: impl FnOnce(&Arc<dyn Store>, &Arc<dyn Sandbox>) -> Plugins,
+) -> Harness {
     let (store, db) = ars_store::test_support::sqlite_fresh().await;
     let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
     let data = tempfile::tempdir().unwrap();
@@ -107,7 +118,7 @@ pub async fn harness_parts(
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
         events: Arc::new(InProcessBus::new(Default::default())),
-        models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+        models: Arc::new(ModelRegistry::new(&models, |_| None).unwrap()),
         sandbox: Arc::clone(&sandbox),
         tools: ToolRegistry::new(tools),
         config,

@@ -55,9 +55,10 @@ pub(super) async fn send(
                 }));
             }
             Ok(Err(error)) => {
-                let message = shared.redact(&describe(&error));
-                tracing::warn!(provider = %shared.name, attempt, %message, "model request failed");
-                (None, message, None)
+                let detail = shared.redact(&describe(&error));
+                tracing::warn!(provider = %shared.name, attempt, "model request failed");
+                tracing::debug!(provider = %shared.name, attempt, error = %detail, "model request failed");
+                (None, plain(&error).to_string(), None)
             }
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
             Ok(Ok(response)) => {
@@ -184,6 +185,20 @@ fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
     let half_micros = u64::try_from(half.as_micros()).unwrap_or(u64::MAX);
     let jitter = rand::thread_rng().gen_range(0..=half_micros);
     half + Duration::from_micros(jitter)
+}
+
+/// What went wrong with a request, in words fit for a user; the library's own chain (see
+/// [`describe`]) is for the debug log.
+pub(super) fn plain(error: &reqwest::Error) -> &'static str {
+    if error.is_connect() {
+        "the connection could not be opened"
+    } else if error.is_timeout() {
+        "the connection timed out"
+    } else if error.is_body() || error.is_decode() {
+        "the connection broke while reading the answer"
+    } else {
+        "the connection failed"
+    }
 }
 
 /// A reqwest error with its causes, which hold the useful part ("connection refused").

@@ -182,9 +182,14 @@ impl OpenAiModel {
         let body = match tokio::time::timeout(limit, response.text()).await {
             Ok(Ok(body)) => body,
             Ok(Err(error)) => {
-                return Err(ModelError::Connect {
+                tracing::debug!(
+                    provider = %shared.name,
+                    error = %shared.redact(&http::describe(&error)),
+                    "reading a non-streaming answer failed"
+                );
+                return Err(ModelError::StreamCut {
                     provider: shared.name.clone(),
-                    message: shared.redact(&http::describe(&error)),
+                    how: "broke the connection",
                 });
             }
             Err(_) => {

@@ -89,17 +89,20 @@ impl State {
                     }
                 }
                 Some(Err(EventStreamError::Transport(Transport::Idle))) => {
-                    return self.error(ModelError::Timeout {
+                    return self.error(ModelError::Idle {
                         provider: self.provider.clone(),
-                        phase: "waiting for the next stream chunk",
                         waited: self.idle_timeout,
                     });
                 }
                 Some(Err(EventStreamError::Transport(Transport::Network(message)))) => {
-                    let message = self.redact(&message);
-                    return self.error(ModelError::Connect {
+                    tracing::debug!(
+                        provider = %self.provider,
+                        error = %self.redact(&message),
+                        "the model stream broke"
+                    );
+                    return self.error(ModelError::StreamCut {
                         provider: self.provider.clone(),
-                        message: format!("the stream broke: {message}"),
+                        how: "broke the connection",
                     });
                 }
                 Some(Err(error)) => {
@@ -114,9 +117,9 @@ impl State {
                     self.done = true;
                 }
                 None => {
-                    return self.error(ModelError::Connect {
+                    return self.error(ModelError::StreamCut {
                         provider: self.provider.clone(),
-                        message: "the stream ended before the answer was complete".into(),
+                        how: "closed the stream",
                     });
                 }
             }

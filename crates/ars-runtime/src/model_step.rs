@@ -1,0 +1,126 @@
+//! The model step of the loop: one streamed answer, asked again from the start when the
+//! stream breaks before the turn is committed.
+//!
+//! The retry lives here, not in the provider, because this is where the partial answer is
+//! held: an attempt's accumulator is simply dropped, so a broken answer is never committed and
+//! the committed message is always the one whole answer. The provider retries only what fails
+//! before any of the answer is seen (429, 5xx, connect).
+
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use ars_domain::MessageRole;
+use ars_events::EventKind;
+use ars_models::{AssistantTurn, ChatEvent, ChatRequest, ModelError, TurnAccumulator};
+
+use crate::agent_loop::LoopSpec;
+
+/// How a model step retries a stream that broke mid-answer (see
+/// [`ModelError::is_stream_fault`]). Other errors end the run at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamRetry {
+    /// Attempts in all, the first included; 1 turns retrying off.
+    pub max_attempts: u32,
+    /// The wait before the second attempt; it doubles for each later one.
+    pub backoff_base: Duration,
+    /// No single wait exceeds this.
+    pub backoff_max: Duration,
+}
+
+impl Default for StreamRetry {
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            backoff_base: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(2),
+        }
+    }
+}
+
+impl StreamRetry {
+    /// The wait after failed attempt number `attempt` (1-based). No jitter: each run retries
+    /// its own stream, so runs that failed together have no shared server to stampede in step
+    /// beyond what the provider's request-time backoff already spreads.
+    fn delay(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        self.backoff_base
+            .saturating_mul(factor)
+            .min(self.backoff_max)
+    }
+}
+
+/// Streams one model answer, forwarding its text deltas, and returns the whole turn. Each
+/// attempt starts with a fresh `MessageStarted`, so listeners restart the streaming message;
+/// a retry is announced by an `Error` event first. The error is a message fit for the run.
+pub(crate) async fn model_turn(
+    spec: &LoopSpec,
+    request: &ChatRequest,
+) -> Result<AssistantTurn, String> {
+    let retry = &spec.retry;
+    let max_attempts = retry.max_attempts.max(1);
+    let mut attempt = 1;
+    loop {
+        spec.emitter
+            .emit(EventKind::MessageStarted {
+                role: MessageRole::Assistant,
+            })
+            .await;
+        let error = match stream_once(spec, request.clone()).await {
+            Ok(turn) => return Ok(turn),
+            Err(error) => error,
+        };
+        if !error.is_stream_fault() {
+            return Err(error.to_string());
+        }
+        if attempt >= max_attempts {
+            return Err(match attempt {
+                1 => error.to_string(),
+                n => format!("{error} (after {n} attempts)"),
+            });
+        }
+        tracing::warn!(
+            run_id = %spec.tool_ctx.run_id,
+            attempt,
+            %error,
+            "the model stream broke; asking again"
+        );
+        tokio::time::sleep(retry.delay(attempt)).await;
+        attempt += 1;
+        spec.emitter
+            .emit(EventKind::Error {
+                message: format!(
+                    "the model stream broke; retrying (attempt {attempt} of {max_attempts})"
+                ),
+            })
+            .await;
+    }
+}
+
+/// One attempt: the stream folded into a turn, its text deltas forwarded as they come.
+async fn stream_once(spec: &LoopSpec, request: ChatRequest) -> Result<AssistantTurn, ModelError> {
+    let mut stream = spec.model.stream(request).await?;
+    let mut acc = TurnAccumulator::for_provider(spec.model.provider());
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        if let ChatEvent::TextDelta { text } = &event {
+            spec.emitter
+                .emit(EventKind::MessageDelta { text: text.clone() })
+                .await;
+        }
+        acc.push(&event);
+    }
+    acc.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_the_base_and_is_capped() {
+        let retry = StreamRetry::default();
+        let waits: Vec<_> = (1..=6).map(|a| retry.delay(a).as_millis()).collect();
+        assert_eq!(waits, [200, 400, 800, 1600, 2000, 2000]);
+    }
+}

@@ -155,3 +155,20 @@ describe("interrupted tool calls", () => {
     expect(finished.items.find((i) => i.kind === "tool")).toMatchObject({ done: true, interrupted: false });
   });
 });
+
+describe("a model stream asked again", () => {
+  test("the partial text of a broken attempt is replaced by the retried answer", () => {
+    const t = play(EMPTY_TRANSCRIPT, [
+      ev({ type: "run_status", status: "running" }),
+      ev({ type: "message_started", role: "assistant" }),
+      ev({ type: "message_delta", text: "half an ans" }),
+      ev({ type: "error", message: "the model stream broke; retrying (attempt 2 of 3)" }),
+      ev({ type: "message_started", role: "assistant" }),
+      ev({ type: "message_delta", text: "the whole answer" }),
+    ]);
+    const texts = t.items
+      .filter((i) => i.kind === "assistant")
+      .map((i) => (i.kind === "assistant" ? i.text : ""));
+    expect(texts).toEqual(["the whole answer"]);
+  });
+});

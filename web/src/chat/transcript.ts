@@ -157,7 +157,12 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
         text: "",
         streaming: true,
       };
-      return { items: [...items, item], seen };
+      // A message still streaming when the next one starts was never committed: the model's
+      // stream broke and the server asks again, so the partial text goes.
+      const kept = items.filter(
+        (old) => !(old.kind === "assistant" && old.streaming && old.runId === event.run_id),
+      );
+      return { items: [...kept, item], seen };
     }
     case "message_delta": {
       const key = streamingKey(items, event.run_id);

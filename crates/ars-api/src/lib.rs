@@ -123,6 +123,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
+    openapi::state_patch_share_nulls(&mut doc);
     doc
 }
 
@@ -136,6 +137,7 @@ pub fn app(state: AppState) -> Router {
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
+    openapi::state_patch_share_nulls(&mut doc);
     let providers: Vec<String> = state
         .runtime
         .models()

@@ -231,3 +231,54 @@ pub fn state_runtime_catalog(
         provider.enum_values = Some(as_values(providers));
     }
 }
+
+/// In a JSON merge patch a nested `null` removes a member too, so `{"share_config":
+/// {"user_ids": null}}` is a sound patch (the list goes back to empty). The patch bodies
+/// therefore name `ShareConfigPatch`: `ShareConfig` with every member nullable.
+pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
+    use serde_json::{Value, json};
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let Some(share) = components
+        .schemas
+        .get("ShareConfig")
+        .and_then(|s| serde_json::to_value(s).ok())
+    else {
+        return;
+    };
+    let mut patch = share.clone();
+    if let Some(properties) = patch.get_mut("properties").and_then(Value::as_object_mut) {
+        for property in properties.values_mut() {
+            *property = json!({"oneOf": [{"type": "null"}, property.take()]});
+        }
+    }
+    if let Some(object) = patch.as_object_mut() {
+        object.remove("required");
+        object.insert(
+            "description".into(),
+            json!("`ShareConfig` in a merge patch: `null` removes a member (back to its default)."),
+        );
+    }
+    let Ok(patch) = serde_json::from_value::<RefOr<Schema>>(patch) else {
+        return;
+    };
+    components.schemas.insert("ShareConfigPatch".into(), patch);
+    for name in ["AgentPatch", "SkillSharePatch"] {
+        let Some(body) = components
+            .schemas
+            .get(name)
+            .and_then(|s| serde_json::to_value(s).ok())
+        else {
+            continue;
+        };
+        let text = body.to_string().replace(
+            "\"#/components/schemas/ShareConfig\"",
+            "\"#/components/schemas/ShareConfigPatch\"",
+        );
+        if let Ok(schema) = serde_json::from_str::<RefOr<Schema>>(&text) {
+            components.schemas.insert(name.into(), schema);
+        }
+    }
+}

@@ -587,7 +587,7 @@ export interface components {
             readonly is_subagent?: boolean | null;
             /** @description Cannot be removed, only changed: at most 200 characters, not blank. */
             name?: string;
-            share_config?: null | components["schemas"]["ShareConfig"];
+            share_config?: null | components["schemas"]["ShareConfigPatch"];
             /** @description Cannot be removed, only changed. */
             slug?: string;
         };
@@ -954,6 +954,12 @@ export interface components {
             user_ids?: components["schemas"]["UserId"][];
             visibility?: components["schemas"]["Visibility"];
         };
+        /** @description `ShareConfig` in a merge patch: `null` removes a member (back to its default). */
+        ShareConfigPatch: {
+            manager_ids?: null | components["schemas"]["UserId"][];
+            user_ids?: null | components["schemas"]["UserId"][];
+            visibility?: null | components["schemas"]["Visibility"];
+        };
         /**
          * Format: binary
          * @description The bytes of a zip (or `.skill`) archive holding a skill folder.
@@ -972,7 +978,7 @@ export interface components {
          *     `null` for `share_config` makes the skill private again.
          */
         SkillSharePatch: {
-            share_config?: null | components["schemas"]["ShareConfig"];
+            share_config?: null | components["schemas"]["ShareConfigPatch"];
         };
         /** @description The body of `PUT /api/skills/{id}`: who may see and manage a shared skill. */
         SkillShareWrite: {

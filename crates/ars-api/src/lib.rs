@@ -119,11 +119,12 @@ fn api_router() -> OpenApiRouter<AppState> {
 /// The OpenAPI 3.1 document of every endpoint, generated from the handlers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let mut doc = api_router().into_openapi();
+    // First: it rewrites the patch schemas through JSON, which keeps no extensions.
+    openapi::state_patch_share_nulls(&mut doc);
     openapi::state_cross_field_rules(&mut doc);
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
-    openapi::state_patch_share_nulls(&mut doc);
     doc
 }
 
@@ -133,11 +134,12 @@ pub fn app(state: AppState) -> Router {
     let limit = state.config.body_limit;
     let ui = state.config.ui;
     let (router, mut doc) = api_router().split_for_parts();
+    // First: it rewrites the patch schemas through JSON, which keeps no extensions.
+    openapi::state_patch_share_nulls(&mut doc);
     openapi::state_cross_field_rules(&mut doc);
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
-    openapi::state_patch_share_nulls(&mut doc);
     let providers: Vec<String> = state
         .runtime
         .models()

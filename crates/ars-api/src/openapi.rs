@@ -234,7 +234,8 @@ pub fn state_runtime_catalog(
 
 /// In a JSON merge patch a nested `null` removes a member too, so `{"share_config":
 /// {"user_ids": null}}` is a sound patch (the list goes back to empty). The patch bodies
-/// therefore name `ShareConfigPatch`: `ShareConfig` with every member nullable.
+/// therefore name `ShareConfigPatch`: `ShareConfig` with every member nullable. Run it before
+/// the rules that add extensions (`if`/`then`): its JSON round trip does not keep them.
 pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
     use serde_json::{Value, json};
     use utoipa::openapi::{RefOr, Schema};

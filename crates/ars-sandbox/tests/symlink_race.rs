@@ -130,6 +130,12 @@ async fn one_round(sandbox: &impl Sandbox, scope: &Scope, worker: u64, i: u64) -
     {
         seen.push(out.content);
     }
+    if let Ok(bytes) = sandbox
+        .read_bytes(scope, &format!("{base}/secret.txt"), 1 << 20)
+        .await
+    {
+        seen.push(String::from_utf8_lossy(&bytes).into_owned());
+    }
     if let Ok(out) = sandbox.list(scope, base).await {
         seen.push(format!("{:?}", out.entries));
     }

@@ -20,23 +20,9 @@ pub(crate) fn read_bytes(
     path: &str,
     max_bytes: u64,
 ) -> Result<Vec<u8>, SandboxError> {
-    let resolved = layout.resolve(scope, path, Access::Read)?;
+    let (file, meta, resolved) = super::read::open_regular(layout, scope, path)?;
     let io_err = |err: std::io::Error| resolved.err(&err);
-    let file = resolved
-        .root
-        .open_with(&resolved.rel, &read_options(FollowSymlinks::Yes))
-        .map_err(io_err)?;
-    let meta = file.metadata().map_err(io_err)?;
     let shown = resolved.virtual_path.clone();
-    if meta.is_dir() {
-        return Err(SandboxError::IsDirectory { path: shown });
-    }
-    if !meta.is_file() {
-        return Err(SandboxError::Io {
-            path: shown,
-            message: "not a regular file".into(),
-        });
-    }
     let too_large = || SandboxError::TooLarge {
         path: shown.clone(),
         reason: format!("it is larger than the limit of {max_bytes} bytes"),

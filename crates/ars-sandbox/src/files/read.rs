@@ -6,7 +6,7 @@ use cap_fs_ext::FollowSymlinks;
 
 use super::{looks_binary, next_line, read_options, shorten};
 use crate::error::SandboxError;
-use crate::paths::{Access, Layout};
+use crate::paths::{Access, Layout, Resolved};
 use crate::sandbox::{DEFAULT_READ_LINES, ReadOutcome};
 use crate::scope::Scope;
 
@@ -24,24 +24,9 @@ pub(crate) fn read(
     limit_lines: Option<usize>,
     max_bytes: usize,
 ) -> Result<ReadOutcome, SandboxError> {
-    let resolved = layout.resolve(scope, path, Access::Read)?;
+    let (file, _, resolved) = open_regular(layout, scope, path)?;
     let io_err = |err: std::io::Error| resolved.err(&err);
-    let file = resolved
-        .root
-        .open_with(&resolved.rel, &read_options(FollowSymlinks::Yes))
-        .map_err(io_err)?;
-    // The type comes from the open file itself, so what is checked is what is read.
-    let meta = file.metadata().map_err(io_err)?;
     let shown = resolved.virtual_path.clone();
-    if meta.is_dir() {
-        return Err(SandboxError::IsDirectory { path: shown });
-    }
-    if !meta.is_file() {
-        return Err(SandboxError::Io {
-            path: shown,
-            message: "not a regular file".into(),
-        });
-    }
     let mut reader = BufReader::new(file);
     if looks_binary(reader.fill_buf().map_err(io_err)?) {
         return Err(SandboxError::Binary { path: shown });
@@ -82,4 +67,32 @@ pub(crate) fn read(
         total_lines: total,
         truncated,
     })
+}
+
+/// Opens the regular file at `path` through its root's handle and checks its type on the open
+/// file itself, so what is checked is what is read. Answers the file, its metadata and its
+/// resolution (for the virtual path and error mapping of later reads).
+pub(crate) fn open_regular(
+    layout: &Layout,
+    scope: &Scope,
+    path: &str,
+) -> Result<(cap_std::fs::File, cap_std::fs::Metadata, Resolved), SandboxError> {
+    let resolved = layout.resolve(scope, path, Access::Read)?;
+    let io_err = |err: std::io::Error| resolved.err(&err);
+    let file = resolved
+        .root
+        .open_with(&resolved.rel, &read_options(FollowSymlinks::Yes))
+        .map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    let shown = resolved.virtual_path.clone();
+    if meta.is_dir() {
+        return Err(SandboxError::IsDirectory { path: shown });
+    }
+    if !meta.is_file() {
+        return Err(SandboxError::Io {
+            path: shown,
+            message: "not a regular file".into(),
+        });
+    }
+    Ok((file, meta, resolved))
 }

@@ -60,10 +60,16 @@ impl Runtime {
             .lock()
             .map(|a| a.iter().map(|(id, r)| (*id, r.cancel.clone())).collect())
             .unwrap_or_default();
-        match store
-            .renew_leases(&config.instance_id, now_ms() + ttl_ms(config))
-            .await
-        {
+        // Nothing executing here, nothing to renew (runs created after the snapshot carry a
+        // fresh lease of their own).
+        let renewal = if local.is_empty() {
+            Ok(Vec::new())
+        } else {
+            store
+                .renew_leases(&config.instance_id, now_ms() + ttl_ms(config))
+                .await
+        };
+        match renewal {
             Ok(renewed) => {
                 for (id, cancel) in local {
                     if !renewed.contains(&id) && !cancel.is_cancelled() {

@@ -2,6 +2,7 @@
 
 use ars_domain::RunId;
 use async_trait::async_trait;
+use futures::StreamExt;
 
 use crate::{EventError, EventKind, RunEvent, RunRef};
 
@@ -30,6 +31,20 @@ pub trait EventBus: Send + Sync + 'static {
     /// memory budget) or when `after` is older than the oldest retained event (a gap would
     /// follow). `after` at or past the terminal event gives an empty stream that ends at once.
     async fn subscribe(&self, run_id: RunId, after: u64) -> Result<EventStream, EventError>;
+
+    /// Resolves once the run's terminal event is published — at once if it already was.
+    /// `Err(EventError::NotRetained)` when the bus has no record of the run (see
+    /// [`EventBus::subscribe`]); waiters then learn the end some other way.
+    ///
+    /// The default follows the whole run; an implementation that can find its last event
+    /// cheaply follows only what comes after it.
+    async fn until_terminal(&self, run_id: RunId) -> Result<(), EventError> {
+        let mut events = self.subscribe(run_id, 0).await?;
+        while let Some(event) = events.next().await {
+            event?;
+        }
+        Ok(())
+    }
 }
 
 /// Guards the no-gap, no-duplicate promise on a subscription: remembers the last id delivered

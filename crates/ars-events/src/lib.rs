@@ -8,16 +8,20 @@
 //! - [`bus`]: the object-safe [`EventBus`] trait.
 //! - [`in_process`]: [`InProcessBus`], memory only, for the embedded single-process server.
 //! - [`redis_bus`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
+//! - [`control`]: the [`ControlChannel`] between instances (cancel a run, a run ended), in
+//!   process or over Redis pub/sub.
 //!
 //! **Boundary:** this is the only crate that knows Redis; neither implementation knows HTTP.
 
 pub mod bus;
+pub mod control;
 pub mod error;
 pub mod event;
 pub mod in_process;
 pub mod redis_bus;
 
 pub use bus::{EventBus, EventStream};
+pub use control::{ControlChannel, LocalChannel, RedisChannel, Signal, SignalStream};
 pub use error::EventError;
 pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
 pub use in_process::{DEFAULT_MEMORY_BUDGET, InProcessBus, InProcessConfig, estimated_size};

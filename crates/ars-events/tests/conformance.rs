@@ -1,5 +1,5 @@
-//! The `EventBus` conformance suite: every check runs against the in-process bus, and against
-//! Redis when `ARS_TEST_REDIS_URL` is set (skipped quietly otherwise).
+//! The `EventBus` and `ControlChannel` conformance suite: every check runs against the
+//! in-process implementation, and against Redis when `ARS_TEST_REDIS_URL` is set (skipped quietly otherwise).
 //!
 //! A check is a plain `async fn check_xxx(fx: &Fixture)` that makes its buses through the
 //! fixture, so it never knows which implementation it is testing. Each `conformance!` entry
@@ -10,6 +10,8 @@
 // `unwrap` does not reach them; a failed call should fail the test loudly all the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "conformance/control.rs"]
+mod control;
 #[path = "conformance/fixture.rs"]
 mod fixture;
 #[path = "conformance/live.rs"]
@@ -18,6 +20,8 @@ mod live;
 mod retention;
 #[path = "conformance/sequence.rs"]
 mod sequence;
+#[path = "conformance/terminal.rs"]
+mod terminal;
 #[path = "conformance/wire.rs"]
 mod wire;
 
@@ -65,4 +69,9 @@ conformance!(
     retention::check_oldest_events_are_dropped_over_the_bound,
     retention::check_subscriber_that_falls_behind_the_bound_gets_not_retained,
     wire::check_every_kind_round_trips_through_the_bus,
+    terminal::check_until_terminal_resolves_when_the_terminal_event_is_published,
+    terminal::check_until_terminal_of_a_finished_run_resolves_at_once,
+    terminal::check_until_terminal_of_an_unknown_run_is_not_retained,
+    control::check_a_signal_reaches_every_listener_on_every_instance,
+    control::check_a_listener_gets_only_signals_sent_after_it_listens,
 );

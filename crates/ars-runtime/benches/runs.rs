@@ -53,6 +53,7 @@ async fn main() {
         tools: ars_runtime::builtin_tools(),
         config: RuntimeConfig::default(),
         plugins: Vec::new(),
+        control: Arc::new(ars_events::LocalChannel::new()),
     });
     let draft = AgentDraft {
         slug: "bench".into(),

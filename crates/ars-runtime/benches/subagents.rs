@@ -111,6 +111,7 @@ async fn main() {
             ..RuntimeConfig::default()
         },
         plugins: vec![Arc::new(SubagentMiddlewareFactory)],
+        control: Arc::new(ars_events::LocalChannel::new()),
     });
     agent(
         &*store,

@@ -1,6 +1,8 @@
 //! Run leases with several instances on one database: a starting instance ends only runs
 //! whose lease ran out (a crashed instance's), never a live instance's; the reaper on every
 //! instance ends a crashed one's within the TTL; a run ended elsewhere stops where it runs.
+//! A cancel through another instance reaches the executor over the control channel, and a
+//! wait on another instance answers when the run ends, not at a poll.
 //! On PostgreSQL when `ARS_TEST_DATABASE_URL` is set, else on one SQLite store.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,10 +16,10 @@ use ars_domain::{
     AgentConfig, AgentContext, AgentDraft, Backend, Caller, Lease, ModelConfig, NewRun, Role,
     RunStatus, ShareConfig, Thread,
 };
-use ars_events::InProcessBus;
+use ars_events::{ControlChannel, InProcessBus, LocalChannel};
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::{
-    Recovery, Runtime, RuntimeConfig, RuntimeParts, StartRun, builtin_tools, now_ms,
+    Recovery, Runtime, RuntimeConfig, RuntimeParts, StartRun, Waited, builtin_tools, now_ms,
 };
 use ars_sandbox::{LocalSandbox, SandboxConfig};
 use ars_store::{NewUser, Store};
@@ -26,6 +28,8 @@ const TTL: Duration = Duration::from_millis(900);
 
 struct Cluster {
     store: Arc<dyn Store>,
+    /// The control channel the instances made by [`Cluster::hearing`] share.
+    control: Arc<dyn ControlChannel>,
     caller: Caller,
     _dirs: Vec<tempfile::TempDir>,
 }
@@ -52,14 +56,28 @@ async fn cluster() -> Cluster {
     dirs.push(tempfile::tempdir().unwrap());
     Cluster {
         store,
+        control: Arc::new(LocalChannel::new()),
         caller: Caller::from(&user),
         _dirs: dirs,
     }
 }
 
 impl Cluster {
-    /// An instance: its own runtime (id, heartbeat, reaper) on the shared store.
+    /// An instance: its own runtime (id, heartbeat, reaper) on the shared store, deaf to the
+    /// others' signals.
     fn instance(&self, id: &str) -> Runtime {
+        self.instance_with(id, TTL, Arc::new(LocalChannel::new()))
+    }
+
+    /// An instance on the shared control channel, with a lease TTL so long that its
+    /// heartbeat never stops a run within a test: only a signal can.
+    async fn hearing(&self, id: &str) -> Runtime {
+        let runtime = self.instance_with(id, Duration::from_secs(60), Arc::clone(&self.control));
+        assert!(runtime.control_listening(Duration::from_secs(5)).await);
+        runtime
+    }
+
+    fn instance_with(&self, id: &str, ttl: Duration, control: Arc<dyn ControlChannel>) -> Runtime {
         Runtime::new(RuntimeParts {
             store: Arc::clone(&self.store),
             events: Arc::new(InProcessBus::new(Default::default())),
@@ -70,11 +88,12 @@ impl Cluster {
             tools: builtin_tools(),
             config: RuntimeConfig {
                 instance_id: id.into(),
-                lease_ttl: TTL,
+                lease_ttl: ttl,
                 recovery: Recovery::ExpiredLeases,
                 ..RuntimeConfig::default()
             },
             plugins: Vec::new(),
+            control,
         })
     }
 
@@ -255,4 +274,77 @@ async fn a_run_reaped_while_its_executor_lives_writes_nothing_afterwards() {
     let run = c.store.run(run.id).await.unwrap().unwrap();
     assert_eq!(run.status, RunStatus::Interrupted);
     assert!(!a.is_local(run.id), "the executor stopped");
+}
+
+#[tokio::test]
+async fn a_cancel_through_another_instance_stops_the_run_where_it_executes_within_a_second() {
+    let c = cluster().await;
+    let (a, b) = (c.hearing("a").await, c.hearing("b").await);
+    let thread = c.slow_thread("long", 30_000).await;
+    let run = a.start_run(start(&thread, c.caller)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let asked = Instant::now();
+    let cancelled = b.cancel(run.id).await.unwrap();
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        asked.elapsed()
+    );
+    // A's heartbeat would not notice for a minute: the signal stopped it.
+    while a.is_local(run.id) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(1),
+            "A kept executing a run cancelled through B"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_cancel_nobody_answers_ends_the_run_in_the_store_within_a_second() {
+    let c = cluster().await;
+    // A cannot hear B (its instance died, or its channel is down).
+    let a = c.instance_with("a", Duration::from_secs(60), Arc::new(LocalChannel::new()));
+    let b = c.hearing("b").await;
+    let thread = c.slow_thread("long", 30_000).await;
+    let run = a.start_run(start(&thread, c.caller)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let asked = Instant::now();
+    let cancelled = b.cancel(run.id).await.unwrap();
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(a.is_local(run.id), "A could not have heard it");
+}
+
+#[tokio::test]
+async fn a_wait_on_another_instance_answers_when_the_run_ends_not_at_a_poll() {
+    let c = cluster().await;
+    let (a, b) = (c.hearing("a").await, c.hearing("b").await);
+    let thread = c.slow_thread("short", 500).await;
+    let started = Instant::now();
+    let run = a.start_run(start(&thread, c.caller)).await.unwrap();
+
+    let waited = b.wait(run.id, Duration::from_secs(10)).await.unwrap();
+    let Waited::Finished(done) = waited else {
+        panic!("still running: {waited:?}");
+    };
+    assert_eq!(done.status, RunStatus::Success);
+    // B's bus knows nothing of the run; B's fallback reads the store every 2 s.
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "the wait answered {:?} after the start of a 500 ms run",
+        started.elapsed()
+    );
+    // A wait that runs out answers the run as it stands.
+    let thread = c.slow_thread("long", 30_000).await;
+    let run = a.start_run(start(&thread, c.caller)).await.unwrap();
+    let waited = b.wait(run.id, Duration::from_millis(300)).await.unwrap();
+    assert!(matches!(waited, Waited::StillRunning(_)), "{waited:?}");
 }

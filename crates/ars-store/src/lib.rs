@@ -32,6 +32,7 @@ use ars_domain::{
 
 mod cancel_safe;
 mod checkpoint;
+mod control;
 mod error;
 mod postgres;
 mod rows;
@@ -42,6 +43,7 @@ mod store_impl;
 pub mod test_support;
 
 pub use cancel_safe::CancelSafe;
+pub use control::PgControl;
 pub use error::StoreError;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

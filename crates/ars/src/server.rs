@@ -15,19 +15,25 @@ use anyhow::Context;
 
 use ars_api::accounts::{self, AdminBootstrap};
 use ars_api::{ApiError, AppState};
-use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
+use ars_events::{
+    ControlChannel, EventBus, InProcessBus, InProcessConfig, LocalChannel, RedisBus, RedisChannel,
+    RedisConfig,
+};
 use ars_models::ModelRegistry;
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{
     MiddlewareFactory, Runtime, RuntimeParts, SubagentMiddlewareFactory, builtin_tools,
 };
 use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig};
-use ars_store::Store;
+use ars_store::{PgControl, Store};
 
 use crate::config::{Config, SandboxMode};
 
 /// How long active runs get to record their interruption when the server stops.
 const RUN_GRACE: Duration = Duration::from_secs(5);
+
+/// How long start-up waits for the control channel to listen.
+const CONTROL_LISTEN: Duration = Duration::from_secs(5);
 
 /// How long open connections (SSE streams, waits) get to finish once runs have stopped.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -199,6 +205,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
             }))
         }
     };
+    let control = control_channel(config).await?;
     let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox) as Arc<dyn Sandbox>);
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
@@ -208,8 +215,35 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         tools: builtin_tools(),
         config: config.runtime_config(),
         plugins: plugins(&skills),
+        control,
     });
+    if !runtime.control_listening(CONTROL_LISTEN).await {
+        tracing::warn!(
+            "not yet listening on the control channel: cancels from other instances take up to a \
+             second until it does"
+        );
+    }
     Ok(AppState::new(store, config.api_config(), runtime, skills))
+}
+
+/// The channel instances signal each other on (cancels, ends of runs): Redis pub/sub when
+/// Redis is configured, else PostgreSQL `LISTEN/NOTIFY` on a PostgreSQL store, else in process.
+async fn control_channel(config: &Config) -> anyhow::Result<Arc<dyn ControlChannel>> {
+    if let Some(url) = &config.redis_url {
+        let channel = RedisChannel::connect(url, RedisConfig::default().key_prefix.as_str())
+            .await
+            .context("cannot connect to Redis (ARS_REDIS_URL)")?;
+        return Ok(Arc::new(channel));
+    }
+    let url = config.database_url();
+    if url.starts_with("postgres") {
+        let channel = PgControl::connect(&url)
+            .await
+            .with_context(|| format!("cannot open the control channel at {}", redact(&url)))?;
+        tracing::info!("instances signal each other through PostgreSQL LISTEN/NOTIFY");
+        return Ok(Arc::new(channel));
+    }
+    Ok(Arc::new(LocalChannel::new()))
 }
 
 /// The capability plug-ins every run may use, in the order they shape it.

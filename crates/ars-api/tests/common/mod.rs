@@ -123,6 +123,7 @@ impl TestApp {
                 Arc::new(SubagentMiddlewareFactory),
                 Arc::new(SkillsPlugin::new(skills.clone())),
             ],
+            control: Arc::new(ars_events::LocalChannel::new()),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());

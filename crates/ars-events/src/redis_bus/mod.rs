@@ -219,6 +219,25 @@ impl EventBus for RedisBus {
             .boxed(),
         )
     }
+
+    async fn until_terminal(&self, run_id: RunId) -> Result<(), EventError> {
+        let last: StreamRangeReply = self
+            .shared
+            .clone()
+            .xrevrange_count(self.events_key(run_id), "+", "-", 1)
+            .await
+            .map_err(EventError::backend)?;
+        let last = last.ids.first().ok_or(EventError::NotRetained)?;
+        if last.contains_key(TERMINAL_FIELD) {
+            return Ok(());
+        }
+        // Only what comes after the last event so far: a long run is not read again.
+        let mut events = self.subscribe(run_id, entry_id(last)?).await?;
+        while let Some(event) = events.next().await {
+            event?;
+        }
+        Ok(())
+    }
 }
 
 /// One subscription: its own connection and its progress through the run's stream.

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use ars_domain::{RunId, RunStatus, ThreadId};
 use ars_events::{
-    EventBus, EventError, EventKind, EventStream, InProcessBus, InProcessConfig, RedisBus,
-    RedisConfig, RunEvent, RunRef,
+    ControlChannel, EventBus, EventError, EventKind, EventStream, InProcessBus, InProcessConfig,
+    LocalChannel, RedisBus, RedisChannel, RedisConfig, RunEvent, RunRef,
 };
 use futures::StreamExt;
 
@@ -89,6 +89,25 @@ impl Fixture {
         match self {
             Self::InProcess => Arc::clone(bus),
             Self::Redis { .. } => self.bus_with(options).await,
+        }
+    }
+
+    /// A control channel of the implementation under test.
+    pub async fn control(&self) -> Arc<dyn ControlChannel> {
+        match self {
+            Self::InProcess => Arc::new(LocalChannel::new()),
+            Self::Redis { url, prefix } => {
+                Arc::new(RedisChannel::connect(url, prefix).await.unwrap())
+            }
+        }
+    }
+
+    /// Another instance's handle on `channel`: on Redis its own connections, in process
+    /// another handle on the same channel.
+    pub async fn control_peer(&self, channel: &Arc<dyn ControlChannel>) -> Arc<dyn ControlChannel> {
+        match self {
+            Self::InProcess => Arc::clone(channel),
+            Self::Redis { .. } => self.control().await,
         }
     }
 }

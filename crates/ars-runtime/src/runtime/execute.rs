@@ -79,6 +79,7 @@ impl Runtime {
             // The writer of a run's end is the one that tells a waiting-for-nobody parent.
             notice::child_ended(&self.inner.store, ended, &thread).await;
         }
+        let ended_here = matches!(finished, FinishedRun::Ended(_));
         let finished = finished.into_run();
         emitter
             .emit(EventKind::RunStatus {
@@ -87,6 +88,9 @@ impl Runtime {
                 output: finished.output.clone(),
             })
             .await;
+        if ended_here {
+            self.announce_end(run.id).await;
+        }
     }
 
     /// Runs the loop until it ends, the run is cancelled, or the time limit passes.

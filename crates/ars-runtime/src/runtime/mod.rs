@@ -13,14 +13,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Semaphore, broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
     Caller, ContextDefaults, Delivery, Lease, MessageRole, NewMessage, NewRun, Run, RunId,
     RunOutcome, RunStatus, Thread, Usage, UserId,
 };
-use ars_events::{EventBus, EventKind, ParentRef, RunRef};
+use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
 use ars_sandbox::{Sandbox, SandboxError, WorkspaceUsage};
 use ars_store::{FinishedRun, Store, StoreError};
@@ -29,6 +29,7 @@ use crate::agent_loop::Emitter;
 use crate::middleware::MiddlewareFactory;
 use crate::tool::{ToolInfo, ToolRegistry};
 
+mod control;
 mod execute;
 mod lease;
 mod notice;
@@ -177,7 +178,19 @@ struct Inner {
     child_slots: Arc<Semaphore>,
     /// Cancelled on shutdown: every run stops and is marked `interrupted`.
     shutdown: CancellationToken,
+    /// Signals between instances: cancels, and ends of runs.
+    control: Arc<dyn ControlChannel>,
+    /// Ends of runs the control channel announced, for waiters on runs executing elsewhere.
+    ended: broadcast::Sender<RunId>,
+    /// Whether the control channel is being listened to.
+    listening: watch::Receiver<bool>,
 }
+
+/// Ends of runs announced but not yet taken by a slow waiter; past it the waiter re-reads.
+const ENDED_CAPACITY: usize = 1024;
+
+/// How often a waiter on a run executing elsewhere reads the store when no word comes.
+const FALLBACK_READ: Duration = Duration::from_secs(2);
 
 /// A cheap `Clone` handle on the shared runtime.
 #[derive(Clone)]
@@ -195,20 +208,25 @@ pub struct RuntimeParts {
     pub config: RuntimeConfig,
     /// Capability plug-ins (subagents, Skills, …), in the order they shape a run.
     pub plugins: Vec<Arc<dyn MiddlewareFactory>>,
+    /// How instances tell each other of cancels and ends: in process for one server, Redis
+    /// pub/sub or PostgreSQL `LISTEN/NOTIFY` for several.
+    pub control: Arc<dyn ControlChannel>,
 }
 
 impl Runtime {
     /// Builds the runtime and, inside a Tokio runtime, starts its lease heartbeat (and, with
-    /// [`Recovery::ExpiredLeases`], the reaper).
+    /// [`Recovery::ExpiredLeases`], the reaper) and its listener on the control channel.
     pub fn new(parts: RuntimeParts) -> Self {
-        let runtime = Self::assemble(parts);
+        let (listening_tx, listening) = watch::channel(false);
+        let runtime = Self::assemble(parts, listening);
         if tokio::runtime::Handle::try_current().is_ok() {
             lease::spawn_heartbeat(&runtime);
+            control::spawn_listener(&runtime, listening_tx);
         }
         runtime
     }
 
-    fn assemble(parts: RuntimeParts) -> Self {
+    fn assemble(parts: RuntimeParts, listening: watch::Receiver<bool>) -> Self {
         let slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
         let child_slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
         Self {
@@ -224,6 +242,9 @@ impl Runtime {
                 slots,
                 child_slots,
                 shutdown: CancellationToken::new(),
+                control: parts.control,
+                ended: broadcast::channel(ENDED_CAPACITY).0,
+                listening,
             }),
         }
     }
@@ -271,9 +292,8 @@ impl Runtime {
         Ok(ids)
     }
 
-    /// Logs runs ended by recovery or the reaper and writes their children's notices.
+    /// Logs runs ended by recovery or the reaper and tells of their ends.
     async fn after_reaping(&self, ids: &[RunId]) -> Result<(), StoreError> {
-        let store = &self.inner.store;
         if !ids.is_empty() {
             tracing::warn!(
                 count = ids.len(),
@@ -281,13 +301,40 @@ impl Runtime {
             );
         }
         for id in ids {
-            let Some(run) = store.run(*id).await? else {
-                continue;
-            };
-            if let Some(thread) = store.thread(&run.thread_id).await? {
-                notice::child_ended(store, &run, &thread).await;
+            if let Some(run) = self.inner.store.run(*id).await? {
+                self.ended_here(&run).await?;
             }
         }
+        Ok(())
+    }
+
+    /// After this instance wrote the end of a run it does not execute (recovery, the reaper,
+    /// a cancel nobody answered): the terminal event for its followers, the word to waiters on
+    /// every instance, and a background child's completion notice.
+    async fn ended_here(&self, run: &Run) -> Result<(), StoreError> {
+        let store = &self.inner.store;
+        if let Some(thread) = store.thread(&run.thread_id).await? {
+            let published = self
+                .inner
+                .events
+                .publish(
+                    &run_ref(run, &thread),
+                    EventKind::RunStatus {
+                        status: run.status,
+                        error: run.error.clone(),
+                        output: run.output.clone(),
+                    },
+                )
+                .await;
+            // Already closed: its executor published the end first.
+            if let Err(e) = published
+                && !matches!(e, ars_events::EventError::Closed)
+            {
+                tracing::warn!(run_id = %run.id, error = %e, "cannot publish the end of a run");
+            }
+            notice::child_ended(store, run, &thread).await;
+        }
+        self.announce_end(run.id).await;
         Ok(())
     }
 
@@ -369,8 +416,10 @@ impl Runtime {
     }
 
     /// Cancels a run and answers it once terminal (or as it stands after a few seconds).
-    /// A run no process is executing (left over, or on another instance without a shared
-    /// bus) is cancelled in the store directly.
+    /// A run executing elsewhere is cancelled by its instance, asked over the control channel;
+    /// if that instance does not end it within [`control::CANCEL_ANSWER`] (it died, or cannot
+    /// hear), the run is cancelled in the store here, and an executor still alive stops at its
+    /// next heartbeat.
     pub async fn cancel(&self, run_id: RunId) -> Result<Run, RuntimeError> {
         let local = self
             .inner
@@ -378,29 +427,36 @@ impl Runtime {
             .lock()
             .ok()
             .and_then(|a| a.get(&run_id).map(|r| (r.cancel.clone(), r.done.clone())));
-        match local {
-            Some((token, mut done)) => {
-                token.cancel();
-                let _ = tokio::time::timeout(Duration::from_secs(5), done.wait_for(|d| *d)).await;
-            }
-            None => {
-                let run = self
-                    .inner
-                    .store
-                    .run(run_id)
-                    .await?
-                    .ok_or(RuntimeError::NotFound("run"))?;
-                if !run.status.is_terminal() {
-                    let outcome = RunOutcome::Cancelled { usage: run.usage };
-                    let finished = self.inner.store.finish_run(run_id, &outcome).await?;
-                    if let FinishedRun::Ended(ended) = &finished
-                        && let Some(thread) = self.inner.store.thread(&ended.thread_id).await?
-                    {
-                        notice::child_ended(&self.inner.store, ended, &thread).await;
-                    }
+        if let Some((token, mut done)) = local {
+            token.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(5), done.wait_for(|d| *d)).await;
+            return self.stored_run(run_id).await;
+        }
+        let run = self.stored_run(run_id).await?;
+        if run.status.is_terminal() {
+            return Ok(run);
+        }
+        match self.inner.control.send(Signal::Cancel { run_id }).await {
+            Ok(()) => {
+                if let Waited::Finished(run) =
+                    self.await_end(run_id, control::CANCEL_ANSWER).await?
+                {
+                    return Ok(run);
                 }
             }
+            Err(e) => {
+                tracing::warn!(run_id = %run_id, error = %e, "cannot send a cancel to the run's instance");
+            }
         }
+        let outcome = RunOutcome::Cancelled { usage: run.usage };
+        if let FinishedRun::Ended(ended) = self.inner.store.finish_run(run_id, &outcome).await? {
+            tracing::info!(run_id = %run_id, "cancelled in the store: its instance did not answer");
+            self.ended_here(&ended).await?;
+        }
+        self.stored_run(run_id).await
+    }
+
+    async fn stored_run(&self, run_id: RunId) -> Result<Run, RuntimeError> {
         self.inner
             .store
             .run(run_id)
@@ -411,8 +467,18 @@ impl Runtime {
     /// Waits until the run is terminal or `timeout` passes (at most the configured
     /// `max_wait`).
     pub async fn wait(&self, run_id: RunId, timeout: Duration) -> Result<Waited, RuntimeError> {
-        let timeout = timeout.min(self.inner.config.max_wait);
+        self.await_end(run_id, timeout.min(self.inner.config.max_wait))
+            .await
+    }
+
+    /// Waits for the end of a run: executing here, for its task; executing elsewhere, for the
+    /// bus's terminal event or the control channel's word that it ended, whichever comes
+    /// first — with a store read every [`FALLBACK_READ`] in case neither can tell (the bus
+    /// holds no record of the run and a signal was missed).
+    async fn await_end(&self, run_id: RunId, timeout: Duration) -> Result<Waited, RuntimeError> {
         let deadline = tokio::time::Instant::now() + timeout;
+        // Subscribed before the store is read, so an end announced in between is not missed.
+        let mut ended = self.inner.ended.subscribe();
         let local = self
             .inner
             .active
@@ -422,21 +488,29 @@ impl Runtime {
         if let Some(mut done) = local {
             let _ = tokio::time::timeout_at(deadline, done.wait_for(|d| *d)).await;
         }
+        let bus = Arc::clone(&self.inner.events);
+        let on_bus = async move { bus.until_terminal(run_id).await };
+        tokio::pin!(on_bus);
+        let (mut bus_open, mut signals_open) = (true, true);
         loop {
-            let run = self
-                .inner
-                .store
-                .run(run_id)
-                .await?
-                .ok_or(RuntimeError::NotFound("run"))?;
+            let run = self.stored_run(run_id).await?;
             if run.status.is_terminal() {
                 return Ok(Waited::Finished(run));
             }
             if tokio::time::Instant::now() >= deadline {
                 return Ok(Waited::StillRunning(run));
             }
-            // Not executing here (another instance): poll the store.
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::select! {
+                followed = &mut on_bus, if bus_open => {
+                    bus_open = false;
+                    if let Err(e) = followed {
+                        tracing::debug!(run_id = %run_id, error = %e, "the bus cannot follow the run; waiting for a signal");
+                    }
+                }
+                open = end_of(&mut ended, run_id), if signals_open => signals_open = open,
+                () = tokio::time::sleep(FALLBACK_READ) => {}
+                () = tokio::time::sleep_until(deadline) => {}
+            }
         }
     }
 
@@ -472,6 +546,18 @@ impl Runtime {
             let _ = d.wait_for(|x| *x).await;
         }));
         let _ = tokio::time::timeout(grace, all).await;
+    }
+}
+
+/// Resolves when `run_id`'s end is announced, or when announcements were missed (so the
+/// caller reads the store); `false` if no more will come.
+async fn end_of(ended: &mut broadcast::Receiver<RunId>, run_id: RunId) -> bool {
+    loop {
+        match ended.recv().await {
+            Ok(id) if id != run_id => {}
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => return true,
+            Err(broadcast::error::RecvError::Closed) => return false,
+        }
     }
 }
 

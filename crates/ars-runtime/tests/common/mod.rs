@@ -123,6 +123,7 @@ pub async fn harness_models(
         tools: ToolRegistry::new(tools),
         config,
         plugins,
+        control: Arc::new(ars_events::LocalChannel::new()),
     });
     let mut h = Harness {
         runtime,

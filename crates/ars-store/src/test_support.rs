@@ -48,20 +48,50 @@ pub fn pg_url() -> Option<String> {
 /// The schemas are left behind (dropping them would need an async drop); they are small and
 /// their names say what they are.
 pub async fn pg_fresh(url: &str) -> PgStore {
+    let schema = pg_new_schema(url).await;
+    pg_open_schema(url, &schema).await
+}
+
+/// Creates a new, empty schema `ars_test_<uuid>` in the database at `url` and answers its name,
+/// for tests that put something in it before the store opens it (an older schema version).
+pub async fn pg_new_schema(url: &str) -> String {
     let schema = format!("ars_test_{}", uuid::Uuid::new_v4().simple());
+    pg_admin(
+        url,
+        &format!("CREATE SCHEMA {schema}"),
+        "create the test schema",
+    )
+    .await;
+    schema
+}
+
+/// Connection options for `url` that work inside `schema` (its `search_path`), so tables,
+/// including sqlx's `_sqlx_migrations`, are created and found there.
+pub fn pg_schema_options(url: &str, schema: &str) -> PgConnectOptions {
+    PgConnectOptions::from_str(url)
+        .expect("parse ARS_TEST_DATABASE_URL")
+        .options([("search_path", schema)])
+}
+
+/// Opens the store in `schema` as `PgStore::connect` would, migrating it to the current
+/// version from whatever version it holds.
+pub async fn pg_open_schema(url: &str, schema: &str) -> PgStore {
+    PgStore::connect_with(pg_schema_options(url, schema))
+        .await
+        .expect("open the PostgreSQL store in the test schema")
+}
+
+/// Drops `schema` and everything in it.
+pub async fn pg_drop_schema(url: &str, schema: &str) {
+    let sql = format!("DROP SCHEMA {schema} CASCADE");
+    pg_admin(url, &sql, "drop the test schema").await;
+}
+
+/// Runs one statement on a connection of its own, outside any test schema.
+async fn pg_admin(url: &str, sql: &str, what: &str) {
     let mut admin = PgConnection::connect(url)
         .await
         .expect("connect to the test PostgreSQL server");
-    sqlx::raw_sql(&format!("CREATE SCHEMA {schema}"))
-        .execute(&mut admin)
-        .await
-        .expect("create the test schema");
+    sqlx::raw_sql(sql).execute(&mut admin).await.expect(what);
     admin.close().await.expect("close the setup connection");
-
-    let options = PgConnectOptions::from_str(url)
-        .expect("parse ARS_TEST_DATABASE_URL")
-        .options([("search_path", schema.as_str())]);
-    PgStore::connect_with(options)
-        .await
-        .expect("open a fresh PostgreSQL store")
 }

@@ -1,0 +1,443 @@
+//! Upgrades: a database written at an older schema version is migrated to the current one when
+//! the store opens it, keeps every row, and its old rows behave like new ones.
+//!
+//! The old database is made the way an older ARS made it: sqlx's migrator runs only the first
+//! two migration files (copied byte for byte, so `_sqlx_migrations` records the checksums the
+//! embedded migrator expects), then plain SQL written against the 0002 schema stores the data.
+//! Opening the store the normal way applies the remaining migrations. Everything after that is
+//! checked through the `Store` trait only. Each check runs against SQLite, and against
+//! PostgreSQL (in a fresh schema, dropped afterwards) when `ARS_TEST_DATABASE_URL` is set.
+
+// The checks are plain async fns rather than `#[test]`s, so clippy's test exemption for
+// `unwrap` does not reach them; a failed call should fail the test loudly all the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::Utc;
+use sqlx::migrate::Migrator;
+
+use ars_domain::ids::GENERAL_PURPOSE_ID;
+use ars_domain::{
+    Lease, MessageRole, NewMessage, NewRun, NewSkill, Run, RunId, RunStatus, ShareConfig,
+    SkillContent, SkillFile, Thread,
+};
+use ars_store::{INTERRUPTED_ERROR, SkillFilter, Store, StoreError};
+
+#[path = "upgrade/old_data.rs"]
+mod old_data;
+
+use old_data::{Old, PASSWORD_HASH, TOKEN_HASH, old_data_sql};
+
+/// How many migrations the old database has: 0001 (users, tokens, agents) and 0002 (threads,
+/// messages, runs). Skills (0003), run delivery (0004) and run leases (0005) come later.
+const OLD_VERSION: usize = 2;
+
+/// Runs each check once per database kind, each time on a fresh database at 0002.
+macro_rules! upgrade_checks {
+    ($($check:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let (store, _dir) = super::sqlite_upgraded().await;
+                    super::$check(store, super::Startup::InterruptAllActive).await;
+                }
+            )*
+        }
+
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let Some(url) = ars_store::test_support::pg_url() else {
+                        return;
+                    };
+                    super::with_pg_upgraded(&url, |store| {
+                        super::$check(store, super::Startup::ReapExpiredLeases)
+                    })
+                    .await;
+                }
+            )*
+        }
+    };
+}
+
+upgrade_checks!(
+    a_database_at_0002_upgrades_to_the_current_schema_keeping_its_data,
+    an_upgraded_run_that_was_active_is_recovered_and_its_thread_takes_new_runs,
+    an_upgraded_database_stores_skills,
+    a_run_active_before_leases_existed_counts_as_expired_but_leased_runs_do_not,
+);
+
+/// How a deployment of this database kind ends, at startup, the runs a stop cut off: one
+/// SQLite file has one server, so everything active was cut off; instances sharing PostgreSQL
+/// end only runs whose lease ran out (`ars::config` picks the same way).
+#[derive(Clone, Copy, Debug)]
+enum Startup {
+    InterruptAllActive,
+    ReapExpiredLeases,
+}
+
+impl Startup {
+    async fn recover(self, store: &dyn Store) -> Vec<RunId> {
+        match self {
+            Self::InterruptAllActive => store.interrupt_active_runs().await,
+            Self::ReapExpiredLeases => store.reap_expired_runs(Utc::now().timestamp_millis()).await,
+        }
+        .unwrap()
+    }
+}
+
+// The checks.
+
+async fn a_database_at_0002_upgrades_to_the_current_schema_keeping_its_data(
+    store: Arc<dyn Store>,
+    _startup: Startup,
+) {
+    let old = Old::expected();
+
+    assert_eq!(
+        store.user(old.user.id).await.unwrap(),
+        Some(old.user.clone())
+    );
+    assert_eq!(store.list_users().await.unwrap(), vec![old.user.clone()]);
+    let (user, hash) = store.user_credentials("alice").await.unwrap().unwrap();
+    assert_eq!((user, hash.as_str()), (old.user.clone(), PASSWORD_HASH));
+    assert_eq!(
+        store.list_tokens(old.user.id).await.unwrap(),
+        vec![old.token.clone()]
+    );
+    assert_eq!(
+        store.token_user(TOKEN_HASH, Utc::now()).await.unwrap(),
+        Some((old.user.clone(), old.token.id))
+    );
+
+    assert_eq!(
+        store.agent(old.agent.id).await.unwrap(),
+        Some(old.agent.clone())
+    );
+    assert_eq!(
+        store.default_agent().await.unwrap(),
+        Some(old.agent.clone())
+    );
+    let general_purpose = store.agent(GENERAL_PURPOSE_ID).await.unwrap().unwrap();
+    assert!(general_purpose.is_builtin && general_purpose.is_subagent);
+
+    assert_eq!(
+        store.thread(&old.root.id).await.unwrap(),
+        Some(old.root.clone())
+    );
+    assert_eq!(
+        store.thread(&old.child.id).await.unwrap(),
+        Some(old.child.clone())
+    );
+    assert_eq!(
+        store.list_threads(old.user.id).await.unwrap(),
+        vec![old.root.clone()]
+    );
+    assert_eq!(
+        store.child_threads(&old.root.id).await.unwrap(),
+        vec![old.child.clone()]
+    );
+
+    // The runs read back whole, and the delivery column 0004 added is empty for all of them:
+    // a run from before it has no recorded delivery.
+    assert_eq!(
+        store.thread_runs(&old.root.id).await.unwrap(),
+        vec![old.finished.clone(), old.active.clone()]
+    );
+    assert_eq!(
+        store.run(old.child_run.id).await.unwrap(),
+        Some(old.child_run.clone())
+    );
+    assert_eq!(
+        store.child_runs(old.finished.id).await.unwrap(),
+        vec![old.child_run.clone()]
+    );
+    assert_eq!(
+        store.subagent_runs(&old.root.id).await.unwrap(),
+        vec![old.child_run.clone()]
+    );
+    assert_eq!(
+        store.active_run(&old.root.id).await.unwrap(),
+        Some(old.active.clone())
+    );
+    assert_eq!(
+        store.agent_active_run(old.agent.id).await.unwrap(),
+        Some(old.active.clone())
+    );
+
+    assert_eq!(
+        store.messages(&old.root.id).await.unwrap(),
+        old.root_messages
+    );
+    assert_eq!(
+        store.messages(&old.child.id).await.unwrap(),
+        old.child_messages
+    );
+}
+
+async fn an_upgraded_run_that_was_active_is_recovered_and_its_thread_takes_new_runs(
+    store: Arc<dyn Store>,
+    startup: Startup,
+) {
+    let old = Old::expected();
+
+    assert_eq!(startup.recover(store.as_ref()).await, vec![old.active.id]);
+    let recovered = store.run(old.active.id).await.unwrap().unwrap();
+    assert!(recovered.finished_at.is_some());
+    assert_eq!(
+        recovered,
+        Run {
+            status: RunStatus::Interrupted,
+            error: Some(INTERRUPTED_ERROR.into()),
+            finished_at: recovered.finished_at,
+            ..old.active.clone()
+        },
+        "recovery changes only the status, the error and the end"
+    );
+    assert_eq!(store.active_run(&old.root.id).await.unwrap(), None);
+    // The finished run is not touched, and a second recovery finds nothing left to end.
+    assert_eq!(
+        store.run(old.finished.id).await.unwrap(),
+        Some(old.finished.clone())
+    );
+    assert_eq!(startup.recover(store.as_ref()).await, Vec::<RunId>::new());
+
+    // The fence holds for the old run: it can write no more messages.
+    let late = NewMessage::text(
+        old.root.id.clone(),
+        Some(old.active.id),
+        MessageRole::Assistant,
+        "too late".into(),
+    );
+    assert!(matches!(
+        store.append_message(&late).await,
+        Err(StoreError::RunEnded { run }) if run == old.active.id
+    ));
+
+    let new = store
+        .create_run(&new_run(&old.root, "Try again"))
+        .await
+        .unwrap();
+    assert_eq!(new.status, RunStatus::Pending);
+    assert_eq!(new.delivery, None);
+    assert_eq!(
+        store.active_run(&old.root.id).await.unwrap(),
+        Some(new.clone())
+    );
+    let running = store.mark_run_running(new.id).await.unwrap();
+    assert_eq!(running.status, RunStatus::Running);
+
+    // New messages continue the old numbering without a gap.
+    let message = NewMessage::text(
+        old.root.id.clone(),
+        Some(new.id),
+        MessageRole::User,
+        "Try again".into(),
+    );
+    let appended = store.append_message(&message).await.unwrap();
+    let old_count = i64::try_from(old.root_messages.len()).unwrap();
+    assert_eq!(appended.seq, old_count + 1);
+    let messages = store.messages(&old.root.id).await.unwrap();
+    assert_eq!(messages[..old.root_messages.len()], old.root_messages[..]);
+    assert_eq!(messages.last(), Some(&appended));
+    let thread = store.thread(&old.root.id).await.unwrap().unwrap();
+    assert_eq!(thread.updated_at, appended.created_at);
+
+    let runs = store.thread_runs(&old.root.id).await.unwrap();
+    let ids: Vec<RunId> = runs.iter().map(|r| r.id).collect();
+    assert_eq!(ids, vec![old.finished.id, old.active.id, new.id]);
+}
+
+async fn an_upgraded_database_stores_skills(store: Arc<dyn Store>, _startup: Startup) {
+    let old = Old::expected();
+    assert!(
+        store
+            .list_skills(SkillFilter::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let content = SkillContent {
+        name: "summarize".into(),
+        description: "Summarizes a file.".into(),
+        license: Some("MIT".into()),
+        compatibility: None,
+        metadata: BTreeMap::from([("author".to_string(), "alice".to_string())]),
+        allowed_tools: vec!["read_file".into()],
+        version: "v1".into(),
+        files: vec![
+            SkillFile {
+                path: "SKILL.md".into(),
+                content: b"---\nname: summarize\n---\n".to_vec(),
+            },
+            SkillFile {
+                path: "scripts/run.sh".into(),
+                content: vec![0, 159, 146, 150],
+            },
+        ],
+    };
+    // Owned by the user from before the upgrade: the new tables reference the old ones.
+    let skill = store
+        .create_skill(&NewSkill {
+            owner_id: Some(old.user.id),
+            share_config: ShareConfig::default(),
+            content: content.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(skill.owner_id, Some(old.user.id));
+    assert_eq!(skill.file_count, 2);
+    assert_eq!(
+        store.skill_by_name("summarize").await.unwrap(),
+        Some(skill.clone())
+    );
+    assert_eq!(store.skill_contents(skill.id).await.unwrap(), content.files);
+}
+
+async fn a_run_active_before_leases_existed_counts_as_expired_but_leased_runs_do_not(
+    store: Arc<dyn Store>,
+    _startup: Startup,
+) {
+    let old = Old::expected();
+    // A run on the child thread, held by a live instance for another hour.
+    let now_ms = Utc::now().timestamp_millis();
+    let leased = NewRun {
+        lease: Some(Lease {
+            owner: "instance-b".into(),
+            expires_ms: now_ms + 3_600_000,
+        }),
+        ..new_run(&old.child, "Look again")
+    };
+    let leased = store.create_run(&leased).await.unwrap();
+
+    // At the earliest instant, only a run with no lease at all has run out: the old run, which
+    // 0005 left without one, so some instance's reaper ends it rather than nobody ever.
+    assert_eq!(
+        store.reap_expired_runs(0).await.unwrap(),
+        vec![old.active.id]
+    );
+    let reaped = store.run(old.active.id).await.unwrap().unwrap();
+    assert_eq!(reaped.status, RunStatus::Interrupted);
+    assert_eq!(reaped.error.as_deref(), Some(INTERRUPTED_ERROR));
+
+    // No owner holds the old run, so no heartbeat could ever have renewed it; the leased run
+    // is renewed by its owner and survives a reap at the current time.
+    assert_eq!(
+        store
+            .renew_leases("instance-b", now_ms + 7_200_000)
+            .await
+            .unwrap(),
+        vec![leased.id]
+    );
+    assert_eq!(
+        store.reap_expired_runs(now_ms).await.unwrap(),
+        Vec::<RunId>::new()
+    );
+    assert_eq!(store.active_run(&old.child.id).await.unwrap(), Some(leased));
+}
+
+// The old database.
+
+/// A SQLite store opened the normal way (`ars_store::connect`) on a file that holds the old
+/// data at 0002; keep the directory alive as long as the store.
+async fn sqlite_upgraded() -> (Arc<dyn Store>, tempfile::TempDir) {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ars.db");
+    let options = SqliteConnectOptions::new()
+        .filename(&file)
+        .create_if_missing(true)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    old_migrator("sqlite").await.run(&pool).await.unwrap();
+    sqlx::raw_sql(&old_data_sql()).execute(&pool).await.unwrap();
+    pool.close().await;
+
+    let store = ars_store::connect(&format!("sqlite://{}", file.display()))
+        .await
+        .unwrap();
+    (store, dir)
+}
+
+/// Runs `check` on a PostgreSQL store that opened a new schema holding the old data at 0002,
+/// then drops the schema, whether the check passed or not.
+async fn with_pg_upgraded<F, Fut>(url: &str, check: F)
+where
+    F: FnOnce(Arc<dyn Store>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    use ars_store::test_support::{
+        pg_drop_schema, pg_new_schema, pg_open_schema, pg_schema_options,
+    };
+    use sqlx::Connection;
+
+    let schema = pg_new_schema(url).await;
+    let mut conn = sqlx::PgConnection::connect_with(&pg_schema_options(url, &schema))
+        .await
+        .unwrap();
+    old_migrator("postgres").await.run(&mut conn).await.unwrap();
+    sqlx::raw_sql(&old_data_sql())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+
+    let store = ars_store::CancelSafe::wrap(Arc::new(pg_open_schema(url, &schema).await));
+    // The check runs as its own task so that a failed assertion comes back here as an error,
+    // after which the schema is dropped and the panic resumed. The task owns the store, so
+    // nothing uses the schema any more by then.
+    let outcome = tokio::spawn(check(store)).await;
+    pg_drop_schema(url, &schema).await;
+    if let Err(error) = outcome {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+/// A migrator holding only the first [`OLD_VERSION`] migrations of `kind` (`sqlite` or
+/// `postgres`), read from copies of the crate's files: the same bytes, so the same checksums
+/// the embedded migrator later compares with what `_sqlx_migrations` records.
+async fn old_migrator(kind: &str) -> Migrator {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("migrations")
+        .join(kind);
+    let mut files: Vec<_> = std::fs::read_dir(&source)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "sql"))
+        .collect();
+    files.sort();
+    let old = tempfile::tempdir().unwrap();
+    for file in &files[..OLD_VERSION] {
+        std::fs::copy(file, old.path().join(file.file_name().unwrap())).unwrap();
+    }
+    // `Migrator::new` reads the files now, so the copies may go when it returns.
+    let migrator = Migrator::new(old.path()).await.unwrap();
+    let versions: Vec<i64> = migrator.iter().map(|m| m.version).collect();
+    assert_eq!(versions, [1, 2], "the old schema is 0001 and 0002");
+    migrator
+}
+
+/// A top-level run on `thread` by its user and agent, without a lease.
+fn new_run(thread: &Thread, input: &str) -> NewRun {
+    NewRun {
+        thread_id: thread.id.clone(),
+        agent_id: thread.agent_id,
+        user_id: thread.user_id,
+        input: input.into(),
+        parent_run_id: None,
+        parent_tool_call_id: None,
+        delivery: None,
+        lease: None,
+    }
+}

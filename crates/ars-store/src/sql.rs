@@ -429,8 +429,16 @@ pub(crate) const SET_RUN_USAGE: &str = concat!(
 );
 
 /// Whether run `$1` is active: the fence every message of a run passes inside
-/// `append_message`'s transaction.
-pub(crate) const RUN_IS_ACTIVE: &str = concat!("SELECT id FROM runs WHERE id = $1 AND ", active!());
+/// `append_message`'s transaction. A no-op `UPDATE` rather than a `SELECT`, because it holds
+/// the run's row lock until the message commits: on PostgreSQL a run's end (its own, a cancel,
+/// a reap) written meanwhile waits for the message, and one written first is re-read here and
+/// refuses it, so no message of a run commits after the run ended. (`SELECT … FOR SHARE` would
+/// do on PostgreSQL, but SQLite has no such clause; its one writer serialises anyway.)
+pub(crate) const RUN_IS_ACTIVE: &str = concat!(
+    "UPDATE runs SET status = status WHERE id = $1 AND ",
+    active!(),
+    " RETURNING id"
+);
 
 /// Extends every active run's lease held by `$1` to `$2` (Unix ms); answers the runs renewed.
 pub(crate) const RENEW_LEASES: &str = concat!(

@@ -798,7 +798,8 @@ macro_rules! impl_store {
                     return Err($crate::StoreError::NotFound);
                 }
                 // The fence: a run's messages are written only while it is active, so an
-                // executor cut off (cancelled or reaped elsewhere) cannot add to the thread.
+                // executor cut off (cancelled or reaped elsewhere) cannot add to the thread. The
+                // check locks the run's row until the commit: the run cannot end in between.
                 if let Some(run) = message.run_id {
                     let active: Option<(String,)> = sqlx::query_as($crate::sql::RUN_IS_ACTIVE)
                         .bind(run.to_string())

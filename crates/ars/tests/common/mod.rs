@@ -2,6 +2,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cluster;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -81,6 +83,23 @@ impl Server {
                 return line;
             }
         }
+    }
+
+    /// Sends `signal` (a name `kill` knows: `STOP`, `CONT`, …) to the process.
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+    }
+
+    /// Every line logged so far, without waiting for more.
+    pub fn log_so_far(&mut self) -> &[String] {
+        while let Ok(line) = self.lines.try_recv() {
+            self.log.push(line);
+        }
+        &self.log
     }
 
     /// SIGKILL: the process gets no chance to record anything.

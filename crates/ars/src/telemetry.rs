@@ -82,7 +82,7 @@ pub fn init(config: &Config, quiet: bool, export: bool) -> anyhow::Result<Teleme
     if let Some(otlp) = &otlp {
         tracing::info!(
             encoding = ?otlp.encoding,
-            service = %otlp.service_name,
+            service = otlp.service_name.as_deref().unwrap_or("(OTEL_RESOURCE_ATTRIBUTES)"),
             "exporting traces over OTLP/HTTP"
         );
     }
@@ -102,7 +102,8 @@ enum Encoding {
 #[derive(Debug, PartialEq, Eq)]
 struct Otlp {
     encoding: Encoding,
-    service_name: String,
+    /// `None` when `OTEL_RESOURCE_ATTRIBUTES` names the service, which the SDK reads itself.
+    service_name: Option<String>,
 }
 
 impl Otlp {
@@ -127,10 +128,20 @@ impl Otlp {
                  http/protobuf or http/json"
             ),
         };
+        let named_in_attributes = set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|attributes| {
+            attributes.split(',').any(|kv| {
+                kv.split_once('=')
+                    .is_some_and(|(k, _)| k.trim() == "service.name")
+            })
+        });
+        let service_name = match set("OTEL_SERVICE_NAME") {
+            Some(name) => Some(name),
+            None if named_in_attributes => None,
+            None => Some(DEFAULT_SERVICE_NAME.to_string()),
+        };
         Ok(Some(Self {
             encoding,
-            service_name: set("OTEL_SERVICE_NAME")
-                .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string()),
+            service_name,
         }))
     }
 
@@ -146,9 +157,11 @@ impl Otlp {
             .with_protocol(protocol)
             .build()
             .context("cannot set up the OTLP trace exporter")?;
-        let resource = Resource::builder()
-            .with_service_name(self.service_name.clone())
-            .build();
+        let mut resource = Resource::builder();
+        if let Some(name) = &self.service_name {
+            resource = resource.with_service_name(name.clone());
+        }
+        let resource = resource.build();
         Ok(SdkTracerProvider::builder()
             .with_resource(resource)
             .with_batch_exporter(exporter)
@@ -188,7 +201,7 @@ mod tests {
         ] {
             let otlp = from(&[(var, "http://127.0.0.1:4318")]).unwrap().unwrap();
             assert_eq!(otlp.encoding, Encoding::Protobuf);
-            assert_eq!(otlp.service_name, "ars");
+            assert_eq!(otlp.service_name.as_deref(), Some("ars"));
         }
     }
 
@@ -202,7 +215,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(otlp.encoding, Encoding::Json);
-        assert_eq!(otlp.service_name, "ars-eu-1");
+        assert_eq!(otlp.service_name.as_deref(), Some("ars-eu-1"));
         // The traces-only variable wins over the general one.
         let otlp = from(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
@@ -212,6 +225,26 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(otlp.encoding, Encoding::Protobuf);
+    }
+
+    #[test]
+    fn a_service_name_in_the_resource_attributes_is_not_overridden() {
+        let otlp = |attributes: &str| {
+            from(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+                ("OTEL_RESOURCE_ATTRIBUTES", attributes),
+            ])
+            .unwrap()
+            .unwrap()
+        };
+        assert_eq!(
+            otlp("deployment.environment=eu, service.name=x").service_name,
+            None
+        );
+        assert_eq!(
+            otlp("deployment.environment=eu").service_name.as_deref(),
+            Some("ars")
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -64,16 +65,16 @@ pub fn init(config: &Config, quiet: bool, export: bool) -> anyhow::Result<Teleme
         None
     };
     let provider = otlp.as_ref().map(Otlp::provider).transpose()?;
-    // Only ARS's own spans: the exporter's HTTP stack traces too, and exporting its spans
-    // would feed the exporter with its own work.
+    // Only ARS's own spans, info and above: the exporter's HTTP stack traces too, and
+    // exporting its spans would feed the exporter with its own work. Targets match by prefix,
+    // so `ars` is every ARS crate (`ars_api`, `ars_runtime`, …); a static filter keeps other
+    // crates' callsites off for this layer for good.
     let traces = provider.as_ref().map(|p| {
         tracing_opentelemetry::layer()
             .with_tracer(p.tracer("ars"))
             // An OS thread's id beside a run's `thread_id` would only confuse.
             .with_threads(false)
-            .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
-                meta.target().starts_with("ars") && *meta.level() <= tracing::Level::INFO
-            }))
+            .with_filter(Targets::new().with_target("ars", tracing::Level::INFO))
     });
     tracing_subscriber::registry()
         .with(logs)

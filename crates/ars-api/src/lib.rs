@@ -19,7 +19,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, Request};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -35,6 +35,7 @@ mod extract;
 mod openapi;
 mod routes;
 mod throttle;
+mod trace;
 mod ui;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
@@ -158,6 +159,7 @@ pub fn app(state: AppState) -> Router {
                 async move { axum::Json(doc) }
             }),
         )
+        .route_layer(axum::middleware::from_fn(trace::record_route))
         .fallback(move |method, uri, headers| ui::fallback(ui, method, uri, headers))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)
@@ -167,10 +169,14 @@ pub fn app(state: AppState) -> Router {
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request<_>| {
-                    let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
+                    let id = req
+                        .headers()
+                        .get(REQUEST_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-");
+                    trace::request_span(req, id)
                 })
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                .on_response(trace::on_response),
         )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }

@@ -8,6 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use ars_domain::context::ResolvedLimits;
 use ars_domain::{Message as StoredMessage, MessageRole, NewMessage, ToolCallRecord, Usage};
@@ -17,6 +18,7 @@ use ars_store::Store;
 
 use crate::middleware::{Middleware, PendingCall};
 use crate::model_step::{StreamRetry, model_turn};
+use crate::spans;
 use crate::tool::{Tool, ToolContext, ToolError};
 
 /// How many model turns in a row may produce unparseable tool arguments before the run fails.
@@ -210,7 +212,13 @@ async fn run_tool_calls(spec: &LoopSpec, calls: &[ToolCall]) -> Vec<CallOutcome>
     futures::future::join_all(calls.iter().map(|call| run_tool_call(spec, call))).await
 }
 
+/// One call in its `tool_call` span; a child run its tool starts (`task`) is a child of it.
 async fn run_tool_call(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
+    let span = spans::tool_call(&call.name, &call.id);
+    call_tool(spec, call).instrument(span).await
+}
+
+async fn call_tool(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
     spec.emitter
         .emit(EventKind::ToolCallStarted {
             call_id: call.id.clone(),
@@ -233,6 +241,7 @@ async fn run_tool_call(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
         Ok(text) => text.clone(),
         Err(e) => e.to_string(),
     };
+    spans::record_tool_result(&tracing::Span::current(), result.is_err().then_some(&text));
     spec.emitter
         .emit(EventKind::ToolCallFinished {
             call_id: call.id.clone(),

@@ -20,6 +20,7 @@ pub mod middleware;
 pub mod model_step;
 pub mod runtime;
 pub mod skills;
+mod spans;
 pub mod subagents;
 pub mod tool;
 

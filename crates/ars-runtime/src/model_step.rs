@@ -9,12 +9,14 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use tracing::Instrument;
 
 use ars_domain::MessageRole;
 use ars_events::EventKind;
 use ars_models::{AssistantTurn, ChatEvent, ChatRequest, ModelError, TurnAccumulator};
 
 use crate::agent_loop::LoopSpec;
+use crate::spans;
 
 /// How a model step retries a stream that broke mid-answer (see
 /// [`ModelError::is_stream_fault`]). Other errors end the run at once.
@@ -66,7 +68,7 @@ pub(crate) async fn model_turn(
                 role: MessageRole::Assistant,
             })
             .await;
-        let error = match stream_once(spec, request.clone()).await {
+        let error = match attempt_once(spec, request, attempt).await {
             Ok(turn) => return Ok(turn),
             Err(error) => error,
         };
@@ -95,6 +97,20 @@ pub(crate) async fn model_turn(
             })
             .await;
     }
+}
+
+/// One attempt in its `model_call` span, which ends with it (before any back-off).
+async fn attempt_once(
+    spec: &LoopSpec,
+    request: &ChatRequest,
+    attempt: u32,
+) -> Result<AssistantTurn, ModelError> {
+    let span = spans::model_call(spec.model.provider(), spec.model.model(), attempt);
+    let result = stream_once(spec, request.clone())
+        .instrument(span.clone())
+        .await;
+    spans::record_model_result(&span, &result);
+    result
 }
 
 /// One attempt: the stream folded into a turn, its text deltas forwarded as they come.

@@ -288,27 +288,6 @@ impl Config {
     }
 }
 
-/// Structured logs to stderr; `RUST_LOG` overrides the default filter, which is `warn` when
-/// `quiet` (a terminal chat).
-pub fn init_tracing(config: &Config, quiet: bool) {
-    use tracing_subscriber::EnvFilter;
-    let default = if quiet {
-        "warn"
-    } else {
-        "info,sqlx=warn,tower_http=info"
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr);
-    match config.log_format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Pretty => builder.init(),
-    }
-}
-
 #[cfg(test)]
 // `figment::Jail` fixes the closure's error type; its size is not ours to choose.
 #[allow(clippy::result_large_err)]

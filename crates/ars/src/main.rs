@@ -1,10 +1,12 @@
-//! The `ars` binary: parse arguments, load configuration, start logging, dispatch.
+//! The `ars` binary: parse arguments, load configuration, start logging (and, for `serve`,
+//! trace export), dispatch, and export the last spans on the way out.
 
 mod chat;
 mod cli;
 mod commands;
 mod config;
 mod server;
+mod telemetry;
 
 use clap::Parser;
 
@@ -14,6 +16,9 @@ async fn main() -> anyhow::Result<()> {
     let config = config::Config::load(cli.config.as_deref())?;
     // A terminal chat shows the conversation; the server's request logs would drown it.
     let quiet = matches!(cli.command, cli::Command::Chat(_));
-    config::init_tracing(&config, quiet);
-    commands::run(cli.command, config).await
+    let serve = matches!(cli.command, cli::Command::Serve);
+    let telemetry = telemetry::init(&config, quiet, serve)?;
+    let result = commands::run(cli.command, config).await;
+    telemetry.shutdown().await;
+    result
 }

@@ -26,6 +26,7 @@ enum Ending {
 
 impl Runtime {
     /// The background part of a run: wait for a slot, prepare, loop, record the outcome.
+    /// Runs inside the run's span (`spans::run`), which it completes.
     pub(super) async fn execute(
         &self,
         run: Run,
@@ -81,6 +82,7 @@ impl Runtime {
         }
         let ended_here = matches!(finished, FinishedRun::Ended(_));
         let finished = finished.into_run();
+        crate::spans::record_run_end(&tracing::Span::current(), &finished);
         emitter
             .emit(EventKind::RunStatus {
                 status: finished.status,
@@ -146,6 +148,7 @@ impl Runtime {
             .map_err(|e| format!("cannot load the agent: {e}"))?
             .filter(|a| caller.can_view(a))
             .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
+        crate::spans::record_agent(&tracing::Span::current(), &agent);
         let context = self
             .inner
             .config

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, broadcast, watch};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use ars_domain::{
     Caller, ContextDefaults, Delivery, Lease, MessageRole, NewMessage, NewRun, Run, RunId,
@@ -403,15 +404,19 @@ impl Runtime {
         }
         let runtime = self.clone();
         let spawned = run.clone();
-        tokio::spawn(async move {
-            runtime
-                .execute(spawned.clone(), start.thread, start.caller, emitter, cancel)
-                .await;
-            if let Ok(mut active) = runtime.inner.active.lock() {
-                active.remove(&spawned.id);
+        let span = crate::spans::run(&run, start.parent.as_ref());
+        tokio::spawn(
+            async move {
+                runtime
+                    .execute(spawned.clone(), start.thread, start.caller, emitter, cancel)
+                    .await;
+                if let Ok(mut active) = runtime.inner.active.lock() {
+                    active.remove(&spawned.id);
+                }
+                let _ = done_tx.send(true);
             }
-            let _ = done_tx.send(true);
-        });
+            .instrument(span),
+        );
         Ok(run)
     }
 

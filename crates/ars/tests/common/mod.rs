@@ -41,6 +41,9 @@ impl Server {
             .env_remove("ARS_DATABASE_URL")
             .env_remove("ARS_REDIS_URL")
             .env_remove("ARS_ADMIN_PASSWORD")
+            // A developer's collector is not the tests'; a test that wants traces says so.
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
             .stdout(Stdio::null());

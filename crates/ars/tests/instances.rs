@@ -409,3 +409,52 @@ async fn a_background_childs_notice_is_written_once_when_another_instance_cancel
     );
     assert_eq!(c.run(0, &child).await["status"], "cancelled");
 }
+
+#[tokio::test]
+async fn a_cancel_through_another_instance_ends_the_run_within_a_second() {
+    let Some(mut c) = Cluster::start("inst_cancel", 3).await else {
+        return;
+    };
+    c.agent(0, "worker", worker(STEPS)).await;
+    let jobs = start_jobs(&c, &[0], "cancel").await;
+
+    // Instance 0 executes the run; the cancel goes through instance 1.
+    let (_, thread, run, _) = &jobs[0];
+    let asked = Instant::now();
+    let (status, cancelled) = c
+        .post(1, &format!("/api/runs/{run}/cancel"), json!({}))
+        .await;
+    let took = asked.elapsed();
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(took < Duration::from_secs(1), "the cancel took {took:?}");
+    // Its executor stopped there and then: nothing written after the end, and the thread
+    // takes a new run.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ended = c.run(0, run).await;
+    for message in of_run(&c.messages(0, thread).await, run) {
+        assert!(
+            at(&message["created_at"]) <= at(&ended["finished_at"]),
+            "written after the cancel: {message}"
+        );
+    }
+    let next = c.start_run(2, thread, "after the cancel").await;
+    assert_eq!(c.until_ended(2, &next, 30).await["status"], "success");
+
+    // With its instance dead and its lease still running, the run is cancelled all the same,
+    // before the reaper could have ended it `interrupted`.
+    let jobs = start_jobs(&c, &[0], "dead").await;
+    let (_, _, run, _) = &jobs[0];
+    c.kill(0);
+    let asked = Instant::now();
+    let (status, cancelled) = c
+        .post(2, &format!("/api/runs/{run}/cancel"), json!({}))
+        .await;
+    let took = asked.elapsed();
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(
+        took < Duration::from_secs(LEASE_TTL_S),
+        "the cancel of a dead instance's run took {took:?}"
+    );
+}

@@ -6,6 +6,7 @@
 //! (the checkpoint), so a crash loses at most the message being streamed.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -15,6 +16,7 @@ use ars_events::{EventBus, EventKind, RunRef, preview};
 use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition};
 use ars_store::Store;
 
+use crate::metrics;
 use crate::middleware::{Middleware, PendingCall};
 use crate::model_step::{StreamRetry, model_turn};
 use crate::tool::{Tool, ToolContext, ToolError};
@@ -218,6 +220,7 @@ async fn run_tool_call(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
             arguments: call.arguments.clone(),
         })
         .await;
+    let called = Instant::now();
     let (result, invalid_json) = match parse_arguments(&call.arguments) {
         Err(e) => (Err(e), true),
         Ok(arguments) => {
@@ -229,6 +232,12 @@ async fn run_tool_call(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
             (invoke(spec, pending).await, false)
         }
     };
+    let known = spec.tools.iter().any(|t| t.name() == call.name);
+    metrics::tool_call(
+        known.then_some(call.name.as_str()),
+        called.elapsed(),
+        &result,
+    );
     let text = match &result {
         Ok(text) => text.clone(),
         Err(e) => e.to_string(),

@@ -6,7 +6,7 @@
 //! the committed message is always the one whole answer. The provider retries only what fails
 //! before any of the answer is seen (429, 5xx, connect).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
@@ -15,6 +15,7 @@ use ars_events::EventKind;
 use ars_models::{AssistantTurn, ChatEvent, ChatRequest, ModelError, TurnAccumulator};
 
 use crate::agent_loop::LoopSpec;
+use crate::metrics;
 
 /// How a model step retries a stream that broke mid-answer (see
 /// [`ModelError::is_stream_fault`]). Other errors end the run at once.
@@ -66,7 +67,10 @@ pub(crate) async fn model_turn(
                 role: MessageRole::Assistant,
             })
             .await;
-        let error = match stream_once(spec, request.clone()).await {
+        let asked = Instant::now();
+        let answer = stream_once(spec, request.clone()).await;
+        metrics::model_request(&*spec.model, asked.elapsed(), &answer);
+        let error = match answer {
             Ok(turn) => return Ok(turn),
             Err(error) => error,
         };

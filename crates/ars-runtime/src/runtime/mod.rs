@@ -26,6 +26,7 @@ use ars_sandbox::{Sandbox, SandboxError, WorkspaceUsage};
 use ars_store::{FinishedRun, Store, StoreError};
 
 use crate::agent_loop::Emitter;
+use crate::metrics;
 use crate::middleware::MiddlewareFactory;
 use crate::tool::{ToolInfo, ToolRegistry};
 
@@ -280,10 +281,12 @@ impl Runtime {
                 "marked runs cut off by a stop (their instance's lease ran out) as interrupted"
             );
         }
+        metrics::runs_reaped(ids.len());
         for id in ids {
             let Some(run) = store.run(*id).await? else {
                 continue;
             };
+            metrics::foreign_run_ended(&run);
             if let Some(thread) = store.thread(&run.thread_id).await? {
                 notice::child_ended(store, &run, &thread).await;
             }
@@ -312,6 +315,7 @@ impl Runtime {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
             other => other?,
         };
+        metrics::run_started();
         let message = NewMessage::text(
             start.thread.id.clone(),
             Some(run.id),
@@ -323,7 +327,9 @@ impl Runtime {
                 message: format!("cannot save the input: {e}"),
                 usage: Usage::default(),
             };
-            store.finish_run(run.id, &outcome).await?;
+            if let FinishedRun::Ended(ended) = store.finish_run(run.id, &outcome).await? {
+                metrics::run_ended(&ended);
+            }
             return Err(e.into());
         }
         let run_ref = run_ref(&run, &start.thread);
@@ -393,10 +399,11 @@ impl Runtime {
                 if !run.status.is_terminal() {
                     let outcome = RunOutcome::Cancelled { usage: run.usage };
                     let finished = self.inner.store.finish_run(run_id, &outcome).await?;
-                    if let FinishedRun::Ended(ended) = &finished
-                        && let Some(thread) = self.inner.store.thread(&ended.thread_id).await?
-                    {
-                        notice::child_ended(&self.inner.store, ended, &thread).await;
+                    if let FinishedRun::Ended(ended) = &finished {
+                        metrics::foreign_run_ended(ended);
+                        if let Some(thread) = self.inner.store.thread(&ended.thread_id).await? {
+                            notice::child_ended(&self.inner.store, ended, &thread).await;
+                        }
                     }
                 }
             }

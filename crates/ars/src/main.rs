@@ -4,6 +4,7 @@ mod chat;
 mod cli;
 mod commands;
 mod config;
+mod metrics;
 mod server;
 
 use clap::Parser;

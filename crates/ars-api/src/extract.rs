@@ -232,7 +232,7 @@ impl FromRequestParts<AppState> for Auth {
 
 /// The token of an `Authorization: Bearer <token>` value. The scheme is matched without regard
 /// to case, as HTTP auth schemes are (RFC 9110 §11.1).
-fn bearer_token(value: &str) -> Option<&str> {
+pub(crate) fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim_start().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)

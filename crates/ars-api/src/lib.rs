@@ -4,8 +4,10 @@
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
 //! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads,
-//! runs, run events (SSE) and the catalog of models and tools. Every other path belongs to the web UI
-//! (`ui`), served from the same listener.
+//! runs, run events (SSE) and the catalog of models and tools. `metrics` serves `GET /metrics`
+//! (Prometheus text, for scrapers; not in the OpenAPI document), on this listener behind a
+//! token or on one of its own. Every other path belongs to the web UI (`ui`), served from the
+//! same listener.
 //!
 //! **Boundary:** this is the only crate that knows axum, HTTP status codes, SSE and the JSON wire
 //! shapes of requests and errors. Rules live in `ars-domain`; persistence in `ars-store`; runs
@@ -32,6 +34,7 @@ use ars_store::Store;
 pub mod accounts;
 mod error;
 mod extract;
+pub mod metrics;
 mod openapi;
 mod routes;
 mod throttle;
@@ -40,6 +43,7 @@ mod ui;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use extract::{ApiJson, Auth};
+pub use metrics::{MetricsAccess, MetricsEndpoint, MetricsToken, RenderMetrics, serve_metrics};
 pub use throttle::{Clock, LoginThrottleConfig};
 pub use ui::UiAssets;
 
@@ -61,6 +65,9 @@ pub struct ApiConfig {
     pub login_throttle: LoginThrottleConfig,
     /// What a new password must satisfy wherever it is set.
     pub password_policy: PasswordPolicy,
+    /// `GET /metrics` on this listener: how to render the metrics and who may read them;
+    /// `None`: a 404 (no recorder installed).
+    pub metrics: Option<MetricsEndpoint>,
 }
 
 impl Default for ApiConfig {
@@ -72,6 +79,7 @@ impl Default for ApiConfig {
             ui: UiAssets::web_dist(),
             login_throttle: LoginThrottleConfig::default(),
             password_policy: PasswordPolicy::default(),
+            metrics: None,
         }
     }
 }
@@ -160,6 +168,7 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .route_layer(axum::middleware::from_fn(trace::record_route))
+        .route("/metrics", axum::routing::get(metrics::scrape))
         .fallback(move |method, uri, headers| ui::fallback(ui, method, uri, headers))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)

@@ -6,6 +6,7 @@
 //! (the checkpoint), so a crash loses at most the message being streamed.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde_json::Value;
 use tracing::Instrument;
@@ -16,6 +17,7 @@ use ars_events::{EventBus, EventKind, RunRef, preview};
 use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition};
 use ars_store::Store;
 
+use crate::metrics;
 use crate::middleware::{Middleware, PendingCall};
 use crate::model_step::{StreamRetry, model_turn};
 use crate::spans;
@@ -226,6 +228,7 @@ async fn call_tool(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
             arguments: call.arguments.clone(),
         })
         .await;
+    let called = Instant::now();
     let (result, invalid_json) = match parse_arguments(&call.arguments) {
         Err(e) => (Err(e), true),
         Ok(arguments) => {
@@ -237,6 +240,12 @@ async fn call_tool(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
             (invoke(spec, pending).await, false)
         }
     };
+    let known = spec.tools.iter().any(|t| t.name() == call.name);
+    metrics::tool_call(
+        known.then_some(call.name.as_str()),
+        called.elapsed(),
+        &result,
+    );
     let text = match &result {
         Ok(text) => text.clone(),
         Err(e) => e.to_string(),

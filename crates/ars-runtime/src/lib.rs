@@ -6,6 +6,7 @@
 //! - [`agent_loop`]: the ReAct loop, checkpointing each complete message.
 //! - [`model_step`]: one streamed model answer, asked again when the stream breaks mid-answer.
 //! - [`runtime`]: durable runs as background tasks: start, cancel, wait, recover, shut down.
+//! - [`metrics`]: what the runtime measures (runs, model requests, tool calls, leases).
 //!
 //! Plug-ins (each imports the core, never the other way round):
 //! - [`subagents`]: `task` and the `subagent_*` tools.
@@ -16,6 +17,7 @@
 
 pub mod agent_loop;
 pub mod builtin;
+pub mod metrics;
 pub mod middleware;
 pub mod model_step;
 pub mod runtime;

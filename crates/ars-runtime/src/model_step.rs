@@ -6,7 +6,7 @@
 //! the committed message is always the one whole answer. The provider retries only what fails
 //! before any of the answer is seen (429, 5xx, connect).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tracing::Instrument;
@@ -16,7 +16,7 @@ use ars_events::EventKind;
 use ars_models::{AssistantTurn, ChatEvent, ChatRequest, ModelError, TurnAccumulator};
 
 use crate::agent_loop::LoopSpec;
-use crate::spans;
+use crate::{metrics, spans};
 
 /// How a model step retries a stream that broke mid-answer (see
 /// [`ModelError::is_stream_fault`]). Other errors end the run at once.
@@ -106,9 +106,11 @@ async fn attempt_once(
     attempt: u32,
 ) -> Result<AssistantTurn, ModelError> {
     let span = spans::model_call(spec.model.provider(), spec.model.model(), attempt);
+    let asked = Instant::now();
     let result = stream_once(spec, request.clone())
         .instrument(span.clone())
         .await;
+    metrics::model_request(&*spec.model, asked.elapsed(), &result);
     spans::record_model_result(&span, &result);
     result
 }

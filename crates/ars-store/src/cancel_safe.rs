@@ -7,6 +7,7 @@
 //! rolls back) at once. Reads are forwarded as they are.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -17,6 +18,7 @@ use ars_domain::{
     ThreadId, TokenId, Usage, User, UserId,
 };
 
+use crate::metrics;
 use crate::{AgentFilter, FinishedRun, NewToken, NewUser, Result, SkillFilter, Store, StoreError};
 
 /// Wraps a store so its writes survive the caller's cancellation.
@@ -29,13 +31,25 @@ impl CancelSafe {
         Arc::new(Self { inner })
     }
 
-    /// Runs `write` on its own task and waits for it.
-    async fn detached<T, F>(&self, write: impl FnOnce(Arc<dyn Store>) -> F) -> Result<T>
+    /// Runs `write` on its own task and waits for it. The task, not the caller, holds the
+    /// write's place in the queue gauge and times it, so both count the whole write.
+    async fn detached<T, F>(
+        &self,
+        operation: &'static str,
+        write: impl FnOnce(Arc<dyn Store>) -> F,
+    ) -> Result<T>
     where
         T: Send + 'static,
         F: Future<Output = Result<T>> + Send + 'static,
     {
-        let task = tokio::spawn(write(Arc::clone(&self.inner)));
+        let write = write(Arc::clone(&self.inner));
+        let task = tokio::spawn(async move {
+            let _queued = metrics::QueuedWrite::enter();
+            let started = Instant::now();
+            let written = write.await;
+            metrics::write_took(operation, started.elapsed());
+            written
+        });
         task.await
             .map_err(|e| StoreError::Invalid(format!("a store write task failed: {e}")))?
     }
@@ -48,7 +62,7 @@ impl Store for CancelSafe {
     }
 
     async fn create_user(&self, new: NewUser) -> Result<User> {
-        self.detached(|s| async move { s.create_user(new).await })
+        self.detached("create_user", |s| async move { s.create_user(new).await })
             .await
     }
     async fn user(&self, id: UserId) -> Result<Option<User>> {
@@ -68,7 +82,7 @@ impl Store for CancelSafe {
     }
 
     async fn create_token(&self, new: NewToken) -> Result<ApiToken> {
-        self.detached(|s| async move { s.create_token(new).await })
+        self.detached("create_token", |s| async move { s.create_token(new).await })
             .await
     }
     async fn token_user(
@@ -82,14 +96,19 @@ impl Store for CancelSafe {
         self.inner.list_tokens(user).await
     }
     async fn revoke_token(&self, user: UserId, id: TokenId) -> Result<bool> {
-        self.detached(|s| async move { s.revoke_token(user, id).await })
-            .await
+        self.detached(
+            "revoke_token",
+            |s| async move { s.revoke_token(user, id).await },
+        )
+        .await
     }
 
     async fn create_agent(&self, draft: &AgentDraft, owner: Option<UserId>) -> Result<Agent> {
         let draft = draft.clone();
-        self.detached(|s| async move { s.create_agent(&draft, owner).await })
-            .await
+        self.detached("create_agent", |s| async move {
+            s.create_agent(&draft, owner).await
+        })
+        .await
     }
     async fn agent(&self, id: AgentId) -> Result<Option<Agent>> {
         self.inner.agent(id).await
@@ -102,16 +121,20 @@ impl Store for CancelSafe {
     }
     async fn update_agent(&self, id: AgentId, draft: &AgentDraft) -> Result<Agent> {
         let draft = draft.clone();
-        self.detached(|s| async move { s.update_agent(id, &draft).await })
-            .await
+        self.detached("update_agent", |s| async move {
+            s.update_agent(id, &draft).await
+        })
+        .await
     }
     async fn delete_agent(&self, id: AgentId) -> Result<bool> {
-        self.detached(|s| async move { s.delete_agent(id).await })
+        self.detached("delete_agent", |s| async move { s.delete_agent(id).await })
             .await
     }
     async fn set_default_agent(&self, id: AgentId) -> Result<Agent> {
-        self.detached(|s| async move { s.set_default_agent(id).await })
-            .await
+        self.detached("set_default_agent", |s| async move {
+            s.set_default_agent(id).await
+        })
+        .await
     }
     async fn default_agent(&self) -> Result<Option<Agent>> {
         self.inner.default_agent().await
@@ -119,8 +142,11 @@ impl Store for CancelSafe {
 
     async fn create_skill(&self, new: &NewSkill) -> Result<Skill> {
         let new = new.clone();
-        self.detached(|s| async move { s.create_skill(&new).await })
-            .await
+        self.detached(
+            "create_skill",
+            |s| async move { s.create_skill(&new).await },
+        )
+        .await
     }
     async fn skill(&self, id: SkillId) -> Result<Option<Skill>> {
         self.inner.skill(id).await
@@ -133,16 +159,20 @@ impl Store for CancelSafe {
     }
     async fn replace_skill_content(&self, id: SkillId, content: &SkillContent) -> Result<Skill> {
         let content = content.clone();
-        self.detached(|s| async move { s.replace_skill_content(id, &content).await })
-            .await
+        self.detached("replace_skill_content", |s| async move {
+            s.replace_skill_content(id, &content).await
+        })
+        .await
     }
     async fn update_skill_share(&self, id: SkillId, share: &ShareConfig) -> Result<Skill> {
         let share = share.clone();
-        self.detached(|s| async move { s.update_skill_share(id, &share).await })
-            .await
+        self.detached("update_skill_share", |s| async move {
+            s.update_skill_share(id, &share).await
+        })
+        .await
     }
     async fn delete_skill(&self, id: SkillId) -> Result<bool> {
-        self.detached(|s| async move { s.delete_skill(id).await })
+        self.detached("delete_skill", |s| async move { s.delete_skill(id).await })
             .await
     }
     async fn skill_files(&self, id: SkillId) -> Result<Vec<SkillFileInfo>> {
@@ -157,8 +187,10 @@ impl Store for CancelSafe {
 
     async fn create_thread(&self, thread: &Thread) -> Result<Thread> {
         let thread = thread.clone();
-        self.detached(|s| async move { s.create_thread(&thread).await })
-            .await
+        self.detached("create_thread", |s| async move {
+            s.create_thread(&thread).await
+        })
+        .await
     }
     async fn thread(&self, id: &ThreadId) -> Result<Option<Thread>> {
         self.inner.thread(id).await
@@ -171,19 +203,26 @@ impl Store for CancelSafe {
     }
     async fn rename_thread(&self, id: &ThreadId, title: &str) -> Result<Thread> {
         let (id, title) = (id.clone(), title.to_string());
-        self.detached(|s| async move { s.rename_thread(&id, &title).await })
-            .await
+        self.detached("rename_thread", |s| async move {
+            s.rename_thread(&id, &title).await
+        })
+        .await
     }
     async fn delete_thread(&self, id: &ThreadId) -> Result<bool> {
         let id = id.clone();
-        self.detached(|s| async move { s.delete_thread(&id).await })
-            .await
+        self.detached(
+            "delete_thread",
+            |s| async move { s.delete_thread(&id).await },
+        )
+        .await
     }
 
     async fn append_message(&self, message: &NewMessage) -> Result<Message> {
         let message = message.clone();
-        self.detached(|s| async move { s.append_message(&message).await })
-            .await
+        self.detached("append_message", |s| async move {
+            s.append_message(&message).await
+        })
+        .await
     }
     async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>> {
         self.inner.messages(thread).await
@@ -191,7 +230,7 @@ impl Store for CancelSafe {
 
     async fn create_run(&self, new: &NewRun) -> Result<Run> {
         let new = new.clone();
-        self.detached(|s| async move { s.create_run(&new).await })
+        self.detached("create_run", |s| async move { s.create_run(&new).await })
             .await
     }
     async fn run(&self, id: RunId) -> Result<Option<Run>> {
@@ -213,31 +252,44 @@ impl Store for CancelSafe {
         self.inner.subagent_runs(thread).await
     }
     async fn mark_run_running(&self, id: RunId) -> Result<Run> {
-        self.detached(|s| async move { s.mark_run_running(id).await })
-            .await
+        self.detached("mark_run_running", |s| async move {
+            s.mark_run_running(id).await
+        })
+        .await
     }
     async fn set_run_usage(&self, id: RunId, usage: Usage) -> Result<()> {
-        self.detached(|s| async move { s.set_run_usage(id, usage).await })
-            .await
+        self.detached("set_run_usage", |s| async move {
+            s.set_run_usage(id, usage).await
+        })
+        .await
     }
     async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<FinishedRun> {
         let outcome = outcome.clone();
-        self.detached(|s| async move { s.finish_run(id, &outcome).await })
-            .await
+        self.detached(
+            "finish_run",
+            |s| async move { s.finish_run(id, &outcome).await },
+        )
+        .await
     }
     async fn interrupt_active_runs(&self) -> Result<Vec<RunId>> {
-        self.detached(|s| async move { s.interrupt_active_runs().await })
-            .await
+        self.detached("interrupt_active_runs", |s| async move {
+            s.interrupt_active_runs().await
+        })
+        .await
     }
 
     async fn renew_leases(&self, owner: &str, expires_ms: i64) -> Result<Vec<RunId>> {
         let owner = owner.to_string();
-        self.detached(move |s| async move { s.renew_leases(&owner, expires_ms).await })
-            .await
+        self.detached("renew_leases", move |s| async move {
+            s.renew_leases(&owner, expires_ms).await
+        })
+        .await
     }
 
     async fn reap_expired_runs(&self, now_ms: i64) -> Result<Vec<RunId>> {
-        self.detached(move |s| async move { s.reap_expired_runs(now_ms).await })
-            .await
+        self.detached("reap_expired_runs", move |s| async move {
+            s.reap_expired_runs(now_ms).await
+        })
+        .await
     }
 }

@@ -8,7 +8,8 @@
 //! Code map: `sql` holds every query (written once, `$N` placeholders), `store_impl` the one
 //! `Store` body expanded per database, `rows` the decoding into domain types, `error` the
 //! mapping of constraint violations; `sqlite` and `postgres` only open pools (SQLite: readers
-//! plus one writer connection) and migrate.
+//! plus one writer connection) and migrate; `metrics` names what `CancelSafe` measures of
+//! every write (latency by operation, the writer queue's depth).
 //!
 //! **Boundary:** this is the only crate that knows sqlx or SQL. Callers get domain types.
 //! **Invariant:** a write either happens whole or not at all (one transaction per call).
@@ -34,6 +35,7 @@ mod cancel_safe;
 mod checkpoint;
 mod control;
 mod error;
+pub mod metrics;
 mod postgres;
 mod rows;
 mod sql;

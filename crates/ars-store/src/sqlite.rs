@@ -10,6 +10,9 @@
 //! Checkpoints, which copy the log back into the database file and sync both, run beside the
 //! writer too (see `checkpoint`), not inside one unlucky commit.
 //!
+//! Every write reaches the writer through `CancelSafe`, which counts the writes queued for it
+//! (`ars_store_write_queue_depth`, see `metrics`).
+//!
 //! The 5 s busy timeout stays as a backstop for another process opening the same file. Write
 //! transactions still start with `BEGIN IMMEDIATE`, taking the write lock up front: a deferred
 //! transaction that reads first and writes later can fail with `SQLITE_BUSY` at once (no busy

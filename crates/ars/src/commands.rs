@@ -38,6 +38,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .await
         .context("cannot mark interrupted runs")?;
     server::ensure_admin(&*store, &config).await?;
+    if let Some(addr) = config.metrics_listen {
+        server::spawn_metrics_listener(addr, &state).await?;
+    }
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .with_context(|| format!("cannot listen on {}", config.bind))?;

@@ -75,6 +75,15 @@ pub struct Config {
     /// Usernames, and client addresses, whose failed logins are remembered at once
     /// (`ARS_LOGIN_THROTTLE_ENTRIES`); bounds the counters' memory.
     pub login_throttle_entries: usize,
+    /// The bearer token `GET /metrics` on the main listener asks for (`ARS_METRICS_TOKEN`);
+    /// when absent, an admin's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_token: Option<String>,
+    /// A listener of its own serving only `/metrics`, without credentials
+    /// (`ARS_METRICS_LISTEN`, e.g. `127.0.0.1:9464`): bind it to an address only the scraper
+    /// reaches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// `[sandbox]`.
@@ -139,6 +148,8 @@ impl Default for Config {
             login_backoff_initial_s: 1,
             login_backoff_max_s: 15 * 60,
             login_throttle_entries: 10_000,
+            metrics_token: None,
+            metrics_listen: None,
         }
     }
 }
@@ -147,7 +158,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 19] = [
+const SETTINGS: [&str; 21] = [
     "bind",
     "data_dir",
     "database_url",
@@ -167,6 +178,8 @@ const SETTINGS: [&str; 19] = [
     "login_backoff_initial_s",
     "login_backoff_max_s",
     "login_throttle_entries",
+    "metrics_token",
+    "metrics_listen",
 ];
 
 impl Config {
@@ -223,7 +236,22 @@ impl Config {
                  login_backoff_max_s"
             );
         }
+        if config
+            .metrics_token
+            .as_deref()
+            .is_some_and(|t| t.trim().is_empty())
+        {
+            anyhow::bail!("invalid configuration: metrics_token must not be empty");
+        }
         Ok(config)
+    }
+
+    /// Who may read `/metrics` on the main listener: the metrics token's bearer, or admins.
+    pub fn metrics_access(&self) -> ars_api::MetricsAccess {
+        match &self.metrics_token {
+            Some(token) => ars_api::MetricsAccess::Token(ars_api::MetricsToken::new(token)),
+            None => ars_api::MetricsAccess::Admins,
+        }
     }
 
     /// The database URL in force: configured, or `sqlite://<data dir>/ars.db`.
@@ -247,6 +275,8 @@ impl Config {
                 clock: ars_api::Clock::system(),
             },
             password_policy: self.password_policy(),
+            // The recorder is the server assembly's: `server::build` fills this in.
+            metrics: None,
         }
     }
 
@@ -473,6 +503,62 @@ mod tests {
             assert!(Config::load(None).is_err());
             Ok(())
         });
+    }
+
+    #[test]
+    fn metrics_settings_come_from_the_environment_and_default_to_admins_only() {
+        figment::Jail::expect_with(|jail| {
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            assert!(matches!(
+                config.metrics_access(),
+                ars_api::MetricsAccess::Admins
+            ));
+            assert_eq!(config.metrics_listen, None);
+            jail.set_env("ARS_METRICS_TOKEN", "scrape-secret");
+            jail.set_env("ARS_METRICS_LISTEN", "127.0.0.1:9464");
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            assert!(matches!(
+                config.metrics_access(),
+                ars_api::MetricsAccess::Token(_)
+            ));
+            assert_eq!(
+                config.metrics_listen.map(|a| a.to_string()).as_deref(),
+                Some("127.0.0.1:9464")
+            );
+            // The token is never printed with the configuration's API side.
+            let api = format!("{:?}", config.metrics_access());
+            assert!(!api.contains("scrape-secret"), "{api}");
+            jail.set_env("ARS_METRICS_TOKEN", " ");
+            assert!(Config::load(None).is_err(), "an empty token is refused");
+            jail.set_env("ARS_METRICS_TOKEN", "scrape-secret");
+            jail.set_env("ARS_METRICS_LISTEN", "not an address");
+            assert!(Config::load(None).is_err());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn every_top_level_setting_but_the_tables_has_an_environment_variable() {
+        let text = Some(String::from("x"));
+        let all_set = Config {
+            database_url: text.clone(),
+            admin_password: text.clone(),
+            default_model: text.clone(),
+            redis_url: text.clone(),
+            metrics_token: text,
+            metrics_listen: Some(SocketAddr::from(([127, 0, 0, 1], 9464))),
+            ..Config::default()
+        };
+        let value = serde_json::to_value(all_set).map_err(|e| e.to_string());
+        let keys: Vec<String> = value
+            .ok()
+            .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+            .unwrap_or_default();
+        assert!(keys.len() > SETTINGS.len(), "{keys:?}");
+        for key in keys {
+            let table = key == "defaults" || key == "models";
+            assert!(table || SETTINGS.contains(&key.as_str()), "ARS_{key}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod chat;
 mod cli;
 mod commands;
 mod config;
+mod metrics;
 mod server;
 mod telemetry;
 

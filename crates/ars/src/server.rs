@@ -1,12 +1,13 @@
 //! Assembling and running a server: opening the store and creating the first admin; store →
-//! models, sandbox, event bus → runtime → API state; then serving until told to stop, and
-//! stopping in the right order.
+//! models, sandbox, event bus → runtime → API state (with the metrics recorder); then serving
+//! until told to stop, and stopping in the right order.
 //!
 //! `ars serve` and the embedded server of `ars chat` are built by the same [`build`] and run by
 //! the same [`run`], so the chat talks to exactly what `serve` would answer.
 
 use std::future::Future;
 use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,7 @@ use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig};
 use ars_store::{PgControl, Store};
 
 use crate::config::{Config, SandboxMode};
+use crate::metrics;
 
 /// How long active runs get to record their interruption when the server stops.
 const RUN_GRACE: Duration = Duration::from_secs(5);
@@ -223,7 +225,34 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
              second until it does"
         );
     }
-    Ok(AppState::new(store, config.api_config(), runtime, skills))
+    let mut api = config.api_config();
+    api.metrics = Some(ars_api::MetricsEndpoint {
+        render: metrics::render(metrics::handle()?),
+        access: config.metrics_access(),
+    });
+    Ok(AppState::new(store, api, runtime, skills))
+}
+
+/// Binds `addr` (`ARS_METRICS_LISTEN`) and serves `/metrics` there, without credentials, for as
+/// long as the process lives: a scrape during the shutdown drain still sees the runs stop.
+pub async fn spawn_metrics_listener(addr: SocketAddr, state: &AppState) -> anyhow::Result<()> {
+    let Some(endpoint) = &state.config.metrics else {
+        return Ok(());
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen for metrics on {addr}"))?;
+    tracing::info!(
+        "serving metrics without credentials on http://{}/metrics",
+        listener.local_addr()?
+    );
+    let render = Arc::clone(&endpoint.render);
+    tokio::spawn(async move {
+        if let Err(e) = ars_api::serve_metrics(listener, render, std::future::pending()).await {
+            tracing::error!(error = %e, "the metrics listener failed");
+        }
+    });
+    Ok(())
 }
 
 /// The channel instances signal each other on (cancels, ends of runs): Redis pub/sub when

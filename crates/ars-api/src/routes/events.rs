@@ -31,6 +31,7 @@ use ars_events::{EventError, RunEvent};
 
 use super::runs::owned_run;
 use crate::extract::ApiQuery;
+use crate::metrics::SseSubscriber;
 use crate::{ApiError, AppState, Auth, ErrorBody, ErrorDetail};
 
 /// How often an idle stream sends a comment line, so proxies do not close it.
@@ -142,10 +143,15 @@ pub async fn run_events(
     let after = resume_point(&headers, &query)?;
     let run = owned_run(&state, &auth, &id).await?;
     let events = state.runtime.events().subscribe(run.id, after).await?;
+    // Counted while the stream lives: the guard goes with the closure, dropped with the stream.
+    let subscriber = SseSubscriber::enter();
     // The bus ends the stream after the terminal event, and an error is always its last item.
-    let stream = events.map(|item| match item {
-        Ok(event) => sse_event(&event),
-        Err(error) => stream_error(error),
+    let stream = events.map(move |item| {
+        let _counted = &subscriber;
+        match item {
+            Ok(event) => sse_event(&event),
+            Err(error) => stream_error(error),
+        }
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }

@@ -14,6 +14,7 @@ use ars_store::FinishedRun;
 
 use super::{Runtime, notice};
 use crate::agent_loop::{Emitter, LoopEnd, LoopSpec, run_loop};
+use crate::metrics::{self, InGauge};
 use crate::middleware::RunSetup;
 use crate::tool::ToolContext;
 
@@ -41,13 +42,16 @@ impl Runtime {
         } else {
             &self.inner.slots
         };
+        let pending = InGauge::enter(metrics::RUNS_PENDING);
         let permit = tokio::select! {
             permit = Arc::clone(pool).acquire_owned() => permit.ok(),
             () = cancel.cancelled() => None,
         };
+        drop(pending);
         let outcome = match permit {
             None => self.cancelled_outcome(Usage::default()),
             Some(_permit) => {
+                let _active = InGauge::enter(metrics::RUNS_ACTIVE);
                 let _ = store.mark_run_running(run.id).await;
                 emitter
                     .emit(EventKind::RunStatus {
@@ -77,6 +81,7 @@ impl Runtime {
             }
         };
         if let FinishedRun::Ended(ended) = &finished {
+            metrics::run_ended(ended);
             // The writer of a run's end is the one that tells a waiting-for-nobody parent.
             notice::child_ended(&self.inner.store, ended, &thread).await;
         }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Recovery, Runtime, RuntimeConfig};
+use crate::metrics;
 
 /// The fewest milliseconds between two beats, however short the TTL.
 const MIN_BEAT: Duration = Duration::from_millis(50);
@@ -71,6 +72,7 @@ impl Runtime {
         };
         match renewal {
             Ok(renewed) => {
+                metrics::leases_renewed(renewed.len());
                 for (id, cancel) in local {
                     if !renewed.contains(&id) && !cancel.is_cancelled() {
                         tracing::warn!(run_id = %id, "the run was ended elsewhere; stopping it here");

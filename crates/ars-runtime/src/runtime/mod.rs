@@ -27,6 +27,7 @@ use ars_sandbox::{Sandbox, SandboxError, WorkspaceUsage};
 use ars_store::{FinishedRun, Store, StoreError};
 
 use crate::agent_loop::Emitter;
+use crate::metrics;
 use crate::middleware::MiddlewareFactory;
 use crate::tool::{ToolInfo, ToolRegistry};
 
@@ -301,6 +302,7 @@ impl Runtime {
                 "marked runs cut off by a stop (their instance's lease ran out) as interrupted"
             );
         }
+        metrics::runs_reaped(ids.len());
         for id in ids {
             if let Some(run) = self.inner.store.run(*id).await? {
                 self.ended_here(&run).await?;
@@ -314,6 +316,7 @@ impl Runtime {
     /// every instance, and a background child's completion notice.
     async fn ended_here(&self, run: &Run) -> Result<(), StoreError> {
         let store = &self.inner.store;
+        metrics::foreign_run_ended(run);
         if let Some(thread) = store.thread(&run.thread_id).await? {
             let published = self
                 .inner
@@ -360,6 +363,7 @@ impl Runtime {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
             other => other?,
         };
+        metrics::run_started();
         let message = NewMessage::text(
             start.thread.id.clone(),
             Some(run.id),
@@ -371,7 +375,9 @@ impl Runtime {
                 message: format!("cannot save the input: {e}"),
                 usage: Usage::default(),
             };
-            store.finish_run(run.id, &outcome).await?;
+            if let FinishedRun::Ended(ended) = store.finish_run(run.id, &outcome).await? {
+                metrics::run_ended(&ended);
+            }
             return Err(e.into());
         }
         let run_ref = run_ref(&run, &start.thread);

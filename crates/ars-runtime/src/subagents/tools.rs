@@ -176,7 +176,10 @@ impl Shared {
             }),
         };
         match self.runtime.start_run(start).await {
-            Ok(run) => Ok(Started::Started { run, thread }),
+            Ok(run) => {
+                crate::metrics::subagent_run_started(&agent.slug);
+                Ok(Started::Started { run, thread })
+            }
             Err(RuntimeError::Busy { active }) => Ok(Started::Busy {
                 thread_id: thread.id,
                 active,

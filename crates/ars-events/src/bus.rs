@@ -32,6 +32,30 @@ pub trait EventBus: Send + Sync + 'static {
     /// follow). `after` at or past the terminal event gives an empty stream that ends at once.
     async fn subscribe(&self, run_id: RunId, after: u64) -> Result<EventStream, EventError>;
 
+    /// Publishes a terminal event written away from the run's executor (a reaper, a cancel its
+    /// instance did not answer), but only to a run the bus knows and that is still open:
+    /// followers of a known run get its end, while a run the bus never knew or has forgotten
+    /// (an in-process bus of another, or a crashed, process) stays unknown, so late readers
+    /// fall back to the store instead of seeing a run of one event. `None` when nothing was
+    /// published.
+    async fn publish_end(
+        &self,
+        run: &RunRef,
+        kind: EventKind,
+    ) -> Result<Option<RunEvent>, EventError> {
+        // Past every id: an empty stream for a closed run, `NotRetained` for an unknown one.
+        match self.subscribe(run.run_id, u64::MAX).await {
+            Err(EventError::NotRetained) => return Ok(None),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        match self.publish(run, kind).await {
+            Ok(event) => Ok(Some(event)),
+            Err(EventError::Closed) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Resolves once the run's terminal event is published — at once if it already was.
     /// `Err(EventError::NotRetained)` when the bus has no record of the run (see
     /// [`EventBus::subscribe`]); waiters then learn the end some other way.

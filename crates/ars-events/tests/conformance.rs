@@ -72,6 +72,7 @@ conformance!(
     terminal::check_until_terminal_resolves_when_the_terminal_event_is_published,
     terminal::check_until_terminal_of_a_finished_run_resolves_at_once,
     terminal::check_until_terminal_of_an_unknown_run_is_not_retained,
+    terminal::check_an_end_published_elsewhere_reaches_a_known_open_run_only,
     control::check_a_signal_reaches_every_listener_on_every_instance,
     control::check_a_listener_gets_only_signals_sent_after_it_listens,
 );

@@ -46,3 +46,24 @@ pub async fn check_until_terminal_of_an_unknown_run_is_not_retained(fx: &Fixture
         .expect("an unknown run's until_terminal hung");
     assert!(is_not_retained(&ended), "{ended:?}");
 }
+
+pub async fn check_an_end_published_elsewhere_reaches_a_known_open_run_only(fx: &Fixture) {
+    let bus = fx.bus().await;
+    let peer = fx.peer(&bus, Default::default()).await;
+    // Known and open: its followers get the end, in sequence.
+    let open = new_run();
+    publish_run(bus.as_ref(), &open, 2, false).await;
+    let end = peer.publish_end(&open, success()).await.unwrap();
+    assert_eq!(end.map(|e| e.id), Some(4));
+    assert!(bus.until_terminal(open.run_id).await.is_ok());
+    // Already closed: nothing more.
+    let closed = new_run();
+    publish_run(bus.as_ref(), &closed, 1, true).await;
+    assert_eq!(peer.publish_end(&closed, success()).await.unwrap(), None);
+    // Unknown: stays unknown.
+    let unknown = new_run();
+    assert_eq!(peer.publish_end(&unknown, success()).await.unwrap(), None);
+    assert!(is_not_retained(
+        &bus.subscribe(unknown.run_id, 0).await.map(|_| ())
+    ));
+}

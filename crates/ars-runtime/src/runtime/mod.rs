@@ -321,7 +321,7 @@ impl Runtime {
             let published = self
                 .inner
                 .events
-                .publish(
+                .publish_end(
                     &run_ref(run, &thread),
                     EventKind::RunStatus {
                         status: run.status,
@@ -330,10 +330,7 @@ impl Runtime {
                     },
                 )
                 .await;
-            // Already closed: its executor published the end first.
-            if let Err(e) = published
-                && !matches!(e, ars_events::EventError::Closed)
-            {
+            if let Err(e) = published {
                 tracing::warn!(run_id = %run.id, error = %e, "cannot publish the end of a run");
             }
             notice::child_ended(store, run, &thread).await;

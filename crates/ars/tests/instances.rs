@@ -428,6 +428,11 @@ async fn a_cancel_through_another_instance_ends_the_run_within_a_second() {
     assert_eq!(status, 200, "{cancelled}");
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     assert!(took < Duration::from_secs(1), "the cancel took {took:?}");
+    assert!(
+        c.log(0).contains("cancelled through another instance"),
+        "{}",
+        c.log(0)
+    );
     // Its executor stopped there and then: nothing written after the end, and the thread
     // takes a new run.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -456,5 +461,56 @@ async fn a_cancel_through_another_instance_ends_the_run_within_a_second() {
     assert!(
         took < Duration::from_secs(LEASE_TTL_S),
         "the cancel of a dead instance's run took {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_redis_cancel_and_wait_cross_instances_through_postgres_notify() {
+    let Some(mut c) = Cluster::start_on_postgres_only("inst_pg_only", 2).await else {
+        return;
+    };
+    c.agent(0, "worker", worker(STEPS)).await;
+    let jobs = start_jobs(&c, &[0, 0], "pg").await;
+
+    // A wait through B (whose in-process bus knows nothing of A's runs) answers when the run
+    // ends, woken by A's announcement.
+    let (_, _, waited, _) = &jobs[0];
+    let wait = tokio::spawn({
+        let (base, token, run) = (c.base(1), c.token.clone(), waited.clone());
+        async move { common::get(&base, &format!("/api/runs/{run}/wait?timeout_s=60"), &token).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !wait.is_finished(),
+        "the wait answered before the run ended"
+    );
+
+    // A cancel through B stops the run on A within a second.
+    let (_, _, cancelled, _) = &jobs[1];
+    let asked = Instant::now();
+    let (status, run) = c
+        .post(1, &format!("/api/runs/{cancelled}/cancel"), json!({}))
+        .await;
+    let took = asked.elapsed();
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["status"], "cancelled", "{run}");
+    assert!(took < Duration::from_secs(1), "the cancel took {took:?}");
+    // A heard it and stopped the run (B did not end it in the store for want of an answer).
+    assert!(
+        c.log(0).contains("cancelled through another instance"),
+        "{}",
+        c.log(0)
+    );
+
+    let reply = tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .expect("the wait answers")
+        .unwrap();
+    assert_eq!(reply["wait_timed_out"], false, "{reply}");
+    assert_eq!(reply["run"]["status"], "success", "{reply}");
+    let lag = since(at(&reply["run"]["finished_at"]));
+    assert!(
+        lag < Duration::from_millis(500),
+        "the wait answered {lag:?} after the run ended"
     );
 }

@@ -72,20 +72,29 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Starts `n` instances, one after the other, on a fresh schema named after `name`.
+    /// Starts `n` instances, one after the other, on a fresh schema named after `name`, sharing
+    /// Redis too.
     pub async fn start(name: &str, n: usize) -> Option<Cluster> {
-        let (Ok(db), Ok(redis)) = (
-            std::env::var("ARS_TEST_DATABASE_URL"),
-            std::env::var("ARS_TEST_REDIS_URL"),
-        ) else {
-            return None;
-        };
+        let redis = std::env::var("ARS_TEST_REDIS_URL").ok()?;
+        Self::start_with_redis(name, n, Some(redis)).await
+    }
+
+    /// Like [`Cluster::start`], with no Redis: the instances share only PostgreSQL (and signal
+    /// each other through `LISTEN/NOTIFY`).
+    pub async fn start_on_postgres_only(name: &str, n: usize) -> Option<Cluster> {
+        Self::start_with_redis(name, n, None).await
+    }
+
+    async fn start_with_redis(name: &str, n: usize, redis: Option<String>) -> Option<Cluster> {
+        let db = std::env::var("ARS_TEST_DATABASE_URL").ok()?;
         let schema = Schema::create(&db, &format!("ars_{name}_{}", std::process::id()));
-        let env = vec![
+        let mut env = vec![
             ("ARS_DATABASE_URL".to_string(), schema.url.clone()),
-            ("ARS_REDIS_URL".to_string(), redis),
             ("ARS_LEASE_TTL_S".to_string(), LEASE_TTL_S.to_string()),
         ];
+        if let Some(redis) = redis {
+            env.push(("ARS_REDIS_URL".to_string(), redis));
+        }
         let mut cluster = Cluster {
             servers: Vec::new(),
             dirs: Vec::new(),

@@ -15,23 +15,26 @@ use crate::Result;
 /// harmless, since run ids are unique).
 const CHANNEL: &str = "ars_control";
 
-/// A listening connection and one for sending.
-const CONNECTIONS: u32 = 2;
+/// Connections for sending; each listener has one of its own besides.
+const SENDERS: u32 = 2;
 
 /// The PostgreSQL control channel.
 #[derive(Clone, Debug)]
 pub struct PgControl {
+    /// Sends.
     pool: PgPool,
+    options: PgConnectOptions,
 }
 
 impl PgControl {
     /// Connects to a `postgres://` URL (the store's).
     pub async fn connect(url: &str) -> Result<Self> {
+        let options = PgConnectOptions::from_str(url)?;
         let pool = PgPoolOptions::new()
-            .max_connections(CONNECTIONS)
-            .connect_with(PgConnectOptions::from_str(url)?)
+            .max_connections(SENDERS)
+            .connect_with(options.clone())
             .await?;
-        Ok(Self { pool })
+        Ok(Self { pool, options })
     }
 }
 
@@ -48,7 +51,16 @@ impl ControlChannel for PgControl {
     }
 
     async fn listen(&self) -> Result<SignalStream, EventError> {
-        let mut listener = PgListener::connect_with(&self.pool)
+        // A connection of its own, which the listener also reconnects through; sends never
+        // wait behind it.
+        let own = PgPoolOptions::new()
+            .max_connections(1)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .connect_with(self.options.clone())
+            .await
+            .map_err(EventError::backend)?;
+        let mut listener = PgListener::connect_with(&own)
             .await
             .map_err(EventError::backend)?;
         listener

@@ -58,3 +58,22 @@ async fn a_listener_hears_only_notifies_sent_after_it_listens() {
     here.send(after).await.unwrap();
     assert_eq!(next_of(&mut late, &runs).await, after);
 }
+
+#[tokio::test]
+async fn one_channel_serves_several_listeners_and_still_sends() {
+    let Some(url) = pg_url() else { return };
+    let channel = PgControl::connect(&url).await.unwrap();
+    let mut listeners = Vec::new();
+    for _ in 0..4 {
+        listeners.push(channel.listen().await.unwrap());
+    }
+    let runs = [RunId::new()];
+    let signal = Signal::Cancel { run_id: runs[0] };
+    tokio::time::timeout(PROMPT, channel.send(signal))
+        .await
+        .expect("a send waited behind the listeners")
+        .unwrap();
+    for listener in &mut listeners {
+        assert_eq!(next_of(listener, &runs).await, signal);
+    }
+}

@@ -34,6 +34,14 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// A control channel under test: its name, itself, and the bus the instances share with it
+/// (none: each has its own in-process bus).
+type Channel = (
+    &'static str,
+    Arc<dyn ControlChannel>,
+    Option<Arc<dyn EventBus>>,
+);
+
 struct Setup {
     store: Arc<dyn Store>,
     caller: Caller,
@@ -210,8 +218,7 @@ async fn main() {
     let store_kind = if db.is_some() { "PostgreSQL" } else { "SQLite" };
     println!("two runtimes on one {store_kind} store, N = {n} runs per figure");
 
-    let mut channels: Vec<(&str, Arc<dyn ControlChannel>, Option<Arc<dyn EventBus>>)> =
-        vec![("in process", Arc::new(LocalChannel::new()), None)];
+    let mut channels: Vec<Channel> = vec![("in process", Arc::new(LocalChannel::new()), None)];
     if let Some(url) = &redis {
         let prefix = format!("ars-bench-{}", std::process::id());
         let bus = RedisBus::connect(

@@ -33,3 +33,18 @@ flow("logging in opens the app as that user, and logging out returns to the logi
   await page.goto("/chat");
   await page.getByTestId("login-username").waitFor();
 });
+
+flow("a page load asks for nothing the server does not have, and the page has an icon", async ({ page }) => {
+  const missing = [];
+  page.on("response", (response) => {
+    if (response.status() === 404) missing.push(response.url());
+  });
+  await page.goto("/login");
+  await page.getByTestId("login-username").waitFor();
+  await page.waitForLoadState("networkidle");
+  assert.deepEqual(missing, []);
+  const icon = await page.locator('link[rel="icon"]').getAttribute("href");
+  const answer = await page.request.get(icon);
+  assert.equal(answer.status(), 200);
+  assert.match(answer.headers()["content-type"], /^image\/svg\+xml/);
+});

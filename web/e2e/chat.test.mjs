@@ -107,6 +107,11 @@ flow("stop cancels the running answer", async ({ page, server }) => {
   await page.getByTestId("chat-stop").click();
   await eventually(async () => assert.equal(await runStatus(page), "cancelled"));
   await page.getByTestId("chat-stop").waitFor({ state: "detached" });
+  // A cancel the user chose is not an error: no error banner, now or after a reload.
+  assert.equal(await page.getByTestId("chat-error").count(), 0);
+  await page.reload();
+  await eventually(async () => assert.equal(await runStatus(page), "cancelled"));
+  assert.equal(await page.getByTestId("chat-error").count(), 0);
 });
 
 flow("a run's error is shown inline", async ({ page, server }) => {

@@ -48,7 +48,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
         onEvent(event) {
           if (event.type === "run_status") {
             setRun({ id: runId, status: event.status });
-            if (event.error) setError(event.error);
+            if (event.error && event.status !== "cancelled") setError(event.error);
           } else if (event.type === "error") {
             setError(event.message);
           }
@@ -72,8 +72,9 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       if (!isLive()) return;
       reset(messages);
       setRun(last && { id: last.id, status: last.status });
-      // A run that already failed says why, as if it had been watched.
-      if (last?.error) setError(last.error);
+      // A run that already failed says why, as if it had been watched; a cancel the user chose
+      // is not a failure.
+      if (last?.error && last.status !== "cancelled") setError(last.error);
       if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
     },
     [reset, attach],

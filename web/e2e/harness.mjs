@@ -148,7 +148,8 @@ export function launchBrowser() {
 
 /**
  * One server and one browser for the calling test file. Returns a function that declares a
- * flow: a test with a fresh browser context (1280×800 unless `viewport` says otherwise).
+ * flow: a test with a fresh browser context (1280×800 and `en-US` unless `viewport` or `locale`
+ * say otherwise).
  */
 export function useServer() {
   let server;
@@ -162,9 +163,10 @@ export function useServer() {
     await server?.stop();
   });
 
-  return function flow(name, body, { viewport = { width: 1280, height: 800 } } = {}) {
+  return function flow(name, body, { viewport = { width: 1280, height: 800 }, locale = "en-US" } = {}) {
     test(name, async () => {
-      const context = await browser.newContext({ viewport, baseURL: server.base });
+      // The browser's language picks the UI's language on a first visit (English unless asked).
+      const context = await browser.newContext({ viewport, baseURL: server.base, locale });
       context.setDefaultTimeout(WAIT_MS);
       const page = await context.newPage();
       const consoleErrors = [];

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { useTranslation } from "react-i18next";
 import type { SkillView } from "../api/skills";
 import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
 import { CheckboxGroup } from "../components/CheckboxGroup";
@@ -59,6 +60,7 @@ function slugify(name: string): string {
 }
 
 export function AgentFields({ form, onChange, errors, catalog, original, isAdmin }: AgentFieldsProps) {
+  const { t } = useTranslation();
   const shown = visibleFields(form.backend);
   const describedBy = (field: string) => (errors[field as keyof FieldErrors] ? `error-${field}` : undefined);
   const input = (field: string) => ({
@@ -71,8 +73,8 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
   return (
     <>
       <section className="form-section" aria-labelledby="section-display">
-        <h2 id="section-display">Display</h2>
-        <Field label="Name" field="name" error={errors.name}>
+        <h2 id="section-display">{t("agentForm.sections.display")}</h2>
+        <Field label={t("agentForm.name")} field="name" error={errors.name}>
           <input
             {...input("name")}
             value={form.name}
@@ -83,15 +85,10 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
             }}
           />
         </Field>
-        <Field
-          label="Slug"
-          field="slug"
-          error={errors.slug}
-          hint="Lower-case letters, digits and dashes; how tools name the agent."
-        >
+        <Field label={t("agentForm.slug")} field="slug" error={errors.slug} hint={t("agentForm.slugHint")}>
           <input {...input("slug")} value={form.slug} onChange={(e) => onChange({ slug: e.target.value })} />
         </Field>
-        <Field label="Description" field="description" error={errors.description}>
+        <Field label={t("agentForm.description")} field="description" error={errors.description}>
           <textarea
             {...input("description")}
             rows={2}
@@ -102,15 +99,15 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
       </section>
 
       <section className="form-section" aria-labelledby="section-type">
-        <h2 id="section-type">Type and sharing</h2>
+        <h2 id="section-type">{t("agentForm.sections.type")}</h2>
         <Field
-          label="Backend type"
+          label={t("agentForm.backend")}
           field="backend"
           error={errors.backend}
           hint={
             form.backend === "SubAgentBackend"
-              ? "A subagent: normal agents delegate tasks to it; it is not offered in chat."
-              : "A normal agent: chat with it directly."
+              ? t("agentForm.backendHintSubagent")
+              : t("agentForm.backendHintNormal")
           }
         >
           <select
@@ -118,8 +115,8 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
             value={form.backend}
             onChange={(e) => onChange({ backend: e.target.value as BackendChoice })}
           >
-            <option value="normal">Normal agent</option>
-            <option value="SubAgentBackend">Subagent (SubAgentBackend)</option>
+            <option value="normal">{t("agentForm.backendNormal")}</option>
+            <option value="SubAgentBackend">{t("agentForm.backendSubagent")}</option>
           </select>
         </Field>
         <ShareToggle
@@ -139,21 +136,21 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
                 disabled={!isAdmin}
                 onChange={(e) => onChange({ isDefault: e.target.checked })}
               />
-              Default agent
+              {t("agentForm.isDefault")}
             </label>
-            {!isAdmin && <p className="hint">Only an admin can choose the default agent.</p>}
+            {!isAdmin && <p className="hint">{t("agentForm.defaultAdminOnly")}</p>}
             <FieldError field="default" message={errors.default} />
           </div>
         )}
       </section>
 
       <section className="form-section" aria-labelledby="section-runtime">
-        <h2 id="section-runtime">Runtime</h2>
+        <h2 id="section-runtime">{t("agentForm.sections.runtime")}</h2>
         <Field
-          label="System prompt"
+          label={t("agentForm.systemPrompt")}
           field="system-prompt"
           error={errors["system-prompt"]}
-          hint="Empty: inherits the default prompt."
+          hint={t("agentForm.systemPromptHint")}
         >
           <textarea
             {...input("system-prompt")}
@@ -164,33 +161,33 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         </Field>
         <ModelField form={form} onChange={onChange} errors={errors} models={catalog.models} input={input} />
         <InheritableList
-          legend="Tools"
+          legend={t("agentForm.tools")}
           field="tools"
           options={catalog.tools.map((t) => ({ value: t.name, label: t.name, description: t.description }))}
           value={form.tools}
           onChange={(tools) => onChange({ tools })}
           optionTestId={(name) => `tool-${name}`}
-          emptyHint="This server offers no tools."
+          emptyHint={t("agentForm.toolsEmpty")}
           error={errors.tools}
         />
         <InheritableList
-          legend="Knowledge bases"
+          legend={t("agentForm.knowledgeBases")}
           field="knowledge-bases"
           options={[]}
           value={form.knowledgeBases}
           onChange={(knowledgeBases) => onChange({ knowledgeBases })}
           optionTestId={(name) => `knowledge-base-${name}`}
-          emptyHint="No knowledge bases exist on this server yet."
+          emptyHint={t("agentForm.knowledgeBasesEmpty")}
           error={errors["knowledge-bases"]}
         />
         <InheritableList
-          legend="MCP servers"
+          legend={t("agentForm.mcpServers")}
           field="mcp-servers"
           options={[]}
           value={form.mcpServers}
           onChange={(mcpServers) => onChange({ mcpServers })}
           optionTestId={(name) => `mcp-server-${name}`}
-          emptyHint="No MCP servers are configured yet."
+          emptyHint={t("agentForm.mcpServersEmpty")}
           error={errors["mcp-servers"]}
         />
         <SkillsField
@@ -201,7 +198,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         />
         {shown.subagents && (
           <CheckboxGroup
-            legend="Subagents"
+            legend={t("agentForm.subagents")}
             testId="field-subagents"
             options={catalog.agents
               .filter((a) => a.is_subagent)
@@ -209,14 +206,14 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
             selected={form.subagents}
             onChange={(subagents) => onChange({ subagents })}
             optionTestId={(slug) => `subagent-option-${slug}`}
-            emptyHint="No subagents are visible to you (empty means all)."
+            emptyHint={t("agentForm.subagentsEmpty")}
             hint={allowListSummary(form.subagents)}
             error={<FieldError field="subagents" message={errors.subagents} />}
           />
         )}
         <fieldset className="field limits">
-          <legend>Limits (empty: inherit)</legend>
-          <Field label="Max steps" field="max-steps" error={errors["max-steps"]}>
+          <legend>{t("agentForm.limits")}</legend>
+          <Field label={t("agentForm.maxSteps")} field="max-steps" error={errors["max-steps"]}>
             <input
               {...input("max-steps")}
               inputMode="numeric"
@@ -224,7 +221,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
               onChange={(e) => onChange({ maxSteps: e.target.value })}
             />
           </Field>
-          <Field label="Timeout (seconds)" field="timeout" error={errors.timeout}>
+          <Field label={t("agentForm.timeout")} field="timeout" error={errors.timeout}>
             <input
               {...input("timeout")}
               inputMode="numeric"
@@ -232,7 +229,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
               onChange={(e) => onChange({ timeout: e.target.value })}
             />
           </Field>
-          <Field label="Token budget" field="max-tokens" error={errors["max-tokens"]}>
+          <Field label={t("agentForm.maxTokens")} field="max-tokens" error={errors["max-tokens"]}>
             <input
               {...input("max-tokens")}
               inputMode="numeric"
@@ -261,15 +258,18 @@ function ModelField({
   models: ModelCatalog;
   input: InputProps;
 }) {
+  const { t } = useTranslation();
   const options = models.providers.flatMap((p) => p.models.map((m) => modelValue(p.name, m)));
   // A stored model the catalog does not advertise (providers may accept others) stays selectable.
   if (form.model && !options.includes(form.model)) options.unshift(form.model);
   const fallback = models.default_model
-    ? `Server default (${modelValue(models.default_model.provider, models.default_model.name)})`
-    : "Server default (none configured)";
+    ? t("agentForm.modelServerDefault", {
+        model: modelValue(models.default_model.provider, models.default_model.name),
+      })
+    : t("agentForm.modelServerDefaultNone");
   return (
     <>
-      <Field label="Model" field="model" error={errors.model}>
+      <Field label={t("agentForm.model")} field="model" error={errors.model}>
         <select {...input("model")} value={form.model} onChange={(e) => onChange({ model: e.target.value })}>
           <option value="">{fallback}</option>
           {options.map((value) => (
@@ -281,10 +281,10 @@ function ModelField({
       </Field>
       {showsScript(models, form.model) && (
         <Field
-          label="Script (JSON)"
+          label={t("agentForm.script")}
           field="script"
           error={errors.script}
-          hint='The turns the scripted model plays, e.g. [{"text": "Hello {{input}}"}]. Empty: it echoes the user.'
+          hint={t("agentForm.scriptHint", { example: '[{"text": "Hello {{input}}"}]' })}
         >
           <textarea
             {...input("script")}

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
@@ -38,6 +39,7 @@ async function loadCatalog(): Promise<Catalog> {
 /** `/agents/new` and `/agents/<id>`: create or edit an agent. */
 export function AgentFormPage() {
   const { id } = useParams();
+  const { t } = useTranslation();
   const catalog = useAsync(loadCatalog, "catalog");
   const agent = useAsync(
     () => (id ? unwrap(api.GET("/api/agent/{id}", { params: { path: { id } } })) : Promise.resolve(null)),
@@ -51,14 +53,14 @@ export function AgentFormPage() {
         <p className="error" role="alert" data-testid="form-error">
           {errorMessage(failure)}
         </p>
-        <Link to="/agents">Back to agents</Link>
+        <Link to="/agents">{t("agentForm.backToAgents")}</Link>
       </main>
     );
   }
   if (!catalog.data || agent.data === undefined) {
     return (
       <main className="page">
-        <p className="loading">Loading…</p>
+        <p className="loading">{t("common.loading")}</p>
       </main>
     );
   }
@@ -67,6 +69,7 @@ export function AgentFormPage() {
 
 function AgentForm({ original, catalog }: { original: Agent | null; catalog: Catalog }) {
   const navigate = useNavigate();
+  const { t } = useTranslation();
   const user = useUser();
   const [form, setForm] = useState<AgentFormState>(() => (original ? formFromAgent(original) : emptyForm()));
   const [errors, setErrors] = useState<FieldErrors>({});
@@ -78,7 +81,7 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
     const built = buildWrite(form, original, catalog.models);
     if (!built.ok) {
       setErrors(built.errors);
-      setFormError("Could not save: fix the marked fields.");
+      setFormError(t("agentForm.invalid"));
       return;
     }
     setSaving(true);
@@ -102,7 +105,7 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
     }
   }
 
-  const title = original ? `Edit ${original.name}` : "New agent";
+  const title = original ? t("agentForm.editTitle", { name: original.name }) : t("agentForm.newTitle");
   return (
     <main className="page">
       <h1>{title}</h1>
@@ -125,10 +128,10 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
         )}
         <div className="form-actions">
           <button type="submit" className="primary" data-testid="agent-save" disabled={saving}>
-            {saving ? "Saving…" : "Save"}
+            {saving ? t("common.saving") : t("common.save")}
           </button>
           <button type="button" data-testid="agent-cancel" onClick={() => navigate("/agents")}>
-            Cancel
+            {t("common.cancel")}
           </button>
         </div>
       </form>

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import { Link } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
@@ -14,6 +15,7 @@ function matches(agent: Agent, query: string): boolean {
 
 /** `/agents`: every agent the user can see, subagents marked. */
 export function AgentsPage() {
+  const { t } = useTranslation();
   const agents = useAsync(listAllAgents, "agents");
   const [query, setQuery] = useState("");
   const [deleting, setDeleting] = useState<Agent | null>(null);
@@ -23,17 +25,17 @@ export function AgentsPage() {
   return (
     <main className="page">
       <div className="page-head">
-        <h1>Agents</h1>
+        <h1>{t("agents.title")}</h1>
         <input
           type="search"
-          aria-label="Search agents"
-          placeholder="Search by name, slug or description"
+          aria-label={t("agents.search")}
+          placeholder={t("agents.searchPlaceholder")}
           data-testid="agent-search"
           value={query}
           onChange={(e) => setQuery(e.target.value)}
         />
         <Link className="button primary" to="/agents/new" data-testid="agent-new">
-          New agent
+          {t("agents.new")}
         </Link>
       </div>
       {agents.error != null && (
@@ -42,24 +44,24 @@ export function AgentsPage() {
         </p>
       )}
       {agents.loading && !agents.data ? (
-        <p className="loading">Loading agents…</p>
+        <p className="loading">{t("agents.loading")}</p>
       ) : shown.length === 0 ? (
-        <p className="empty">{query ? "No agent matches the search." : "No agents yet. Create one."}</p>
+        <p className="empty">{query ? t("agents.noMatch") : t("agents.empty")}</p>
       ) : (
         <div className="table-wrap">
           <table className="agents">
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Slug</th>
+                <th scope="col">{t("agents.columns.name")}</th>
+                <th scope="col">{t("agents.columns.slug")}</th>
                 <th scope="col" className="wide-only">
-                  Description
+                  {t("agents.columns.description")}
                 </th>
                 <th scope="col" className="wide-only">
-                  Sharing
+                  {t("agents.columns.sharing")}
                 </th>
                 <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+                  <span className="visually-hidden">{t("agents.columns.actions")}</span>
                 </th>
               </tr>
             </thead>
@@ -73,7 +75,7 @@ export function AgentsPage() {
       )}
       {deleting && (
         <ConfirmDeleteDialog
-          title={`Delete ${deleting.name}?`}
+          title={t("agents.deleteTitle", { name: deleting.name })}
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
             await unwrap(api.DELETE("/api/agent/{id}", { params: { path: { id: deleting.id } } }));
@@ -82,7 +84,11 @@ export function AgentsPage() {
           }}
         >
           <p>
-            The agent <code>{deleting.slug}</code> will be deleted. This cannot be undone.
+            <Trans
+              i18nKey="agents.deleteBody"
+              values={{ slug: deleting.slug }}
+              components={{ code: <code /> }}
+            />
           </p>
         </ConfirmDeleteDialog>
       )}
@@ -100,30 +106,32 @@ function AgentRow({
   onDelete: (agent: Agent) => void;
   onInspect: (agent: Agent) => void;
 }) {
+  const { t } = useTranslation();
+  const visibility = agent.share_config.visibility ?? "private";
   return (
     <tr data-testid={`agent-row-${agent.slug}`}>
       <td>
         <span className="agent-name">{agent.name}</span>{" "}
         {agent.is_subagent && (
           <span className="badge" data-testid="subagent-badge">
-            subagent
+            {t("agents.badge.subagent")}
           </span>
         )}
-        {agent.is_default && <span className="badge accent">default</span>}
-        {agent.is_builtin && <span className="badge muted">built-in</span>}
+        {agent.is_default && <span className="badge accent">{t("agents.badge.default")}</span>}
+        {agent.is_builtin && <span className="badge muted">{t("agents.badge.builtin")}</span>}
       </td>
       <td>
         <code>{agent.slug}</code>
       </td>
       <td className="wide-only description">{agent.description}</td>
-      <td className="wide-only">{agent.share_config.visibility ?? "private"}</td>
+      <td className="wide-only">{t(`agents.visibility.${visibility}`)}</td>
       <td>
         <div className="row-actions">
           <button type="button" data-testid={`agent-resolved-${agent.slug}`} onClick={() => onInspect(agent)}>
-            Context
+            {t("agents.context")}
           </button>
           <Link className="button" to={`/agents/${agent.id}`} data-testid={`agent-edit-${agent.slug}`}>
-            Edit
+            {t("common.edit")}
           </Link>
           {!agent.is_builtin && (
             <button
@@ -132,7 +140,7 @@ function AgentRow({
               data-testid={`agent-delete-${agent.slug}`}
               onClick={() => onDelete(agent)}
             >
-              Delete
+              {t("common.delete")}
             </button>
           )}
         </div>

@@ -1,3 +1,4 @@
+import { useTranslation } from "react-i18next";
 import { CheckboxGroup, type CheckboxOption } from "../components/CheckboxGroup";
 import { FieldError } from "../components/FieldError";
 
@@ -16,14 +17,17 @@ interface InheritableListProps {
 /** A list field that is either inherited (not set) or the agent's own choice, even if empty. */
 export function InheritableList(props: InheritableListProps) {
   const { legend, field, options, value, onChange, optionTestId, emptyHint, error } = props;
+  const { t } = useTranslation();
   const hint =
     value === null ? (
-      <>Not set: inherits the server default.</>
+      <>{t("agentForm.inheritNotSet")}</>
     ) : (
       <>
-        {value.length === 0 ? "None: the agent gets none." : `${value.length} selected.`}{" "}
+        {value.length === 0
+          ? t("agentForm.inheritNone")
+          : t("agentForm.inheritSelected", { count: value.length })}{" "}
         <button type="button" className="link" onClick={() => onChange(null)}>
-          Use the server default
+          {t("common.useServerDefault")}
         </button>
       </>
     );

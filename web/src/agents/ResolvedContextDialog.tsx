@@ -1,52 +1,58 @@
+import type { TFunction } from "i18next";
+import { useTranslation } from "react-i18next";
 import { api, errorMessage, unwrap } from "../api";
 import type { OfferedSkill } from "../api/skills";
 import type { Agent, ResolvedContext } from "../api/types";
 import { Dialog } from "../components/Dialog";
 import { useAsync } from "../lib/useAsync";
 
-const LAYER_NAMES: Record<string, string> = {
-  agent: "agent",
-  subagent_defaults: "subagent defaults",
-  base: "server default",
-  unset: "unset",
-};
+const LAYERS = ["agent", "subagent_defaults", "base", "unset"] as const;
+type Layer = (typeof LAYERS)[number];
+const isLayer = (layer: string): layer is Layer => (LAYERS as readonly string[]).includes(layer);
 
 function SourceBadge({ layer }: { layer: string | undefined }) {
+  const { t } = useTranslation();
   if (!layer) return null;
-  return <span className="badge muted">from {LAYER_NAMES[layer] ?? layer}</span>;
+  const name = isLayer(layer) ? t(`resolved.layers.${layer}`) : layer;
+  return <span className="badge muted">{t("resolved.from", { layer: name })}</span>;
 }
 
-const SOURCE_NAMES: Record<string, string> = {
-  builtin: "built-in",
-  shared: "shared",
-  personal: "personal",
-};
+const SOURCES = ["builtin", "shared", "personal"] as const;
+type Source = (typeof SOURCES)[number];
+const isSource = (source: string): source is Source => (SOURCES as readonly string[]).includes(source);
 
-function list(values: readonly string[]): string {
-  return values.length ? values.join(", ") : "none";
-}
+type RowKey = keyof ReturnType<typeof rowLabels>;
+const rowLabels = (t: TFunction) => ({
+  model: t("resolved.rows.model"),
+  system_prompt: t("resolved.rows.system_prompt"),
+  tools: t("resolved.rows.tools"),
+  knowledge_bases: t("resolved.rows.knowledge_bases"),
+  mcp_servers: t("resolved.rows.mcp_servers"),
+  skills: t("resolved.rows.skills"),
+  subagents: t("resolved.rows.subagents"),
+  limits: t("resolved.rows.limits"),
+  network: t("resolved.rows.network"),
+});
 
-function rows(context: ResolvedContext): Array<[string, string, string]> {
+function rows(context: ResolvedContext, t: TFunction): Array<[RowKey, string, string]> {
   const { model, limits } = context;
-  return [
-    [
-      "model",
-      "Model",
-      model ? `${model.provider}/${model.name}` : "none: cannot run until one is configured",
-    ],
-    ["system_prompt", "System prompt", context.system_prompt],
-    ["tools", "Tools", list(context.tools)],
-    ["knowledge_bases", "Knowledge bases", list(context.knowledge_bases)],
-    ["mcp_servers", "MCP servers", list(context.mcp_servers)],
-    ["skills", "Skills", list(context.skills)],
-    ["subagents", "Subagents", context.subagents.length ? context.subagents.join(", ") : "all visible"],
-    [
-      "limits",
-      "Limits",
-      `${limits.max_steps} steps, ${limits.timeout_s} s${limits.max_tokens ? `, ${limits.max_tokens} tokens` : ""}`,
-    ],
-    ["network", "Network", context.network ? "allowed" : "blocked"],
-  ];
+  const labels = rowLabels(t);
+  const list = (values: readonly string[]) => (values.length ? values.join(", ") : t("common.none"));
+  const limitsText =
+    t("resolved.limitsValue", { steps: limits.max_steps, seconds: limits.timeout_s }) +
+    (limits.max_tokens ? t("resolved.limitsTokens", { tokens: limits.max_tokens }) : "");
+  const values: Record<RowKey, string> = {
+    model: model ? `${model.provider}/${model.name}` : t("resolved.noModel"),
+    system_prompt: context.system_prompt,
+    tools: list(context.tools),
+    knowledge_bases: list(context.knowledge_bases),
+    mcp_servers: list(context.mcp_servers),
+    skills: list(context.skills),
+    subagents: context.subagents.length ? context.subagents.join(", ") : t("resolved.allVisible"),
+    limits: limitsText,
+    network: context.network ? t("resolved.networkAllowed") : t("resolved.networkBlocked"),
+  };
+  return (Object.keys(labels) as RowKey[]).map((key) => [key, labels[key], values[key]]);
 }
 
 /** What an agent actually runs with, field by field, and which layer each value comes from. */
@@ -55,15 +61,16 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
     () => unwrap(api.GET("/api/agent/{id}/resolved-context", { params: { path: { id: agent.id } } })),
     agent.id,
   );
+  const { t } = useTranslation();
   return (
     <Dialog
-      title={`Resolved context: ${agent.name}`}
+      title={t("resolved.title", { name: agent.name })}
       onClose={onClose}
       testId="resolved-context"
       wide
       actions={
         <button type="button" onClick={onClose}>
-          Close
+          {t("common.close")}
         </button>
       }
     >
@@ -72,10 +79,10 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
           {errorMessage(resolved.error)}
         </p>
       )}
-      {!resolved.data && resolved.loading && <p className="loading">Loading…</p>}
+      {!resolved.data && resolved.loading && <p className="loading">{t("common.loading")}</p>}
       {resolved.data && (
         <dl className="resolved">
-          {rows(resolved.data).map(([key, label, value]) => (
+          {rows(resolved.data, t).map(([key, label, value]) => (
             <div key={key}>
               <dt>
                 {label} <SourceBadge layer={resolved.data?.sources[key]} />
@@ -92,17 +99,20 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
 
 /** The skills a run of the agent lists in its prompt, after name clashes are resolved. */
 function OfferedSkills({ skills }: { skills: OfferedSkill[] }) {
+  const { t } = useTranslation();
   return (
     <section className="offered-skills" data-testid="offered-skills">
-      <h3>Skills a run is offered</h3>
+      <h3>{t("resolved.offeredSkills")}</h3>
       {skills.length === 0 ? (
-        <p className="muted">None.</p>
+        <p className="muted">{t("common.noneSentence")}</p>
       ) : (
         <ul>
           {skills.map((skill) => (
             <li key={skill.name} data-testid={`offered-skill-${skill.name}`} title={skill.path}>
               <code>{skill.name}</code>{" "}
-              <span className="badge muted">{SOURCE_NAMES[skill.source] ?? skill.source}</span>
+              <span className="badge muted">
+                {isSource(skill.source) ? t(`skills.sourceLower.${skill.source}`) : skill.source}
+              </span>
             </li>
           ))}
         </ul>

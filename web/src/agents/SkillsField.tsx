@@ -1,3 +1,5 @@
+import type { TFunction } from "i18next";
+import { useTranslation } from "react-i18next";
 import type { SkillView } from "../api/skills";
 import { FieldError } from "../components/FieldError";
 import { ALL_SKILLS, skillNameOptions, skillsChoice, toggleSkill } from "../skills/skillModel";
@@ -11,17 +13,17 @@ interface SkillsFieldProps {
   error: string | undefined;
 }
 
-function summary(value: readonly string[] | null): string {
+function summary(value: readonly string[] | null, t: TFunction): string {
   const choice = skillsChoice(value);
   switch (choice.kind) {
     case "inherit":
-      return "Not set: inherits the server default (all skills the user can see).";
+      return t("skillsField.summaryInherit");
     case "all":
-      return "All skills the user can see, including ones added later.";
+      return t("skillsField.summaryAll");
     case "none":
-      return "None: the agent gets no skills.";
+      return t("skillsField.summaryNone");
     case "some":
-      return `Only: ${choice.names.join(", ")}.`;
+      return t("skillsField.summarySome", { names: choice.names.join(", ") });
   }
 }
 
@@ -30,13 +32,14 @@ function summary(value: readonly string[] | null): string {
  * the names ticked, or none (`[]`).
  */
 export function SkillsField({ value, onChange, skills, error }: SkillsFieldProps) {
+  const { t } = useTranslation();
   const all = skillsChoice(value).kind === "all";
   const names = skillNameOptions(skills ?? [], value);
   const visible = new Set((skills ?? []).map((s) => s.name));
   const descriptions = new Map((skills ?? []).filter((s) => !s.shadowed).map((s) => [s.name, s.description]));
   return (
     <fieldset className="field checkbox-group" data-testid="field-skills">
-      <legend>Skills</legend>
+      <legend>{t("skillsField.legend")}</legend>
       <ul>
         <li>
           <label>
@@ -46,7 +49,7 @@ export function SkillsField({ value, onChange, skills, error }: SkillsFieldProps
               checked={all}
               onChange={(e) => onChange(toggleSkill(value, ALL_SKILLS, e.target.checked))}
             />
-            All skills I can see
+            {t("skillsField.all")}
           </label>
         </li>
         {names.map((name) => (
@@ -60,20 +63,22 @@ export function SkillsField({ value, onChange, skills, error }: SkillsFieldProps
                 onChange={(e) => onChange(toggleSkill(value, name, e.target.checked))}
               />
               {name}
-              {skills !== null && !visible.has(name) && <span className="muted"> (not visible to you)</span>}
+              {skills !== null && !visible.has(name) && (
+                <span className="muted">{t("skillsField.notVisible")}</span>
+              )}
             </label>
           </li>
         ))}
       </ul>
-      {skills === null && <p className="muted empty-hint">Could not load the list of skills.</p>}
+      {skills === null && <p className="muted empty-hint">{t("skillsField.loadFailed")}</p>}
       {skills !== null && names.length === 0 && (
-        <p className="muted empty-hint">No skills are installed yet.</p>
+        <p className="muted empty-hint">{t("skillsField.noneInstalled")}</p>
       )}
       <p className="hint">
-        {summary(value)}{" "}
+        {summary(value, t)}{" "}
         {value !== null && (
           <button type="button" className="link" onClick={() => onChange(null)}>
-            Use the server default
+            {t("common.useServerDefault")}
           </button>
         )}
       </p>

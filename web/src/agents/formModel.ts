@@ -7,7 +7,8 @@
  * explicit list; only the subagent allow-list treats empty as "all", as the server does.
  */
 
-import { ApiError } from "../api/errors";
+import { ApiError, errorMessage } from "../api/errors";
+import i18n from "../i18n";
 import type { Agent, AgentContext, AgentWrite, ModelCatalog } from "../api/types";
 import { isPublic, withPublic } from "../lib/sharing";
 
@@ -169,8 +170,8 @@ export function showsScript(catalog: ModelCatalog | null, model: string): boolea
 /** What the allow-list means, for the hint beside it. */
 export function allowListSummary(subagents: readonly string[]): string {
   return subagents.length === 0
-    ? "All visible subagents (empty means all)"
-    : `Only: ${subagents.join(", ")} (empty means all)`;
+    ? i18n.t("agentForm.subagentsAll")
+    : i18n.t("agentForm.subagentsOnly", { names: subagents.join(", ") });
 }
 
 function positiveInt(text: string): number | null | "invalid" {
@@ -220,7 +221,9 @@ export function buildWrite(
       try {
         model.script = JSON.parse(form.script) as unknown as typeof model.script;
       } catch (cause) {
-        errors.script = `The script is not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`;
+        errors.script = i18n.t("agentForm.scriptInvalid", {
+          message: cause instanceof Error ? cause.message : String(cause),
+        });
       }
     }
     context.model = model;
@@ -233,7 +236,7 @@ export function buildWrite(
     ["max-tokens", "max_tokens", form.maxTokens],
   ] as const) {
     const value = positiveInt(text);
-    if (value === "invalid") errors[field] = "Enter a whole number above 0, or leave it empty to inherit.";
+    if (value === "invalid") errors[field] = i18n.t("agentForm.wholeNumber");
     else if (value === null) delete limits[key];
     else limits[key] = value;
   }
@@ -303,10 +306,11 @@ export function errorsFromFailure(failure: unknown): { fields: FieldErrors; form
     return { fields: {}, form: failure instanceof Error ? failure.message : String(failure) };
   }
   const field = failure.field ? fieldForPath(failure.field) : null;
+  const message = errorMessage(failure);
   return {
-    fields: field ? { [field]: failure.message } : {},
+    fields: field ? { [field]: message } : {},
     form: field
-      ? `Could not save: check ${failure.field}. ${failure.message}`
-      : `Could not save: ${failure.message}`,
+      ? i18n.t("agentForm.saveFailedAt", { field: i18n.t(`agentForm.fields.${field}`), message })
+      : i18n.t("agentForm.saveFailed", { message }),
   };
 }

@@ -3,6 +3,8 @@
  * one exception type, so every page shows them the same way.
  */
 
+import i18n from "../i18n";
+
 export class ApiError extends Error {
   constructor(
     /** The HTTP status; 0 when the server could not be reached. */
@@ -41,8 +43,42 @@ export function decodeError(status: number, body: unknown): ApiError {
   );
 }
 
-/** A human sentence for any thrown value. */
+/** The codes whose text the UI words itself, in the user's language. */
+const TRANSLATED = new Set([
+  "validation_failed",
+  "busy",
+  "not_found",
+  "unauthorized",
+  "forbidden",
+  "conflict",
+  "payload_too_large",
+  "too_many_requests",
+  "internal",
+  "no_model_configured",
+] as const);
+type TranslatedCode = typeof TRANSLATED extends Set<infer C> ? C : never;
+
+const isTranslated = (code: string): code is TranslatedCode => TRANSLATED.has(code as TranslatedCode);
+
+/**
+ * A human sentence for any thrown value, in the UI's language: the common error codes are
+ * worded by the UI (some keep the server's English detail), others show the server's message.
+ */
 export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.status === 0) return i18n.t("errors.unreachable");
+    if (isTranslated(error.code)) return i18n.t(`errors.${error.code}`, { message: error.message });
+    if (error.code === "http_error" && error.message.startsWith("request failed with status")) {
+      return i18n.t("errors.http", { status: error.status });
+    }
+    return error.message;
+  }
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** A run's error as the UI shows it: translated when the run says a known code. */
+export function runErrorMessage(message: string, code?: string | null): string {
+  if (code && isTranslated(code)) return i18n.t(`errors.${code}`, { message });
+  return message;
 }

@@ -6,6 +6,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { api, session, unwrap } from "../api";
 import type { User } from "../api/types";
+import { restoreLanguage } from "../i18n";
 
 interface AuthState {
   /** `undefined` while the stored token is being checked. */
@@ -25,7 +26,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     if (!session.token()) return;
     let live = true;
     unwrap(api.GET("/api/me"))
-      .then((me) => live && setUser(me))
+      .then((me) => {
+        if (!live) return;
+        void restoreLanguage(me.id);
+        setUser(me);
+      })
       .catch(() => live && setUser(null));
     return () => {
       live = false;
@@ -35,6 +40,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const login = useCallback(async (username: string, password: string) => {
     const answer = await unwrap(api.POST("/api/auth/login", { body: { username, password } }));
     session.start(answer.token);
+    await restoreLanguage(answer.user.id);
     setUser(answer.user);
   }, []);
 

@@ -1,10 +1,12 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { Navigate, useLocation } from "react-router-dom";
 import { errorMessage } from "../api";
 import { useAuth } from "./AuthContext";
 
 export function LoginPage() {
   const { user, login } = useAuth();
+  const { t } = useTranslation();
   const location = useLocation();
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
@@ -31,9 +33,9 @@ export function LoginPage() {
     <main className="login">
       <form className="login-card" onSubmit={submit} aria-labelledby="login-title">
         <h1 id="login-title">ARS</h1>
-        <p className="muted">Sign in to the agent runtime server.</p>
+        <p className="muted">{t("login.intro")}</p>
         <label>
-          Username
+          {t("login.username")}
           <input
             data-testid="login-username"
             autoComplete="username"
@@ -44,7 +46,7 @@ export function LoginPage() {
           />
         </label>
         <label>
-          Password
+          {t("login.password")}
           <input
             data-testid="login-password"
             type="password"
@@ -60,7 +62,7 @@ export function LoginPage() {
           </p>
         )}
         <button type="submit" className="primary" data-testid="login-submit" disabled={busy}>
-          {busy ? "Signing in…" : "Sign in"}
+          {busy ? t("login.submitting") : t("login.submit")}
         </button>
       </form>
     </main>

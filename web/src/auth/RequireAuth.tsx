@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { useTranslation } from "react-i18next";
 import { Navigate, useLocation } from "react-router-dom";
 import { useAuth } from "./AuthContext";
 
@@ -6,7 +7,8 @@ import { useAuth } from "./AuthContext";
 export function RequireAuth({ children }: { children: ReactNode }) {
   const { user } = useAuth();
   const location = useLocation();
-  if (user === undefined) return <p className="loading">Loading…</p>;
+  const { t } = useTranslation();
+  if (user === undefined) return <p className="loading">{t("common.loading")}</p>;
   if (user === null) {
     return <Navigate to="/login" replace state={{ from: location.pathname + location.search }} />;
   }

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { useLocation, useNavigate, useParams } from "react-router-dom";
+import { useTranslation } from "react-i18next";
+import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listChatAgents } from "../api/agents";
 import type { SubagentRun, Thread } from "../api/types";
@@ -18,18 +19,21 @@ import { useThreadChat } from "./useThreadChat";
 /** Tools whose card links to the subagent run it started. */
 const DELEGATING_TOOLS = new Set(["task", "subagent_start"]);
 
+/** The title a thread gets when it is created without one (the server's default). */
 const DEFAULT_TITLE = "New thread";
 
-/** A thread title from the first message. */
-function titleFrom(input: string): string {
+/** A thread title from the first message (counted in characters, so Chinese is cut right). */
+function titleFrom(input: string, fallback: string): string {
   const line = input.trim().split("\n")[0] ?? "";
-  return line.length > 60 ? `${line.slice(0, 59)}…` : line || DEFAULT_TITLE;
+  const chars = [...line];
+  return chars.length > 60 ? `${chars.slice(0, 59).join("")}…` : line || fallback;
 }
 
 /** `/chat` and `/chat/<thread>`: threads, the conversation, and the status panel. */
 export function ChatPage() {
   const { threadId } = useParams();
   const navigate = useNavigate();
+  const { t } = useTranslation();
   const agents = useAsync(listChatAgents, "chat-agents");
   const threads = useAsync(() => unwrap(api.GET("/api/threads")), "threads");
   const [chosenAgent, setChosenAgent] = useState("");
@@ -37,7 +41,9 @@ export function ChatPage() {
   const [deleting, setDeleting] = useState<Thread | null>(null);
   const [openEntry, setOpenEntry] = useState<string | null>(null);
   const [panelOpen, setPanelOpen] = useState(false);
-  const [pageError, setPageError] = useState<string | null>(null);
+  // A new thread whose first run could not start arrives with that error in the navigation.
+  const carriedError = (useLocation().state as { error?: string } | null)?.error ?? null;
+  const [pageError, setPageError] = useState<string | null>(carriedError);
 
   const bump = useCallback(() => setActivity((n) => n + 1), []);
   const statusToggle = useRef<HTMLButtonElement>(null);
@@ -61,12 +67,12 @@ export function ChatPage() {
     wasActive.current = chat.active;
   }, [chat.active, reloadThreads]);
 
-  // A new thread whose first run could not start arrives with that error in the navigation.
-  const carriedError = (useLocation().state as { error?: string } | null)?.error ?? null;
-  useEffect(() => {
+  const [shownFor, setShownFor] = useState({ threadId, carriedError });
+  if (shownFor.threadId !== threadId || shownFor.carriedError !== carriedError) {
+    setShownFor({ threadId, carriedError });
     setPageError(carriedError);
     setOpenEntry(null);
-  }, [threadId, carriedError]);
+  }
 
   async function createThread(title?: string): Promise<Thread | null> {
     try {
@@ -82,12 +88,12 @@ export function ChatPage() {
   async function send(input: string): Promise<boolean> {
     if (threadId) {
       if (thread?.title === DEFAULT_TITLE && chat.transcript.items.length === 0) {
-        void rename(thread, titleFrom(input));
+        void rename(thread, titleFrom(input, t("chat.newThreadTitle")));
       }
       return chat.send(input);
     }
     // No thread open: the first message starts one, then the thread page follows the run.
-    const created = await createThread(titleFrom(input));
+    const created = await createThread(titleFrom(input, t("chat.newThreadTitle")));
     if (!created) return false;
     try {
       await unwrap(
@@ -132,7 +138,10 @@ export function ChatPage() {
     if (!entry) return null;
     return (
       <button type="button" className="link subagent-link" onClick={() => setOpenEntry(entry.run_id)}>
-        Open subagent run: {entry.subagent_slug ?? "subagent"} ({entry.status})
+        {t("chat.openSubagentRun", {
+          slug: entry.subagent_slug ?? t("chat.subagentFallback"),
+          status: t(`runStatus.${entry.status}`),
+        })}
       </button>
     );
   };
@@ -156,12 +165,12 @@ export function ChatPage() {
         onRename={rename}
         onDelete={setDeleting}
       />
-      <section className="chat-main" aria-label="Conversation">
+      <section className="chat-main" aria-label={t("chat.conversation")}>
         <header className="chat-head">
-          <h1>{thread?.title ?? (threadId ? "Conversation" : "New conversation")}</h1>
+          <h1>{thread?.title ?? (threadId ? t("chat.conversation") : t("chat.newConversation"))}</h1>
           {chat.run && (
             <span className={`status ${chat.run.status}`} data-testid="run-status" aria-live="polite">
-              {chat.run.status}
+              {t(`runStatus.${chat.run.status}`)}
             </span>
           )}
           <button
@@ -172,20 +181,29 @@ export function ChatPage() {
             aria-expanded={panelOpen}
             onClick={() => setPanelOpen(!panelOpen)}
           >
-            Status{entries.length > 0 ? ` (${entries.length})` : ""}
+            {entries.length > 0
+              ? t("chat.statusToggleCount", { count: entries.length })
+              : t("chat.statusToggle")}
           </button>
         </header>
         {chat.loading && chat.transcript.items.length === 0 ? (
-          <p className="loading">Loading messages…</p>
+          <p className="loading">{t("chat.loadingMessages")}</p>
         ) : (
           <Conversation
             transcript={chat.transcript}
             toolExtra={toolExtra}
             empty={
               <p className="empty">
-                {agentName
-                  ? `Send a message to start talking with ${agentName}.`
-                  : "No agent available: create one first."}
+                {agentName ? (
+                  t("chat.emptyWithAgent", { name: agentName })
+                ) : (
+                  <>
+                    {t("chat.emptyNoAgent")}{" "}
+                    <Link to="/agents/new" data-testid="create-agent-link">
+                      {t("chat.createAgentLink")}
+                    </Link>
+                  </>
+                )}
               </p>
             }
           />
@@ -196,7 +214,7 @@ export function ChatPage() {
             <button
               type="button"
               className="icon"
-              aria-label="Dismiss"
+              aria-label={t("common.dismiss")}
               onClick={() => (pageError ? setPageError(null) : chat.dismissError())}
             >
               <Icon name="close" />
@@ -216,7 +234,7 @@ export function ChatPage() {
       )}
       {deleting && (
         <ConfirmDeleteDialog
-          title="Delete this conversation?"
+          title={t("chat.deleteThreadTitle")}
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
             await unwrap(api.DELETE("/api/threads/{id}", { params: { path: { id: deleting.id } } }));
@@ -225,7 +243,7 @@ export function ChatPage() {
             setDeleting(null);
           }}
         >
-          <p>“{deleting.title}” will be deleted with its messages, runs and subagent threads.</p>
+          <p>{t("chat.deleteThreadBody", { title: deleting.title })}</p>
         </ConfirmDeleteDialog>
       )}
     </main>

@@ -1,4 +1,5 @@
 import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { useTranslation } from "react-i18next";
 
 interface ComposerProps {
   onSend: (input: string) => Promise<boolean>;
@@ -10,6 +11,7 @@ interface ComposerProps {
 
 /** The message box: Enter sends, Shift+Enter breaks the line. */
 export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
+  const { t } = useTranslation();
   const [input, setInput] = useState("");
   const [sending, setSending] = useState(false);
   const blocked = disabled || active || sending || !input.trim();
@@ -33,13 +35,13 @@ export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
   return (
     <form className="composer" onSubmit={send}>
       <label htmlFor="chat-input" className="visually-hidden">
-        Message
+        {t("composer.label")}
       </label>
       <textarea
         id="chat-input"
         data-testid="chat-input"
         rows={2}
-        placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
+        placeholder={t("composer.placeholder")}
         value={input}
         disabled={disabled}
         onChange={(e) => setInput(e.target.value)}
@@ -48,11 +50,11 @@ export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
       <div className="composer-actions">
         {active && (
           <button type="button" className="danger" data-testid="chat-stop" onClick={onStop}>
-            Stop
+            {t("composer.stop")}
           </button>
         )}
         <button type="submit" className="primary" data-testid="chat-send" disabled={blocked}>
-          Send
+          {t("composer.send")}
         </button>
       </div>
     </form>

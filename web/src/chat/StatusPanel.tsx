@@ -1,8 +1,9 @@
 import { useEffect, useRef } from "react";
+import { useTranslation } from "react-i18next";
 import { isTerminalStatus } from "../api/events";
 import type { SubagentRun } from "../api/types";
 import { Icon } from "../components/Icon";
-import { elapsed, usageText } from "./format";
+import { elapsed, usageText } from "../lib/format";
 import { useNow } from "./useNow";
 
 interface StatusPanelProps {
@@ -14,6 +15,7 @@ interface StatusPanelProps {
 
 /** Beside the chat: the thread's subagent runs by `run_id`, with live state. */
 export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps) {
+  const { t } = useTranslation();
   const now = useNow(entries.some((e) => !isTerminalStatus(e.status)));
   const closeButton = useRef<HTMLButtonElement>(null);
 
@@ -32,22 +34,22 @@ export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps
     <aside
       className={open ? "status-panel open" : "status-panel"}
       data-testid="subagent-panel"
-      aria-label="Status"
+      aria-label={t("status.panel")}
     >
       <div className="panel-head">
-        <h2>Subagents</h2>
+        <h2>{t("status.subagents")}</h2>
         <button
           ref={closeButton}
           type="button"
           className="icon narrow-only"
-          aria-label="Close the status panel"
+          aria-label={t("status.closePanel")}
           onClick={onClose}
         >
           <Icon name="close" />
         </button>
       </div>
       {entries.length === 0 ? (
-        <p className="empty">No subagent runs in this thread.</p>
+        <p className="empty">{t("status.empty")}</p>
       ) : (
         <ul className="subagent-list">
           {entries.map((entry) => (
@@ -62,8 +64,8 @@ export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps
                 onClick={() => onOpen(entry)}
               >
                 <span className="entry-head">
-                  <strong>{entry.subagent_slug ?? "subagent"}</strong>
-                  <span className={`status ${entry.status}`}>{entry.status}</span>
+                  <strong>{entry.subagent_slug ?? t("chat.subagentFallback")}</strong>
+                  <span className={`status ${entry.status}`}>{t(`runStatus.${entry.status}`)}</span>
                 </span>
                 <span className="entry-description">{entry.description}</span>
                 <span className="entry-meta">

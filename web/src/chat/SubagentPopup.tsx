@@ -1,10 +1,11 @@
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api, errorMessage, unwrap } from "../api";
 import { isTerminalStatus } from "../api/events";
 import type { RunStatus, SubagentRun } from "../api/types";
 import { Dialog } from "../components/Dialog";
 import { Conversation } from "./Conversation";
-import { elapsed, usageText } from "./format";
+import { elapsed, usageText } from "../lib/format";
 import { useNow } from "./useNow";
 import { useRunFollower } from "./useRunFollower";
 
@@ -13,8 +14,12 @@ import { useRunFollower } from "./useRunFollower";
  * (after its thread's earlier history); once finished, its persisted messages are shown.
  */
 export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose: () => void }) {
+  const { t } = useTranslation();
   const { transcript, reset, follow } = useRunFollower();
-  const [status, setStatus] = useState<RunStatus>(entry.status);
+  const [streamStatus, setStatus] = useState<RunStatus>(entry.status);
+  // The panel may learn the end first (e.g. events no longer kept).
+  const status =
+    isTerminalStatus(entry.status) && !isTerminalStatus(streamStatus) ? entry.status : streamStatus;
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const running = !isTerminalStatus(status);
@@ -43,11 +48,6 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
     };
   }, [entry.thread_id, entry.run_id, startedLive, reset, follow]);
 
-  // The panel's polling may learn the end first (e.g. events no longer kept).
-  useEffect(() => {
-    if (isTerminalStatus(entry.status)) setStatus(entry.status);
-  }, [entry.status]);
-
   async function cancel() {
     try {
       const run = await unwrap(api.POST("/api/runs/{id}/cancel", { params: { path: { id: entry.run_id } } }));
@@ -61,7 +61,8 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
     <Dialog
       title={
         <>
-          {entry.subagent_slug ?? "Subagent"} <span className={`status ${status}`}>{status}</span>
+          {entry.subagent_slug ?? t("subagentPopup.fallbackTitle")}{" "}
+          <span className={`status ${status}`}>{t(`runStatus.${status}`)}</span>
         </>
       }
       onClose={onClose}
@@ -71,11 +72,11 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
         <>
           {running && (
             <button type="button" className="danger" data-testid="subagent-cancel" onClick={cancel}>
-              Cancel run
+              {t("subagentPopup.cancelRun")}
             </button>
           )}
           <button type="button" data-testid="popup-close" onClick={onClose}>
-            Close
+            {t("common.close")}
           </button>
         </>
       }
@@ -96,9 +97,12 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
         </p>
       )}
       {loading ? (
-        <p className="loading">Loading…</p>
+        <p className="loading">{t("common.loading")}</p>
       ) : (
-        <Conversation transcript={transcript} empty={<p className="empty">No messages yet.</p>} />
+        <Conversation
+          transcript={transcript}
+          empty={<p className="empty">{t("subagentPopup.noMessages")}</p>}
+        />
       )}
     </Dialog>
   );

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { NavLink } from "react-router-dom";
 import type { Thread } from "../api/types";
 import { Icon } from "../components/Icon";
@@ -12,12 +13,13 @@ interface ThreadListProps {
 
 /** The user's top-level threads (subagent threads are never listed), newest activity first. */
 export function ThreadList({ threads, loading, onRename, onDelete }: ThreadListProps) {
+  const { t } = useTranslation();
   const [renaming, setRenaming] = useState<string | null>(null);
   const shown = threads.filter((t) => !t.parent_thread_id);
-  if (loading && shown.length === 0) return <p className="loading">Loading threads…</p>;
-  if (shown.length === 0) return <p className="empty">No conversations yet.</p>;
+  if (loading && shown.length === 0) return <p className="loading">{t("threads.loading")}</p>;
+  if (shown.length === 0) return <p className="empty">{t("threads.empty")}</p>;
   return (
-    <ul className="thread-list" aria-label="Threads">
+    <ul className="thread-list" aria-label={t("threads.list")}>
       {shown.map((thread) => (
         <li key={thread.id} data-testid="thread-item" data-thread-id={thread.id}>
           {renaming === thread.id ? (
@@ -36,8 +38,8 @@ export function ThreadList({ threads, loading, onRename, onDelete }: ThreadListP
                   type="button"
                   className="icon"
                   data-testid="thread-rename"
-                  aria-label={`Rename ${thread.title}`}
-                  title="Rename"
+                  aria-label={t("threads.renameNamed", { title: thread.title })}
+                  title={t("threads.rename")}
                   onClick={() => setRenaming(thread.id)}
                 >
                   <Icon name="edit" />
@@ -46,8 +48,8 @@ export function ThreadList({ threads, loading, onRename, onDelete }: ThreadListP
                   type="button"
                   className="icon"
                   data-testid="thread-delete"
-                  aria-label={`Delete ${thread.title}`}
-                  title="Delete"
+                  aria-label={t("threads.deleteNamed", { title: thread.title })}
+                  title={t("common.delete")}
                   onClick={() => onDelete(thread)}
                 >
                   <Icon name="trash" />
@@ -70,6 +72,7 @@ function RenameForm({
   onRename: (title: string) => Promise<boolean>;
   onDone: () => void;
 }) {
+  const { t } = useTranslation();
   const [title, setTitle] = useState(thread.title);
 
   async function submit(event: FormEvent) {
@@ -80,7 +83,7 @@ function RenameForm({
   return (
     <form className="rename" onSubmit={submit}>
       <input
-        aria-label="Thread title"
+        aria-label={t("threads.titleInput")}
         data-testid="thread-title-input"
         autoFocus
         value={title}
@@ -88,7 +91,7 @@ function RenameForm({
         onKeyDown={(e) => e.key === "Escape" && onDone()}
       />
       <button type="submit" data-testid="thread-rename-save">
-        Save
+        {t("common.save")}
       </button>
     </form>
   );

@@ -1,3 +1,4 @@
+import { useTranslation } from "react-i18next";
 import type { Agent, Thread } from "../api/types";
 import { ThreadList } from "./ThreadList";
 
@@ -14,11 +15,12 @@ interface ThreadSidebarProps {
 
 /** The agent quick-switch (normal agents only) and the thread list. */
 export function ThreadSidebar(props: ThreadSidebarProps) {
+  const { t } = useTranslation();
   const { agents, agentId, onAgentChange, onNewThread, threads, threadsLoading, onRename, onDelete } = props;
   return (
-    <nav className="thread-sidebar" aria-label="Conversations">
+    <nav className="thread-sidebar" aria-label={t("threads.label")}>
       <label htmlFor="agent-switch" className="small-label">
-        Agent
+        {t("threads.agent")}
       </label>
       <div className="sidebar-row">
         <select
@@ -28,7 +30,7 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
           disabled={agents.length === 0}
           onChange={(e) => onAgentChange(e.target.value)}
         >
-          {agents.length === 0 && <option value="">No agents available</option>}
+          {agents.length === 0 && <option value="">{t("threads.noAgents")}</option>}
           {agents
             .filter((a) => !a.is_subagent)
             .map((agent) => (
@@ -38,7 +40,7 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
             ))}
         </select>
         <button type="button" data-testid="thread-new" disabled={!agentId} onClick={onNewThread}>
-          New thread
+          {t("threads.newThread")}
         </button>
       </div>
       <ThreadList threads={threads} loading={threadsLoading} onRename={onRename} onDelete={onDelete} />

@@ -4,7 +4,7 @@
  * the parent or any child is active.
  */
 
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { api, unwrap } from "../api";
 import { isTerminalStatus } from "../api/events";
 import type { SubagentRun } from "../api/types";
@@ -13,8 +13,15 @@ const POLL_MS = 1000;
 
 export function useSubagents(threadId: string | undefined, parentActive: boolean, activity: number) {
   const [entries, setEntries] = useState<SubagentRun[]>([]);
+  const [shownThread, setShownThread] = useState(threadId);
+  if (shownThread !== threadId) {
+    setShownThread(threadId);
+    setEntries([]);
+  }
   const thread = useRef(threadId);
-  thread.current = threadId;
+  useLayoutEffect(() => {
+    thread.current = threadId;
+  });
   /** One request at a time; a refresh asked for meanwhile runs right after it. */
   const inFlight = useRef(false);
   const again = useRef(false);
@@ -42,7 +49,6 @@ export function useSubagents(threadId: string | undefined, parentActive: boolean
   }, []);
 
   useEffect(() => {
-    setEntries([]);
     void refresh();
   }, [threadId, refresh]);
 

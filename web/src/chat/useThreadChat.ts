@@ -3,10 +3,11 @@
  * an active run (re-attached after a reload), plus sending and stopping.
  */
 
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { api, ApiError, errorMessage, unwrap } from "../api";
 import { isTerminalStatus, type RunEvent } from "../api/events";
 import type { RunStatus } from "../api/types";
+import i18n from "../i18n";
 import { loadResumePoint } from "../sse/resume";
 import { addUserInput } from "./transcript";
 import { useRunFollower } from "./useRunFollower";
@@ -34,10 +35,20 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   const { transcript, setTranscript, current, reset, follow, stop } = useRunFollower();
   const [run, setRun] = useState<RunState | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
+  const [loading, setLoading] = useState(Boolean(threadId));
+  // Another thread opened: nothing of the previous one stays on screen.
+  const [shownThread, setShownThread] = useState(threadId);
+  if (shownThread !== threadId) {
+    setShownThread(threadId);
+    setRun(null);
+    setError(null);
+    setLoading(Boolean(threadId));
+  }
   // Stream callbacks outlive renders: they read the newest thread and listener from here.
   const latest = useRef({ threadId, onActivity });
-  latest.current = { threadId, onActivity };
+  useLayoutEffect(() => {
+    latest.current = { threadId, onActivity };
+  });
   /** Re-reads the open thread from the server (set below, once `load` exists). */
   const reloadThread = useRef<() => void>(() => undefined);
 
@@ -58,18 +69,16 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
           latest.current.onActivity();
           // Events no longer kept: show what the server persisted instead.
           if (end === "gone") reloadThread.current();
-          else if (end === "not_found") setError("This run no longer exists.");
+          else if (end === "not_found") setError(i18n.t("chat.runGone"));
         },
       });
     },
     [follow],
   );
 
-  /** Reads the thread and follows its latest run while that is active. */
-  const load = useCallback(
-    async (id: string, isLive: () => boolean) => {
-      const { messages, latest: last } = await loadThread(id);
-      if (!isLive()) return;
+  /** Shows a thread as read, and follows its latest run while that is active. */
+  const show = useCallback(
+    ({ messages, latest: last }: Awaited<ReturnType<typeof loadThread>>) => {
       reset(messages);
       setRun(last && { id: last.id, status: last.status });
       // A run that already failed says why, as if it had been watched; a cancel the user chose
@@ -80,30 +89,30 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     [reset, attach],
   );
 
-  reloadThread.current = () => {
-    const id = latest.current.threadId;
-    if (!id) return;
-    load(id, () => latest.current.threadId === id).catch((failure: unknown) =>
-      setError(errorMessage(failure)),
-    );
-  };
+  useLayoutEffect(() => {
+    reloadThread.current = () => {
+      const id = latest.current.threadId;
+      if (!id) return;
+      loadThread(id)
+        .then((loaded) => latest.current.threadId === id && show(loaded))
+        .catch((failure: unknown) => setError(errorMessage(failure)));
+    };
+  }, [show]);
 
   useEffect(() => {
     stop();
-    setRun(null);
-    setError(null);
     reset([]);
     if (!threadId) return;
     let live = true;
-    setLoading(true);
-    load(threadId, () => live)
+    loadThread(threadId)
+      .then((loaded) => live && show(loaded))
       .catch((failure: unknown) => live && setError(errorMessage(failure)))
       .finally(() => live && setLoading(false));
     return () => {
       live = false;
       stop();
     };
-  }, [threadId, load, reset, stop]);
+  }, [threadId, show, reset, stop]);
 
   const send = useCallback(
     async (input: string): Promise<boolean> => {

@@ -3,6 +3,7 @@
  * runs) and shows its failure in the dialog, which then stays open.
  */
 
+import { useTranslation } from "react-i18next";
 import { useState, type ReactNode } from "react";
 import { errorMessage } from "../api";
 import { Dialog } from "./Dialog";
@@ -16,6 +17,7 @@ interface ConfirmDeleteDialogProps {
 }
 
 export function ConfirmDeleteDialog({ title, children, onConfirm, onClose }: ConfirmDeleteDialogProps) {
+  const { t } = useTranslation();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -36,7 +38,7 @@ export function ConfirmDeleteDialog({ title, children, onConfirm, onClose }: Con
       actions={
         <>
           <button type="button" onClick={onClose}>
-            Cancel
+            {t("common.cancel")}
           </button>
           <button
             type="button"
@@ -45,7 +47,7 @@ export function ConfirmDeleteDialog({ title, children, onConfirm, onClose }: Con
             disabled={busy}
             onClick={confirm}
           >
-            Delete
+            {t("confirmDelete.confirm")}
           </button>
         </>
       }

@@ -1,3 +1,4 @@
+import { useTranslation } from "react-i18next";
 import { FieldError } from "./FieldError";
 
 interface ShareToggleProps {
@@ -12,6 +13,7 @@ interface ShareToggleProps {
 
 /** "Share with every user (public)": the sharing control of agents and skills. */
 export function ShareToggle({ checked, onChange, testId, field, error, disabled }: ShareToggleProps) {
+  const { t } = useTranslation();
   return (
     <div className="field">
       <label className="check">
@@ -22,7 +24,7 @@ export function ShareToggle({ checked, onChange, testId, field, error, disabled 
           disabled={disabled}
           onChange={(e) => onChange(e.target.checked)}
         />
-        Share with every user (public)
+        {t("share.public")}
       </label>
       <FieldError field={field} message={error} />
     </div>

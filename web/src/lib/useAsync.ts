@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useEffectEvent, useState } from "react";
 
 export interface AsyncState<T> {
   data: T | undefined;
@@ -10,30 +10,32 @@ export interface AsyncState<T> {
   setData: (data: T) => void;
 }
 
+interface Settled<T> {
+  /** The request (`key` and reload generation) this answer belongs to. */
+  request: string;
+  data: T | undefined;
+  error: unknown;
+}
+
 /** Runs `load` when `key` changes (and on `reload`); a stale answer never overwrites a newer one. */
 export function useAsync<T>(load: () => Promise<T>, key: string): AsyncState<T> {
-  const [data, setData] = useState<T>();
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
   const [generation, setGeneration] = useState(0);
+  const request = `${generation}:${key}`;
+  const [settled, setSettled] = useState<Settled<T>>({ request: "", data: undefined, error: null });
+  // The newest `load` is called, without re-running the effect each time it is re-created.
+  const run = useEffectEvent(() => load());
 
   useEffect(() => {
     let live = true;
-    setLoading(true);
-    load()
-      .then((value) => {
-        if (!live) return;
-        setData(value);
-        setError(null);
-      })
-      .catch((failure: unknown) => live && setError(failure))
-      .finally(() => live && setLoading(false));
+    run()
+      .then((data) => live && setSettled({ request, data, error: null }))
+      .catch((error: unknown) => live && setSettled((old) => ({ request, data: old.data, error })));
     return () => {
       live = false;
     };
-    // `load` is re-created every render; `key` says when it asks for something else.
-  }, [key, generation]);
+  }, [request]);
 
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
-  return { data, error, loading, reload, setData };
+  const setData = useCallback((data: T) => setSettled((old) => ({ ...old, data, error: null })), []);
+  return { data: settled.data, error: settled.error, loading: settled.request !== request, reload, setData };
 }

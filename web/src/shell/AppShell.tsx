@@ -1,21 +1,28 @@
+import { useTranslation } from "react-i18next";
 import { NavLink, Outlet } from "react-router-dom";
 import { UserMenu } from "./UserMenu";
 
 export function AppShell() {
+  const { t } = useTranslation();
   return (
     <div className="shell">
       <header className="topbar">
         <span className="brand">ARS</span>
-        <nav aria-label="Main">
+        <nav aria-label={t("nav.main")}>
           <NavLink to="/chat" data-testid="nav-chat">
-            Chat
+            {t("nav.chat")}
           </NavLink>
-          <NavLink to="/agents" data-testid="nav-agents">
-            Agents
-          </NavLink>
-          <NavLink to="/skills" data-testid="nav-skills">
-            Skills
-          </NavLink>
+          <span className="nav-group" role="group" aria-label={t("nav.modelConfig")}>
+            <span className="nav-group-label" aria-hidden="true">
+              {t("nav.modelConfig")}
+            </span>
+            <NavLink to="/agents" data-testid="nav-agents">
+              {t("nav.agents")}
+            </NavLink>
+            <NavLink to="/skills" data-testid="nav-skills">
+              {t("nav.skills")}
+            </NavLink>
+          </span>
         </nav>
         <UserMenu />
       </header>

@@ -1,11 +1,14 @@
 import { useEffect, useRef, useState } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import { useNavigate } from "react-router-dom";
 import { useAuth, useUser } from "../auth/AuthContext";
+import { chooseLanguage, currentLanguage, LANGUAGES, type Language } from "../i18n";
 
-/** The user's name as a menu button: who am I, and log out. */
+/** The user's name as a menu button: who am I, the language, and log out. */
 export function UserMenu() {
   const user = useUser();
   const { logout } = useAuth();
+  const { t } = useTranslation();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
@@ -39,8 +42,26 @@ export function UserMenu() {
       {open && (
         <div className="menu" role="menu">
           <p className="muted">
-            Signed in as <strong>{user.username}</strong> ({user.role})
+            <Trans
+              i18nKey="userMenu.signedInAs"
+              values={{ name: user.username, role: t(`roles.${user.role}`) }}
+              components={{ strong: <strong /> }}
+            />
           </p>
+          <label className="menu-language">
+            {t("language.label")}
+            <select
+              data-testid="language-switch"
+              value={currentLanguage()}
+              onChange={(e) => void chooseLanguage(e.target.value as Language, user.id)}
+            >
+              {LANGUAGES.map((lng) => (
+                <option key={lng.code} value={lng.code} lang={lng.code}>
+                  {lng.label}
+                </option>
+              ))}
+            </select>
+          </label>
           <button
             type="button"
             role="menuitem"
@@ -50,7 +71,7 @@ export function UserMenu() {
               navigate("/login", { replace: true });
             }}
           >
-            Log out
+            {t("userMenu.logout")}
           </button>
         </div>
       )}

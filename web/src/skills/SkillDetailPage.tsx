@@ -1,3 +1,4 @@
+import { Trans, useTranslation } from "react-i18next";
 import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { errorMessage } from "../api";
@@ -16,7 +17,8 @@ import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { ShareToggle } from "../components/ShareToggle";
 import { useAsync } from "../lib/useAsync";
 import { isPublic, withPublic } from "../lib/sharing";
-import { formatBytes, frontmatterRows, splitFrontmatter } from "./skillModel";
+import { formatBytes } from "../lib/format";
+import { frontmatterRows, splitFrontmatter } from "./skillModel";
 import { ShadowedBadge, SkillSourceBadge } from "./SkillSourceBadge";
 
 interface Loaded {
@@ -38,6 +40,7 @@ async function load(id: string): Promise<Loaded> {
 export function SkillDetailPage() {
   const { id = "" } = useParams();
   const loaded = useAsync(() => load(id), id);
+  const { t } = useTranslation();
 
   if (loaded.error != null) {
     return (
@@ -45,14 +48,14 @@ export function SkillDetailPage() {
         <p className="error" role="alert" data-testid="skill-error">
           {errorMessage(loaded.error)}
         </p>
-        <Link to="/skills">Back to skills</Link>
+        <Link to="/skills">{t("skills.detail.backToSkills")}</Link>
       </main>
     );
   }
   if (!loaded.data) {
     return (
       <main className="page">
-        <p className="loading">Loading…</p>
+        <p className="loading">{t("common.loading")}</p>
       </main>
     );
   }
@@ -67,6 +70,7 @@ export function SkillDetailPage() {
 
 function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (skill: SkillView) => void }) {
   const navigate = useNavigate();
+  const { t } = useTranslation();
   const [deleting, setDeleting] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
 
@@ -83,7 +87,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
       link.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
     } catch (failure) {
-      setActionError(`Could not download: ${errorMessage(failure)}`);
+      setActionError(t("skills.detail.downloadFailed", { message: errorMessage(failure) }));
     }
   }
 
@@ -92,7 +96,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
     <main className="page skill-detail" data-testid="skill-detail" data-skill-id={skill.id}>
       <p>
         <Link to="/skills" data-testid="skill-back">
-          ← All skills
+          {t("skills.detail.back")}
         </Link>
       </p>
       <div className="page-head">
@@ -101,7 +105,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
         {skill.shadowed && <ShadowedBadge />}
         <div className="row-actions">
           <button type="button" data-testid="skill-download" onClick={download}>
-            Download
+            {t("skills.detail.download")}
           </button>
           {deletable && (
             <button
@@ -110,19 +114,18 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
               data-testid="skill-delete"
               onClick={() => setDeleting(true)}
             >
-              Delete
+              {t("common.delete")}
             </button>
           )}
         </div>
       </div>
       <p className="description">{skill.description}</p>
       <p className="hint">
-        Agents read it at <code data-testid="skill-path">{skill.path}</code> · version{" "}
-        <code>{skill.version.slice(0, 12)}</code> · {skill.file_count} files, {formatBytes(skill.size_bytes)}
+        {t("skills.detail.readAt")} <code data-testid="skill-path">{skill.path}</code> ·{" "}
+        {t("skills.detail.version")} <code>{skill.version.slice(0, 12)}</code> ·{" "}
+        {t("skills.detail.filesSize", { count: skill.file_count, size: formatBytes(skill.size_bytes) })}
       </p>
-      {skill.shadowed && (
-        <p className="hint">Another skill named {skill.name} wins over this one, so agents see that one.</p>
-      )}
+      {skill.shadowed && <p className="hint">{t("skills.detail.shadowedBy", { name: skill.name })}</p>}
       {actionError && (
         <p className="error" role="alert">
           {actionError}
@@ -132,7 +135,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
       {skill.source === "shared" && skill.can_manage && <SkillSharing skill={skill} onChanged={onChanged} />}
 
       <section aria-labelledby="skill-frontmatter-title">
-        <h2 id="skill-frontmatter-title">Frontmatter</h2>
+        <h2 id="skill-frontmatter-title">{t("skills.detail.frontmatter")}</h2>
         <table className="frontmatter" data-testid="skill-frontmatter">
           <tbody>
             {frontmatterRows(skill).map(([key, value]) => (
@@ -158,7 +161,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
 
       {deleting && (
         <ConfirmDeleteDialog
-          title={`Delete ${skill.name}?`}
+          title={t("skills.detail.deleteTitle", { name: skill.name })}
           onClose={() => setDeleting(false)}
           onConfirm={async () => {
             await deleteSkill(skill.id);
@@ -166,8 +169,11 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
           }}
         >
           <p>
-            The {skill.source} skill <code>{skill.name}</code> and its files will be deleted; agents will no
-            longer see it. This cannot be undone.
+            <Trans
+              i18nKey="skills.detail.deleteBody"
+              values={{ source: t(`skills.sourceLower.${skill.source}`), name: skill.name }}
+              components={{ code: <code /> }}
+            />
           </p>
         </ConfirmDeleteDialog>
       )}
@@ -176,6 +182,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
 }
 
 function SkillSharing({ skill, onChanged }: { skill: SkillView; onChanged: (skill: SkillView) => void }) {
+  const { t } = useTranslation();
   const [error, setError] = useState<string | undefined>();
   // The choice being saved, shown at once; the stored one again once the server answered.
   const [pending, setPending] = useState<boolean | null>(null);
@@ -185,7 +192,7 @@ function SkillSharing({ skill, onChanged }: { skill: SkillView; onChanged: (skil
     try {
       onChanged(await patchSkillSharing(skill.id, withPublic(shared, skill.share_config)));
     } catch (failure) {
-      setError(`Could not change the sharing: ${errorMessage(failure)}`);
+      setError(t("skills.detail.sharingFailed", { message: errorMessage(failure) }));
     } finally {
       setPending(null);
     }
@@ -193,7 +200,7 @@ function SkillSharing({ skill, onChanged }: { skill: SkillView; onChanged: (skil
   const shared = pending ?? isPublic(skill.share_config);
   return (
     <section aria-labelledby="skill-sharing-title">
-      <h2 id="skill-sharing-title">Sharing</h2>
+      <h2 id="skill-sharing-title">{t("skills.detail.sharing")}</h2>
       <ShareToggle
         testId="skill-share"
         field="skill-share"
@@ -204,16 +211,17 @@ function SkillSharing({ skill, onChanged }: { skill: SkillView; onChanged: (skil
       />
       <p className="hint" data-testid="skill-visibility">
         {shared
-          ? "Every user and their agents can use it."
+          ? t("skills.detail.visibilityPublic")
           : skill.share_config?.visibility === "users"
-            ? "Only the users it is shared with can use it."
-            : "Only you (and admins) can see it; agents of other users do not get it."}
+            ? t("skills.detail.visibilityUsers")
+            : t("skills.detail.visibilityPrivate")}
       </p>
     </section>
   );
 }
 
 function SkillFiles({ skill, files }: { skill: SkillView; files: SkillFile[] }) {
+  const { t } = useTranslation();
   const [open, setOpen] = useState<string | null>(null);
   const content = useAsync(
     () => (open ? readSkillFile(skill.id, open) : Promise.resolve(null)),
@@ -221,7 +229,7 @@ function SkillFiles({ skill, files }: { skill: SkillView; files: SkillFile[] }) 
   );
   return (
     <section aria-labelledby="skill-files-title">
-      <h2 id="skill-files-title">Files</h2>
+      <h2 id="skill-files-title">{t("skills.detail.files")}</h2>
       <ul className="skill-files" data-testid="skill-files">
         {files.map((file) => (
           <li key={file.path}>
@@ -248,10 +256,12 @@ function SkillFiles({ skill, files }: { skill: SkillView; files: SkillFile[] }) 
               {errorMessage(content.error)}
             </p>
           ) : !content.data || content.loading ? (
-            <p className="loading">Loading…</p>
+            <p className="loading">{t("common.loading")}</p>
           ) : content.data.text === null ? (
             <p className="muted" data-testid="skill-file-binary">
-              A binary file ({content.data.contentType || "unknown type"}): download the skill to get it.
+              {t("skills.detail.binary", {
+                type: content.data.contentType || t("skills.detail.unknownType"),
+              })}
             </p>
           ) : (
             <pre className="code" data-testid="skill-file-content">

@@ -1,3 +1,4 @@
+import { useTranslation } from "react-i18next";
 import { useRef, useState } from "react";
 import { errorMessage } from "../api";
 import { uploadSkill, type SkillView, type UploadTarget } from "../api/skills";
@@ -8,6 +9,7 @@ import { uploadContentType } from "./skillModel";
  * as a shared or a personal skill. The server's refusal is shown as it words it.
  */
 export function SkillUpload({ onUploaded }: { onUploaded: (skill: SkillView) => void }) {
+  const { t } = useTranslation();
   const [target, setTarget] = useState<UploadTarget>("shared");
   const [replace, setReplace] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -20,13 +22,13 @@ export function SkillUpload({ onUploaded }: { onUploaded: (skill: SkillView) => 
     setDone(null);
     const contentType = uploadContentType(file.name);
     if (!contentType) {
-      setError(`${file.name}: choose a .zip or .skill archive, or a SKILL.md file.`);
+      setError(t("skills.upload.wrongType", { name: file.name }));
       return;
     }
     setBusy(true);
     try {
       const skill = await uploadSkill(file, contentType, target, replace);
-      setDone(`Uploaded ${skill.name}.`);
+      setDone(t("skills.upload.done", { name: skill.name }));
       onUploaded(skill);
     } catch (failure) {
       setError(errorMessage(failure));
@@ -38,17 +40,17 @@ export function SkillUpload({ onUploaded }: { onUploaded: (skill: SkillView) => 
 
   return (
     <section className="skill-upload" aria-labelledby="skill-upload-title">
-      <h2 id="skill-upload-title">Upload a skill</h2>
+      <h2 id="skill-upload-title">{t("skills.upload.title")}</h2>
       <div className="upload-controls">
         <label>
-          Install as{" "}
+          {t("skills.upload.target")}{" "}
           <select
             data-testid="skill-upload-target"
             value={target}
             onChange={(e) => setTarget(e.target.value as UploadTarget)}
           >
-            <option value="shared">Shared (a managed skill; share it afterwards)</option>
-            <option value="personal">Personal (only in my own files)</option>
+            <option value="shared">{t("skills.upload.targetShared")}</option>
+            <option value="personal">{t("skills.upload.targetPersonal")}</option>
           </select>
         </label>
         <label className="check">
@@ -58,10 +60,10 @@ export function SkillUpload({ onUploaded }: { onUploaded: (skill: SkillView) => 
             checked={replace}
             onChange={(e) => setReplace(e.target.checked)}
           />
-          Replace a skill of the same name
+          {t("skills.upload.replace")}
         </label>
         <label className="button primary file-button">
-          {busy ? "Uploading…" : "Choose file…"}
+          {busy ? t("skills.upload.uploading") : t("skills.upload.choose")}
           <input
             ref={input}
             type="file"
@@ -76,7 +78,7 @@ export function SkillUpload({ onUploaded }: { onUploaded: (skill: SkillView) => 
           />
         </label>
       </div>
-      <p className="hint">A .zip or .skill archive of a skill folder, or a single SKILL.md.</p>
+      <p className="hint">{t("skills.upload.hint")}</p>
       {error && (
         <p className="error" role="alert" data-testid="skill-upload-error">
           {error}

@@ -1,9 +1,11 @@
+import { useTranslation } from "react-i18next";
 import { useState } from "react";
 import { Link } from "react-router-dom";
 import { errorMessage } from "../api";
 import { listSkills, type SkillView } from "../api/skills";
 import { useAsync } from "../lib/useAsync";
-import { formatBytes, sortSkills } from "./skillModel";
+import { formatBytes } from "../lib/format";
+import { sortSkills } from "./skillModel";
 import { ShadowedBadge, SkillSourceBadge } from "./SkillSourceBadge";
 import { SkillUpload } from "./SkillUpload";
 
@@ -19,6 +21,7 @@ export function skillUrl(skill: Pick<SkillView, "id">): string {
 
 /** `/skills`: every skill the user can see, with the upload control. */
 export function SkillsPage() {
+  const { t } = useTranslation();
   const skills = useAsync(listSkills, "skills");
   const [query, setQuery] = useState("");
   const shown = sortSkills(skills.data ?? []).filter((s) => matches(s, query));
@@ -26,20 +29,17 @@ export function SkillsPage() {
   return (
     <main className="page">
       <div className="page-head">
-        <h1>Skills</h1>
+        <h1>{t("skills.title")}</h1>
         <input
           type="search"
-          aria-label="Search skills"
-          placeholder="Search by name or description"
+          aria-label={t("skills.search")}
+          placeholder={t("skills.searchPlaceholder")}
           data-testid="skill-search"
           value={query}
           onChange={(e) => setQuery(e.target.value)}
         />
       </div>
-      <p className="hint">
-        Skills are folders of instructions and files agents read when a task calls for them. Personal skills
-        beat shared ones of the same name, and shared ones beat built-in ones.
-      </p>
+      <p className="hint">{t("skills.intro")}</p>
       <SkillUpload onUploaded={() => skills.reload()} />
       {skills.error != null && (
         <p className="error" role="alert">
@@ -47,21 +47,21 @@ export function SkillsPage() {
         </p>
       )}
       {skills.loading && !skills.data ? (
-        <p className="loading">Loading skills…</p>
+        <p className="loading">{t("skills.loading")}</p>
       ) : shown.length === 0 ? (
-        <p className="empty">{query ? "No skill matches the search." : "No skills yet. Upload one."}</p>
+        <p className="empty">{query ? t("skills.noMatch") : t("skills.empty")}</p>
       ) : (
         <div className="table-wrap">
           <table className="skills" data-testid="skill-list">
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Source</th>
+                <th scope="col">{t("skills.columns.name")}</th>
+                <th scope="col">{t("skills.columns.source")}</th>
                 <th scope="col" className="wide-only">
-                  Description
+                  {t("skills.columns.description")}
                 </th>
                 <th scope="col" className="wide-only">
-                  Files
+                  {t("skills.columns.files")}
                 </th>
               </tr>
             </thead>
@@ -80,7 +80,12 @@ export function SkillsPage() {
                   <td className="wide-only description">{skill.description}</td>
                   <td className="wide-only">
                     {/* The list does not read personal folders: no counts (and no version) there. */}
-                    {skill.version === "" ? "—" : `${skill.file_count} (${formatBytes(skill.size_bytes)})`}
+                    {skill.version === ""
+                      ? "—"
+                      : t("skills.filesValue", {
+                          count: skill.file_count,
+                          size: formatBytes(skill.size_bytes),
+                        })}
                   </td>
                 </tr>
               ))}

@@ -2,7 +2,6 @@ import { describe, expect, test } from "vitest";
 import type { SkillView } from "../api/skills";
 import {
   ALL_SKILLS,
-  formatBytes,
   frontmatterRows,
   skillNameOptions,
   skillsChoice,
@@ -91,12 +90,6 @@ describe("skill uploads and listing", () => {
     expect(uploadContentType("Notes.SKILL")).toBe("application/zip");
     expect(uploadContentType("SKILL.md")).toBe("text/markdown");
     expect(uploadContentType("notes.tar.gz")).toBeNull();
-  });
-
-  test("sizes read as bytes, KB or MB", () => {
-    expect(formatBytes(512)).toBe("512 B");
-    expect(formatBytes(1536)).toBe("1.5 KB");
-    expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
   });
 
   test("skills sort by name, the winning source of a name first", () => {

@@ -52,15 +52,6 @@ export function uploadContentType(fileName: string): string | null {
   return null;
 }
 
-/** `1.5 KB`-style sizes. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const kb = bytes / 1024;
-  if (kb < 1024) return `${kb < 10 ? kb.toFixed(1) : Math.round(kb)} KB`;
-  const mb = kb / 1024;
-  return `${mb < 10 ? mb.toFixed(1) : Math.round(mb)} MB`;
-}
-
 /** Skills sorted by name, then by which one wins (personal > shared > built-in). */
 export function sortSkills(skills: readonly SkillView[]): SkillView[] {
   const rank: Record<SkillSource, number> = { personal: 0, shared: 1, builtin: 2 };

@@ -31,8 +31,9 @@ async function send(page, name, input) {
   await page.getByTestId("message-user").filter({ hasText: input }).waitFor();
 }
 
+/** The run's status as the API names it (the badge's text is translated). */
 async function runStatus(page) {
-  return (await page.getByTestId("run-status").textContent()).trim();
+  return page.getByTestId("run-status").getAttribute("data-status");
 }
 
 /** The Subagents panel's entries as `{slug, status, runId}`. */

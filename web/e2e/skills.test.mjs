@@ -183,7 +183,7 @@ flow("a skill zip is uploaded, shown, chosen for an agent and read in a chat", a
   const answer = page.getByTestId("message-assistant").filter({ hasText: MARKER });
   await answer.waitFor();
   await eventually(async () =>
-    assert.equal((await page.getByTestId("run-status").textContent()).trim(), "success"),
+    assert.equal(await page.getByTestId("run-status").getAttribute("data-status"), "success"),
   );
 });
 

@@ -169,7 +169,12 @@ export function ChatPage() {
         <header className="chat-head">
           <h1>{thread?.title ?? (threadId ? t("chat.conversation") : t("chat.newConversation"))}</h1>
           {chat.run && (
-            <span className={`status ${chat.run.status}`} data-testid="run-status" aria-live="polite">
+            <span
+              className={`status ${chat.run.status}`}
+              data-testid="run-status"
+              data-status={chat.run.status}
+              aria-live="polite"
+            >
               {t(`runStatus.${chat.run.status}`)}
             </span>
           )}

@@ -139,6 +139,44 @@ flow("server validation errors are shown at their field", async ({ page, server 
   assert.ok(!slugs.includes("fine-slug") && !slugs.includes("Not A Slug!"), "nothing was saved");
 });
 
+flow("after a failed save the first bad field has the focus and is in view", async ({ page }) => {
+  await signIn(page);
+  await page.goto("/agents/new");
+  await page.getByTestId("field-name").fill("Scripted");
+  await page.getByTestId("field-slug").fill("scripted-bad");
+  await page.getByTestId("field-model").selectOption("scripted/scripted");
+  // A script the server refuses: its 422 names `config_json.context.model.script`.
+  await page.getByTestId("field-script").fill('[{"txt": "hello"}]');
+  await page.getByTestId("field-max-steps").scrollIntoViewIfNeeded();
+  await page.getByTestId("agent-save").click();
+  await page.getByTestId("error-script").waitFor();
+  await eventually(async () =>
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "field-script"),
+  );
+  const box = await page.getByTestId("field-script").boundingBox();
+  assert.ok(
+    box && box.y >= 0 && box.y + box.height <= 800,
+    `the script field is in view (${JSON.stringify(box)})`,
+  );
+  const summary = await page.getByTestId("form-error").textContent();
+  assert.match(summary, /check Script\./);
+  assert.doesNotMatch(summary, /config_json/);
+});
+
+flow("the built-in general-purpose subagent keeps its slug and type, and says why", async ({ page }) => {
+  await signIn(page);
+  await page.goto("/agents");
+  await page.getByTestId("agent-edit-general-purpose").click();
+  await page.getByTestId("field-slug").waitFor();
+  assert.equal(await page.getByTestId("field-slug").getAttribute("readonly"), "");
+  assert.ok(await page.getByTestId("field-backend").isDisabled());
+  assert.match(await page.locator("main").textContent(), /the slug stays/);
+  // What may change still saves.
+  await page.getByTestId("field-description").fill("Handles anything, with the server's defaults.");
+  await page.getByTestId("agent-save").click();
+  await page.waitForURL(/\/agents$/);
+});
+
 flow("the resolved context opens from the table, and deleting asks first", async ({ page, server }) => {
   await scriptedAgent(server, "short-lived", [{ text: "hi" }], { context: { system_prompt: "Be brief." } });
   await signIn(page);

@@ -4,7 +4,8 @@ import { describe, expect, test } from "vitest";
 import type { SkillView } from "../api/skills";
 import type { Agent, ModelCatalog } from "../api/types";
 import { AgentFields } from "./AgentFields";
-import { emptyForm, type AgentFormState, type FieldErrors } from "./formModel";
+import { EXAMPLE_SCRIPT } from "./ScriptHelp";
+import { emptyForm, formFromAgent, type AgentFormState, type FieldErrors } from "./formModel";
 
 const models: ModelCatalog = {
   providers: [{ name: "scripted", kind: "scripted", models: ["scripted"] }],
@@ -18,24 +19,97 @@ const subagent = {
   is_subagent: true,
 } as Agent;
 
-function Harness({ errors = {} }: { errors?: FieldErrors }) {
-  const [form, setForm] = useState<AgentFormState>(emptyForm());
+function Harness({
+  errors = {},
+  original = null,
+  catalogModels = models,
+}: {
+  errors?: FieldErrors;
+  original?: Agent | null;
+  catalogModels?: ModelCatalog;
+}) {
+  const [form, setForm] = useState<AgentFormState>(() => (original ? formFromAgent(original) : emptyForm()));
   return (
     <AgentFields
       form={form}
       onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
       errors={errors}
       catalog={{
-        models,
-        tools: [{ name: "ls", description: "", parameters: {} }],
+        models: catalogModels,
+        tools: [
+          { name: "ls", description: "", parameters: {} },
+          { name: "execute", description: "Runs a shell command in the workdir.", parameters: {} },
+        ],
         agents: [subagent],
         skills: [],
       }}
-      original={null}
+      original={original}
       isAdmin
     />
   );
 }
+
+const generalPurpose = {
+  id: "gp",
+  slug: "general-purpose",
+  name: "General purpose",
+  description: "Built in",
+  backend_id: "SubAgentBackend",
+  is_subagent: true,
+  is_builtin: true,
+  is_default: false,
+  share_config: { visibility: "public" },
+  config_json: { context: {} },
+} as unknown as Agent;
+
+describe("agent form rough edges", () => {
+  test("each tool checkbox shows the tool's description", () => {
+    render(<Harness />);
+    expect(screen.getByTestId("tool-execute-description").textContent).toBe(
+      "Runs a shell command in the workdir.",
+    );
+    expect(screen.queryByTestId("tool-ls-description")).toBeNull();
+  });
+
+  test("a built-in agent's slug, backend and sharing are locked, and the form says why", () => {
+    render(<Harness original={generalPurpose} />);
+    expect((screen.getByTestId("field-slug") as HTMLInputElement).readOnly).toBe(true);
+    expect((screen.getByTestId("field-backend") as HTMLSelectElement).disabled).toBe(true);
+    expect((screen.getByTestId("field-share-config") as HTMLInputElement).disabled).toBe(true);
+    expect(document.body.textContent).toMatch(/the slug stays/);
+    expect(document.body.textContent).toMatch(/it stays a subagent/);
+  });
+
+  test("an ordinary agent's slug and backend stay editable", () => {
+    render(<Harness />);
+    expect((screen.getByTestId("field-slug") as HTMLInputElement).readOnly).toBe(false);
+    expect((screen.getByTestId("field-backend") as HTMLSelectElement).disabled).toBe(false);
+  });
+
+  test("no model with no server default shows a warning; a default model removes it", () => {
+    const { unmount } = render(<Harness />);
+    expect(screen.getByTestId("no-model-warning").textContent).toMatch(/cannot answer/);
+    fireEvent.change(screen.getByTestId("field-model"), { target: { value: "scripted/scripted" } });
+    expect(screen.queryByTestId("no-model-warning")).toBeNull();
+    unmount();
+    render(
+      <Harness catalogModels={{ ...models, default_model: { provider: "scripted", name: "scripted" } }} />,
+    );
+    expect(screen.queryByTestId("no-model-warning")).toBeNull();
+  });
+
+  test("the script field documents the script format and fills in a working example", () => {
+    render(<Harness />);
+    fireEvent.change(screen.getByTestId("field-model"), { target: { value: "scripted/scripted" } });
+    const help = screen.getByTestId("script-help");
+    for (const word of ["tool_calls", "delay_ms", "{{input}}", "{{last_tool_result}}"]) {
+      expect(help.textContent).toContain(word);
+    }
+    fireEvent.click(screen.getByTestId("script-use-example"));
+    expect((screen.getByTestId("field-script") as HTMLTextAreaElement).value).toBe(EXAMPLE_SCRIPT);
+    expect(() => JSON.parse(EXAMPLE_SCRIPT)).not.toThrow();
+  });
+});
 
 describe("agent form fields", () => {
   test("choosing SubAgentBackend hides the subagents field and the default switch", () => {

@@ -15,6 +15,7 @@ import {
   type FieldErrors,
 } from "./formModel";
 import { InheritableList } from "./InheritableList";
+import { ScriptHelp } from "./ScriptHelp";
 import { SkillsField } from "./SkillsField";
 
 interface AgentFieldsProps {
@@ -62,6 +63,8 @@ function slugify(name: string): string {
 export function AgentFields({ form, onChange, errors, catalog, original, isAdmin }: AgentFieldsProps) {
   const { t } = useTranslation();
   const shown = visibleFields(form.backend);
+  // A built-in agent keeps its slug, type and sharing: other agents and every user rely on them.
+  const builtin = original?.is_builtin ?? false;
   const describedBy = (field: string) => (errors[field as keyof FieldErrors] ? `error-${field}` : undefined);
   const input = (field: string) => ({
     id: `input-${field}`,
@@ -85,8 +88,18 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
             }}
           />
         </Field>
-        <Field label={t("agentForm.slug")} field="slug" error={errors.slug} hint={t("agentForm.slugHint")}>
-          <input {...input("slug")} value={form.slug} onChange={(e) => onChange({ slug: e.target.value })} />
+        <Field
+          label={t("agentForm.slug")}
+          field="slug"
+          error={errors.slug}
+          hint={builtin ? t("agentForm.builtinSlug") : t("agentForm.slugHint")}
+        >
+          <input
+            {...input("slug")}
+            value={form.slug}
+            readOnly={builtin}
+            onChange={(e) => onChange({ slug: e.target.value })}
+          />
         </Field>
         <Field label={t("agentForm.description")} field="description" error={errors.description}>
           <textarea
@@ -105,13 +118,16 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
           field="backend"
           error={errors.backend}
           hint={
-            form.backend === "SubAgentBackend"
-              ? t("agentForm.backendHintSubagent")
-              : t("agentForm.backendHintNormal")
+            builtin
+              ? t("agentForm.builtinBackend")
+              : form.backend === "SubAgentBackend"
+                ? t("agentForm.backendHintSubagent")
+                : t("agentForm.backendHintNormal")
           }
         >
           <select
             {...input("backend")}
+            disabled={builtin}
             value={form.backend}
             onChange={(e) => onChange({ backend: e.target.value as BackendChoice })}
           >
@@ -123,9 +139,11 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
           testId="field-share-config"
           field="share-config"
           checked={form.shared}
+          disabled={builtin}
           onChange={(shared) => onChange({ shared })}
           error={errors["share-config"]}
         />
+        {builtin && <p className="hint">{t("agentForm.builtinSharing")}</p>}
         {shown.isDefault && (
           <div className="field">
             <label className="check">
@@ -163,7 +181,11 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         <InheritableList
           legend={t("agentForm.tools")}
           field="tools"
-          options={catalog.tools.map((t) => ({ value: t.name, label: t.name, description: t.description }))}
+          options={catalog.tools.map((tool) => ({
+            value: tool.name,
+            label: tool.name,
+            description: tool.description,
+          }))}
           value={form.tools}
           onChange={(tools) => onChange({ tools })}
           optionTestId={(name) => `tool-${name}`}
@@ -269,7 +291,18 @@ function ModelField({
     : t("agentForm.modelServerDefaultNone");
   return (
     <>
-      <Field label={t("agentForm.model")} field="model" error={errors.model}>
+      <Field
+        label={t("agentForm.model")}
+        field="model"
+        error={errors.model}
+        hint={
+          !form.model && !models.default_model ? (
+            <span className="warning" role="note" data-testid="no-model-warning">
+              {t("agentForm.noModelWarning")}
+            </span>
+          ) : undefined
+        }
+      >
         <select {...input("model")} value={form.model} onChange={(e) => onChange({ model: e.target.value })}>
           <option value="">{fallback}</option>
           {options.map((value) => (
@@ -294,6 +327,7 @@ function ModelField({
             value={form.script}
             onChange={(e) => onChange({ script: e.target.value })}
           />
+          <ScriptHelp onUseExample={(script) => onChange({ script })} />
         </Field>
       )}
     </>

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
@@ -75,6 +75,24 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
   const [errors, setErrors] = useState<FieldErrors>({});
   const [formError, setFormError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
+  // Counts failed saves: after each, the first marked field gets the focus, scrolled into view.
+  const [failedSaves, setFailedSaves] = useState(0);
+  const formRef = useRef<HTMLFormElement>(null);
+
+  useEffect(() => {
+    if (failedSaves === 0) return;
+    const form = formRef.current;
+    const marked =
+      form?.querySelector<HTMLElement>('[aria-invalid="true"]') ??
+      form
+        ?.querySelector<HTMLElement>(".field-error")
+        ?.closest(".field")
+        ?.querySelector<HTMLElement>("input, select, textarea") ??
+      form?.querySelector<HTMLElement>('[data-testid="form-error"]');
+    if (!marked) return;
+    marked.scrollIntoView?.({ block: "center" });
+    marked.focus({ preventScroll: true });
+  }, [failedSaves]);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -82,6 +100,7 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
     if (!built.ok) {
       setErrors(built.errors);
       setFormError(t("agentForm.invalid"));
+      setFailedSaves((n) => n + 1);
       return;
     }
     setSaving(true);
@@ -100,34 +119,44 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Cat
       const shown = errorsFromFailure(failure);
       setErrors(shown.fields);
       setFormError(shown.form);
+      setFailedSaves((n) => n + 1);
     } finally {
       setSaving(false);
     }
   }
 
+  // Only an admin may change a built-in agent; others see it as it is.
+  const readOnly = Boolean(original?.is_builtin) && user.role !== "admin";
   const title = original ? t("agentForm.editTitle", { name: original.name }) : t("agentForm.newTitle");
   return (
     <main className="page">
       <h1>{title}</h1>
-      <form className="agent-form" onSubmit={submit} noValidate aria-label={title}>
-        <AgentFields
-          form={form}
-          onChange={(patch) => {
-            setForm((current) => ({ ...current, ...patch }));
-            setErrors((current) => clearEdited(current, patch));
-          }}
-          errors={errors}
-          catalog={catalog}
-          original={original}
-          isAdmin={user.role === "admin"}
-        />
+      {readOnly && (
+        <p className="notice-box" role="note" data-testid="builtin-read-only">
+          {t("agentForm.builtinReadOnly")}
+        </p>
+      )}
+      <form className="agent-form" ref={formRef} onSubmit={submit} noValidate aria-label={title}>
+        <fieldset className="plain" disabled={readOnly}>
+          <AgentFields
+            form={form}
+            onChange={(patch) => {
+              setForm((current) => ({ ...current, ...patch }));
+              setErrors((current) => clearEdited(current, patch));
+            }}
+            errors={errors}
+            catalog={catalog}
+            original={original}
+            isAdmin={user.role === "admin"}
+          />
+        </fieldset>
         {formError && (
           <p className="error" role="alert" data-testid="form-error">
             {formError}
           </p>
         )}
         <div className="form-actions">
-          <button type="submit" className="primary" data-testid="agent-save" disabled={saving}>
+          <button type="submit" className="primary" data-testid="agent-save" disabled={saving || readOnly}>
             {saving ? t("common.saving") : t("common.save")}
           </button>
           <button type="button" data-testid="agent-cancel" onClick={() => navigate("/agents")}>

@@ -196,6 +196,20 @@ describe("agent form server errors", () => {
     expect(shown.form).toContain("must not be empty");
   });
 
+  test("the summary names the field as the form labels it, never the API path", () => {
+    const shown = errorsFromFailure(
+      new ApiError(
+        422,
+        "validation_failed",
+        "turn 1: unknown field `txt`",
+        "config_json.context.model.script",
+      ),
+    );
+    expect(shown.fields).toEqual({ script: "turn 1: unknown field `txt`" });
+    expect(shown.form).toBe("Could not save: check Script. turn 1: unknown field `txt`");
+    expect(shown.form).not.toContain("config_json");
+  });
+
   test("a failure without a field is only a general message", () => {
     const shown = errorsFromFailure(
       new ApiError(403, "forbidden", "you can use this agent but not manage it"),

@@ -127,6 +127,15 @@ describe("transcript", () => {
     expect(isSettled(t)).toBe(true);
   });
 
+  test("a run cancelled before any text leaves no empty reply bubble", () => {
+    const t = play(fromMessages([msg("m1", "user", "hi")]), [
+      ev({ type: "message_started", role: "assistant" }),
+      ev({ type: "run_status", status: "cancelled" }),
+    ]);
+    expect(summary(t)).toEqual(["user:hi"]);
+    expect(isSettled(t)).toBe(true);
+  });
+
   test("system messages (notices) are shown as notices", () => {
     const t = fromMessages([msg("n1", "system", "subagent finished", { run_id: null })]);
     expect(summary(t)).toEqual(["notice:subagent finished"]);

@@ -221,18 +221,29 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
     }
     case "run_status": {
       if (!isTerminalStatus(event.status)) return transcript;
-      // Whatever was still streaming stops here; a cancelled turn keeps its partial text.
+      // Whatever was still streaming stops here; a cancelled turn keeps its partial text, and a
+      // reply that never got any text is no reply at all.
       return {
-        items: items.map((item) => {
-          if (item.kind === "assistant" && item.streaming && item.runId === event.run_id) {
-            return { ...item, streaming: false };
-          }
-          if (item.kind === "tool" && !item.done && item.runId === event.run_id) {
-            // A run that ends while a call is open has cut it off: no result will come.
-            return { ...item, done: true, interrupted: true };
-          }
-          return item;
-        }),
+        items: items
+          .filter(
+            (item) =>
+              !(
+                item.kind === "assistant" &&
+                item.streaming &&
+                item.runId === event.run_id &&
+                !item.text.trim()
+              ),
+          )
+          .map((item) => {
+            if (item.kind === "assistant" && item.streaming && item.runId === event.run_id) {
+              return { ...item, streaming: false };
+            }
+            if (item.kind === "tool" && !item.done && item.runId === event.run_id) {
+              // A run that ends while a call is open has cut it off: no result will come.
+              return { ...item, done: true, interrupted: true };
+            }
+            return item;
+          }),
         seen,
       };
     }

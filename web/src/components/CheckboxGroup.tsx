@@ -34,14 +34,25 @@ export function CheckboxGroup(props: CheckboxGroupProps) {
         <ul>
           {options.map((option) => (
             <li key={option.value}>
-              <label title={option.description}>
+              <label>
                 <input
                   type="checkbox"
                   data-testid={optionTestId(option.value)}
                   checked={selected.includes(option.value)}
                   onChange={(e) => toggle(option.value, e.target.checked)}
                 />
-                {option.label}
+                <span className="option-text">
+                  <span className="option-label">{option.label}</span>
+                  {option.description && (
+                    <span
+                      className="option-description"
+                      title={option.description}
+                      data-testid={`${optionTestId(option.value)}-description`}
+                    >
+                      {option.description}
+                    </span>
+                  )}
+                </span>
               </label>
             </li>
           ))}

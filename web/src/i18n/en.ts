@@ -205,6 +205,12 @@ export const en = {
     inheritNone: "None: the agent gets none.",
     inheritSelected_one: "{{count}} selected.",
     inheritSelected_other: "{{count}} selected.",
+    builtinReadOnly: "This built-in agent exists for every user; only an admin can change it.",
+    builtinSlug: "Built in: the slug stays, so parent agents always find this subagent by it.",
+    builtinBackend: "Built in: it stays a subagent.",
+    builtinSharing: "Built in: it stays shared with every user, for whom it exists.",
+    noModelWarning:
+      "No model is chosen and the server has no default model: the agent can be saved, but it cannot answer until a model is chosen here or an admin sets a default model.",
     fields: {
       name: "Name",
       slug: "Slug",
@@ -224,6 +230,34 @@ export const en = {
       timeout: "Timeout",
       "max-tokens": "Token budget",
     },
+  },
+  scriptHelp: {
+    title: "How scripts work",
+    intro:
+      "The scripted model plays turns instead of thinking: each model call plays the next turn (a new user message starts again from the first; past the end, the last turn repeats). A script is a JSON array of turns, each an object with these fields:",
+    field: "Field",
+    meaning: "Meaning",
+    fields: {
+      text: "The answer's text, streamed word by word.",
+      tool_calls:
+        'Tool calls to make: [{"name": "execute", "arguments": {"command": "ls"}}]; the next turn runs after their results.',
+      delay_ms: "Milliseconds to wait before the turn starts (up to ten minutes).",
+      chunk_delay_ms: "Milliseconds between the words of the text.",
+      error: "Fail the model call with this message (after any text).",
+      usage: 'Token usage to report, {"prompt_tokens": 10, "completion_tokens": 5}; estimated when absent.',
+    },
+    placeholdersIntro: "Text, errors and the string values of tool arguments may use placeholders:",
+    placeholders: {
+      input: "the last user message",
+      lastToolResult: "the last tool result",
+      lastToolField:
+        "a field of the last tool result when it is JSON (here the run id a subagent tool answered)",
+      toolResultField: "a field of the i-th tool result since the last user message",
+      userTurns: "how many user messages the conversation has",
+      systemPrompt: "the agent's system prompt",
+    },
+    exampleIntro: "Example: list the workdir, then answer with what it holds.",
+    useExample: "Use this example",
   },
   skillsField: {
     legend: "Skills",

@@ -207,6 +207,12 @@ export const zhCN: Translations = {
     inheritNone: "无：这个智能体不使用任何一项。",
     inheritSelected_one: "已选 {{count}} 项。",
     inheritSelected_other: "已选 {{count}} 项。",
+    builtinReadOnly: "这个内置智能体为每个用户而存在，只有管理员可以修改它。",
+    builtinSlug: "内置：slug 保持不变，父智能体始终通过它找到这个子智能体。",
+    builtinBackend: "内置：它始终是子智能体。",
+    builtinSharing: "内置：它始终共享给所有用户，它为每个用户而存在。",
+    noModelWarning:
+      "没有选择模型，服务器也没有默认模型：可以保存，但在这里选择模型或管理员设置默认模型之前，这个智能体无法回答。",
     fields: {
       name: "名称",
       slug: "Slug",
@@ -226,6 +232,33 @@ export const zhCN: Translations = {
       timeout: "超时",
       "max-tokens": "令牌预算",
     },
+  },
+  scriptHelp: {
+    title: "脚本怎么写",
+    intro:
+      "脚本模型不思考，而是按回合执行：每次调用模型执行下一个回合（新的用户消息从第一个回合重新开始；超过末尾则重复最后一个回合）。脚本是一个由回合组成的 JSON 数组，每个回合是含有以下字段的对象：",
+    field: "字段",
+    meaning: "含义",
+    fields: {
+      text: "回答的文本，逐词流式输出。",
+      tool_calls:
+        '要发起的工具调用：[{"name": "execute", "arguments": {"command": "ls"}}]；拿到结果后执行下一个回合。',
+      delay_ms: "回合开始前等待的毫秒数（最多十分钟）。",
+      chunk_delay_ms: "文本每个词之间等待的毫秒数。",
+      error: "以这条消息让模型调用失败（在已有文本之后）。",
+      usage: '要报告的令牌用量，{"prompt_tokens": 10, "completion_tokens": 5}；缺省时自动估算。',
+    },
+    placeholdersIntro: "文本、错误以及工具参数中的字符串值可以使用占位符：",
+    placeholders: {
+      input: "最后一条用户消息",
+      lastToolResult: "最后一个工具结果",
+      lastToolField: "最后一个工具结果（JSON）中的字段（这里是子智能体工具返回的运行 ID）",
+      toolResultField: "最后一条用户消息之后第 i 个工具结果中的字段",
+      userTurns: "对话中用户消息的数量",
+      systemPrompt: "智能体的系统提示词",
+    },
+    exampleIntro: "示例：列出工作目录，然后根据其中的内容回答。",
+    useExample: "使用这个示例",
   },
   skillsField: {
     legend: "Skills",

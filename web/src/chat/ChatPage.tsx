@@ -6,6 +6,7 @@ import { listChatAgents } from "../api/agents";
 import type { SubagentRun, Thread } from "../api/types";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { Icon } from "../components/Icon";
+import { usageText } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
@@ -162,6 +163,7 @@ export function ChatPage() {
         }}
         threads={threads.data ?? []}
         threadsLoading={threads.loading}
+        threadOpen={Boolean(threadId)}
         onRename={rename}
         onDelete={setDeleting}
       />
@@ -176,6 +178,18 @@ export function ChatPage() {
               aria-live="polite"
             >
               {t(`runStatus.${chat.run.status}`)}
+            </span>
+          )}
+          {chat.usage && chat.usage.runId === chat.run?.id && (
+            <span className="run-usage" data-testid="run-usage">
+              {chat.usage.total &&
+              chat.usage.total.prompt_tokens + chat.usage.total.completion_tokens !==
+                chat.usage.own.prompt_tokens + chat.usage.own.completion_tokens
+                ? t("chat.usageWithSubagents", {
+                    own: usageText(chat.usage.own),
+                    total: usageText(chat.usage.total),
+                  })
+                : usageText(chat.usage.own)}
             </span>
           )}
           <button

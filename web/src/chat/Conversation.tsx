@@ -1,21 +1,45 @@
 import { useEffect, useRef, type ReactNode } from "react";
+import { CopyButton } from "../components/CopyButton";
+import { formatDateTime } from "../lib/format";
 import { Markdown } from "./Markdown";
 import { ToolCard } from "./ToolCard";
-import type { Item, ToolItem, Transcript } from "./transcript";
+import type { AssistantItem, Item, ToolItem, Transcript, UserItem } from "./transcript";
 
 interface ConversationProps {
   transcript: Transcript;
   /** Extra content for a tool card (the link from a `task` card to its subagent). */
   toolExtra?: (item: ToolItem) => ReactNode;
+  /** Extra actions under a message (regenerate, edit). */
+  messageActions?: (item: UserItem | AssistantItem) => ReactNode;
   empty?: ReactNode;
 }
 
-function Entry({ item, toolExtra }: { item: Item; toolExtra?: (item: ToolItem) => ReactNode }) {
+/** Under a message: when it was written, copy, and whatever else the page offers. */
+function MessageFoot({ item, actions }: { item: UserItem | AssistantItem; actions?: ReactNode }) {
+  return (
+    <div className="message-foot">
+      <time dateTime={item.at} data-testid="message-time">
+        {formatDateTime(item.at)}
+      </time>
+      <CopyButton testId="message-copy" text={() => item.text} />
+      {actions}
+    </div>
+  );
+}
+
+interface EntryProps {
+  item: Item;
+  toolExtra?: (item: ToolItem) => ReactNode;
+  messageActions?: (item: UserItem | AssistantItem) => ReactNode;
+}
+
+function Entry({ item, toolExtra, messageActions }: EntryProps) {
   switch (item.kind) {
     case "user":
       return (
         <div className="message user" data-testid="message-user">
           <p className="pre">{item.text}</p>
+          <MessageFoot item={item} actions={messageActions?.(item)} />
         </div>
       );
     case "assistant":
@@ -23,6 +47,7 @@ function Entry({ item, toolExtra }: { item: Item; toolExtra?: (item: ToolItem) =
         <div className="message assistant" data-testid="message-assistant" aria-busy={item.streaming}>
           <Markdown text={item.text} />
           {item.streaming && <span className="cursor" aria-hidden="true" />}
+          {!item.streaming && <MessageFoot item={item} actions={messageActions?.(item)} />}
         </div>
       );
     case "tool":
@@ -33,7 +58,7 @@ function Entry({ item, toolExtra }: { item: Item; toolExtra?: (item: ToolItem) =
 }
 
 /** The messages and tool calls of a transcript, kept scrolled to the newest while at the end. */
-export function Conversation({ transcript, toolExtra, empty }: ConversationProps) {
+export function Conversation({ transcript, toolExtra, messageActions, empty }: ConversationProps) {
   const end = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -55,7 +80,7 @@ export function Conversation({ transcript, toolExtra, empty }: ConversationProps
     >
       {transcript.items.length === 0 && empty}
       {transcript.items.map((item) => (
-        <Entry key={item.key} item={item} toolExtra={toolExtra} />
+        <Entry key={item.key} item={item} toolExtra={toolExtra} messageActions={messageActions} />
       ))}
       <div ref={end} />
     </div>

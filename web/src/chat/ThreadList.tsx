@@ -1,23 +1,42 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { NavLink } from "react-router-dom";
-import type { Thread } from "../api/types";
+import type { Agent, Thread } from "../api/types";
 import { Icon } from "../components/Icon";
+import { formatDateTime, formatRelative } from "../lib/format";
+import { useNow } from "./useNow";
 
 interface ThreadListProps {
   threads: readonly Thread[];
+  /** To name each thread's agent. */
+  agents: readonly Agent[];
+  /** Shows only threads whose title or agent name holds it (any case, any script). */
+  query: string;
   loading: boolean;
+  onOpen: () => void;
   onRename: (thread: Thread, title: string) => Promise<boolean>;
   onDelete: (thread: Thread) => void;
 }
 
 /** The user's top-level threads (subagent threads are never listed), newest activity first. */
-export function ThreadList({ threads, loading, onRename, onDelete }: ThreadListProps) {
+export function ThreadList({ threads, agents, query, loading, onOpen, onRename, onDelete }: ThreadListProps) {
   const { t } = useTranslation();
   const [renaming, setRenaming] = useState<string | null>(null);
-  const shown = threads.filter((t) => !t.parent_thread_id);
-  if (loading && shown.length === 0) return <p className="loading">{t("threads.loading")}</p>;
-  if (shown.length === 0) return <p className="empty">{t("threads.empty")}</p>;
+  // Relative times ("5 minutes ago") move on while the list is on screen.
+  const now = useNow(true);
+  const names = new Map(agents.map((agent) => [agent.id, agent.name]));
+  const topLevel = threads.filter((thread) => !thread.parent_thread_id);
+  const needle = query.trim().toLocaleLowerCase();
+  const shown = needle
+    ? topLevel.filter((thread) =>
+        [thread.title, names.get(thread.agent_id) ?? ""].some((text) =>
+          text.toLocaleLowerCase().includes(needle),
+        ),
+      )
+    : topLevel;
+  if (loading && topLevel.length === 0) return <p className="loading">{t("threads.loading")}</p>;
+  if (topLevel.length === 0) return <p className="empty">{t("threads.empty")}</p>;
+  if (shown.length === 0) return <p className="empty">{t("threads.noMatch")}</p>;
   return (
     <ul className="thread-list" aria-label={t("threads.list")}>
       {shown.map((thread) => (
@@ -30,8 +49,26 @@ export function ThreadList({ threads, loading, onRename, onDelete }: ThreadListP
             />
           ) : (
             <>
-              <NavLink to={`/chat/${thread.id}`} className="thread-link" title={thread.title}>
-                {thread.title}
+              <NavLink
+                to={`/chat/${thread.id}`}
+                className="thread-link"
+                title={thread.title}
+                onClick={onOpen}
+              >
+                <span className="thread-title">{thread.title}</span>
+                <span className="thread-meta">
+                  <span data-testid="thread-agent">
+                    {names.get(thread.agent_id) ?? t("threads.unknownAgent")}
+                  </span>
+                  {" · "}
+                  <time
+                    dateTime={thread.updated_at}
+                    title={formatDateTime(thread.updated_at)}
+                    data-testid="thread-time"
+                  >
+                    {formatRelative(thread.updated_at, now)}
+                  </time>
+                </span>
               </NavLink>
               <span className="thread-actions">
                 <button

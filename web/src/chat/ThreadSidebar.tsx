@@ -1,3 +1,4 @@
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { Agent, Thread } from "../api/types";
 import { ThreadList } from "./ThreadList";
@@ -9,16 +10,32 @@ interface ThreadSidebarProps {
   onNewThread: () => void;
   threads: readonly Thread[];
   threadsLoading: boolean;
+  /** A thread is open: on a narrow screen the list starts folded away. */
+  threadOpen: boolean;
   onRename: (thread: Thread, title: string) => Promise<boolean>;
   onDelete: (thread: Thread) => void;
 }
 
-/** The agent quick-switch (normal agents only) and the thread list. */
+/** The agent quick-switch (normal agents only), a search box and the thread list. */
 export function ThreadSidebar(props: ThreadSidebarProps) {
   const { t } = useTranslation();
-  const { agents, agentId, onAgentChange, onNewThread, threads, threadsLoading, onRename, onDelete } = props;
+  const {
+    agents,
+    agentId,
+    onAgentChange,
+    onNewThread,
+    threads,
+    threadsLoading,
+    threadOpen,
+    onRename,
+    onDelete,
+  } = props;
+  const [query, setQuery] = useState("");
+  // Folding matters on narrow screens only (CSS shows the list regardless on wide ones).
+  const [folded, setFolded] = useState(threadOpen);
+  const topLevel = threads.filter((thread) => !thread.parent_thread_id).length;
   return (
-    <nav className="thread-sidebar" aria-label={t("threads.label")}>
+    <nav className={folded ? "thread-sidebar folded" : "thread-sidebar"} aria-label={t("threads.label")}>
       <label htmlFor="agent-switch" className="small-label">
         {t("threads.agent")}
       </label>
@@ -43,7 +60,36 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
           {t("threads.newThread")}
         </button>
       </div>
-      <ThreadList threads={threads} loading={threadsLoading} onRename={onRename} onDelete={onDelete} />
+      <button
+        type="button"
+        className="narrow-only thread-fold"
+        data-testid="thread-list-toggle"
+        aria-expanded={!folded}
+        aria-controls="thread-list-body"
+        onClick={() => setFolded(!folded)}
+      >
+        {folded ? t("threads.show", { count: topLevel }) : t("threads.hide")}
+      </button>
+      <div id="thread-list-body" className="thread-list-body">
+        <input
+          type="search"
+          className="thread-search"
+          data-testid="thread-search"
+          aria-label={t("threads.search")}
+          placeholder={t("threads.searchPlaceholder")}
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
+        <ThreadList
+          threads={threads}
+          agents={agents}
+          query={query}
+          loading={threadsLoading}
+          onOpen={() => setFolded(true)}
+          onRename={onRename}
+          onDelete={onDelete}
+        />
+      </div>
     </nav>
   );
 }

@@ -13,7 +13,11 @@ import type { Message } from "../api/types";
 export interface UserItem {
   kind: "user";
   key: string;
+  /** The persisted message's id (`null` for an input shown before the server commits it). */
+  messageId: string | null;
   text: string;
+  /** When it was sent. */
+  at: string;
 }
 
 export interface AssistantItem {
@@ -23,6 +27,8 @@ export interface AssistantItem {
   text: string;
   /** Still receiving deltas: not yet committed. */
   streaming: boolean;
+  /** When it was written (or began streaming). */
+  at: string;
 }
 
 export interface ToolItem {
@@ -79,7 +85,16 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
   const runId = message.run_id ?? null;
   switch (message.role) {
     case "user":
-      return [...items, { kind: "user", key: `m:${message.id}`, text: message.content }];
+      return [
+        ...items,
+        {
+          kind: "user",
+          key: `m:${message.id}`,
+          messageId: message.id,
+          text: message.content,
+          at: message.created_at,
+        },
+      ];
     case "system":
       return [...items, { kind: "notice", key: `m:${message.id}`, text: message.content }];
     case "tool": {
@@ -114,6 +129,7 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
           runId,
           text: message.content,
           streaming: false,
+          at: message.created_at,
         });
       }
       own.push(...toolItems(message).filter((tool) => !items.some((item) => item.key === tool.key)));
@@ -133,7 +149,14 @@ export function fromMessages(messages: readonly Message[]): Transcript {
 
 /** Shows the user's input of a run just started (the server commits it without an event). */
 export function addUserInput(transcript: Transcript, runId: string, text: string): Transcript {
-  return { ...transcript, items: [...transcript.items, { kind: "user", key: `input:${runId}`, text }] };
+  const item: UserItem = {
+    kind: "user",
+    key: `input:${runId}`,
+    messageId: null,
+    text,
+    at: new Date().toISOString(),
+  };
+  return { ...transcript, items: [...transcript.items, item] };
 }
 
 function streamingKey(items: readonly Item[], runId: string): string | undefined {
@@ -156,6 +179,7 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
         runId: event.run_id,
         text: "",
         streaming: true,
+        at: event.at,
       };
       // A message still streaming when the next one starts was never committed: the model's
       // stream broke and the server asks again, so the partial text goes.
@@ -173,6 +197,7 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
           runId: event.run_id,
           text: event.text,
           streaming: true,
+          at: event.at,
         };
         return { items: [...items, item], seen };
       }

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { api, ApiError, errorMessage, unwrap } from "../api";
 import { isTerminalStatus, type RunEvent } from "../api/events";
-import type { RunStatus } from "../api/types";
+import type { RunStatus, Usage } from "../api/types";
 import i18n from "../i18n";
 import { loadResumePoint } from "../sse/resume";
 import { addUserInput } from "./transcript";
@@ -15,6 +15,13 @@ import { useRunFollower } from "./useRunFollower";
 export interface RunState {
   id: string;
   status: RunStatus;
+}
+
+/** The tokens of the thread's latest run: its own, and with its subagents' once it ended. */
+export interface RunUsage {
+  runId: string;
+  own: Usage;
+  total: Usage | null;
 }
 
 /** Events after which the subagent list may have changed. */
@@ -36,12 +43,14 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   const [run, setRun] = useState<RunState | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(Boolean(threadId));
+  const [usage, setUsage] = useState<RunUsage | null>(null);
   // Another thread opened: nothing of the previous one stays on screen.
   const [shownThread, setShownThread] = useState(threadId);
   if (shownThread !== threadId) {
     setShownThread(threadId);
     setRun(null);
     setError(null);
+    setUsage(null);
     setLoading(Boolean(threadId));
   }
   // Stream callbacks outlive renders: they read the newest thread and listener from here.
@@ -52,13 +61,27 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   /** Re-reads the open thread from the server (set below, once `load` exists). */
   const reloadThread = useRef<() => void>(() => undefined);
 
+  /** Reads a finished run's total (with its subagents') usage. */
+  const loadTotal = useCallback((runId: string) => {
+    unwrap(api.GET("/api/runs/{id}", { params: { path: { id: runId } } }))
+      .then((detail) =>
+        setUsage((old) =>
+          old && old.runId !== runId ? old : { runId, own: detail.usage, total: detail.total_usage },
+        ),
+      )
+      .catch(() => undefined);
+  }, []);
+
   const attach = useCallback(
     (runId: string, after: number) => {
       follow(runId, after, {
         persist: true,
         onEvent(event) {
-          if (event.type === "run_status") {
+          if (event.type === "usage") {
+            setUsage({ runId, own: event.usage, total: null });
+          } else if (event.type === "run_status") {
             setRun({ id: runId, status: event.status });
+            if (isTerminalStatus(event.status)) loadTotal(runId);
             if (event.error && event.status !== "cancelled") setError(event.error);
           } else if (event.type === "error") {
             setError(event.message);
@@ -73,7 +96,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
         },
       });
     },
-    [follow],
+    [follow, loadTotal],
   );
 
   /** Shows a thread as read, and follows its latest run while that is active. */
@@ -81,12 +104,14 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     ({ messages, latest: last }: Awaited<ReturnType<typeof loadThread>>) => {
       reset(messages);
       setRun(last && { id: last.id, status: last.status });
+      setUsage(last && { runId: last.id, own: last.usage, total: null });
+      if (last && isTerminalStatus(last.status)) loadTotal(last.id);
       // A run that already failed says why, as if it had been watched; a cancel the user chose
       // is not a failure.
       if (last?.error && last.status !== "cancelled") setError(last.error);
       if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
     },
-    [reset, attach],
+    [reset, attach, loadTotal],
   );
 
   useLayoutEffect(() => {
@@ -125,6 +150,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
         );
         setTranscript(addUserInput(current.current, started.id, input));
         setRun({ id: started.id, status: started.status });
+        setUsage(null);
         attach(started.id, 0);
         latest.current.onActivity();
         return true;
@@ -149,5 +175,5 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   }, [run]);
 
   const active = run !== null && !isTerminalStatus(run.status);
-  return { transcript, run, active, error, loading, send, cancel, dismissError: () => setError(null) };
+  return { transcript, run, usage, active, error, loading, send, cancel, dismissError: () => setError(null) };
 }

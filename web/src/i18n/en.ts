@@ -78,6 +78,7 @@ export const en = {
     deleteThreadTitle: "Delete this conversation?",
     deleteThreadBody: "“{{title}}” will be deleted with its messages, runs and subagent threads.",
     runGone: "This run no longer exists.",
+    usageWithSubagents: "{{own}}; with subagents {{total}}",
   },
   threads: {
     label: "Conversations",
@@ -91,6 +92,13 @@ export const en = {
     renameNamed: "Rename {{title}}",
     deleteNamed: "Delete {{title}}",
     titleInput: "Thread title",
+    search: "Search conversations",
+    searchPlaceholder: "Search by title or agent",
+    noMatch: "No conversation matches the search.",
+    unknownAgent: "(agent deleted)",
+    show_one: "Show {{count}} conversation",
+    show_other: "Show {{count}} conversations",
+    hide: "Hide the conversations",
   },
   composer: {
     label: "Message",

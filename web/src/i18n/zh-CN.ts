@@ -80,6 +80,7 @@ export const zhCN: Translations = {
     deleteThreadTitle: "删除这个对话？",
     deleteThreadBody: "“{{title}}”将与其消息、运行和子智能体线程一起删除。",
     runGone: "这个运行已不存在。",
+    usageWithSubagents: "{{own}}；含子智能体共 {{total}}",
   },
   threads: {
     label: "对话",
@@ -93,6 +94,13 @@ export const zhCN: Translations = {
     renameNamed: "重命名 {{title}}",
     deleteNamed: "删除 {{title}}",
     titleInput: "线程标题",
+    search: "搜索对话",
+    searchPlaceholder: "按标题或智能体搜索",
+    noMatch: "没有匹配的对话。",
+    unknownAgent: "（智能体已删除）",
+    show_one: "显示 {{count}} 个对话",
+    show_other: "显示 {{count}} 个对话",
+    hide: "收起对话列表",
   },
   composer: {
     label: "消息",

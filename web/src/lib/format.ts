@@ -31,11 +31,15 @@ export function usageText(usage: Usage): string {
   });
 }
 
-/** A date and time, short, in the UI's language. */
-export function formatDateTime(iso: string): string {
+/** A date and time, short, in the UI's language: only the time for today. */
+export function formatDateTime(iso: string, now: number = Date.now()): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return new Intl.DateTimeFormat(locale(), { dateStyle: "medium", timeStyle: "short" }).format(date);
+  const today = new Date(now).toDateString() === date.toDateString();
+  const options: Intl.DateTimeFormatOptions = today
+    ? { timeStyle: "short" }
+    : { dateStyle: "medium", timeStyle: "short" };
+  return new Intl.DateTimeFormat(locale(), options).format(date);
 }
 
 /** "5 minutes ago", "yesterday", … relative to `now`; beyond a week, the date. */

@@ -20,6 +20,7 @@ use crate::ErrorBody;
         (name = "agents", description = "Agents and subagents (one kind of row)"),
         (name = "skills", description = "Agent Skills: built-in, shared and personal"),
         (name = "threads", description = "Conversations with an agent and their messages"),
+        (name = "files", description = "A thread's workdir, shared with its subagents: list, download, upload, delete"),
         (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
         (name = "catalog", description = "Configured model providers and built-in tools"),
         (name = "system", description = "Health and metadata"),
@@ -57,12 +58,17 @@ pub fn state_password_minimum(openapi: &mut utoipa::openapi::OpenApi, min_chars:
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    let Some(RefOr::T(Schema::Object(request))) = components.schemas.get_mut("CreateUserRequest")
-    else {
-        return;
-    };
-    if let Some(RefOr::T(Schema::Object(password))) = request.properties.get_mut("password") {
-        password.min_length = Some(min_chars);
+    for (schema, field) in [
+        ("CreateUserRequest", "password"),
+        ("ResetPasswordRequest", "new_password"),
+        ("ChangePasswordRequest", "new_password"),
+    ] {
+        let Some(RefOr::T(Schema::Object(request))) = components.schemas.get_mut(schema) else {
+            continue;
+        };
+        if let Some(RefOr::T(Schema::Object(password))) = request.properties.get_mut(field) {
+            password.min_length = Some(min_chars);
+        }
     }
 }
 

@@ -197,6 +197,12 @@ impl SandboxError {
                 reason: OUTSIDE_REASON.to_owned(),
             };
         }
+        if err.raw_os_error() == Some(nix::errno::Errno::ENAMETOOLONG as i32) {
+            return Self::InvalidPath {
+                path,
+                reason: "it is too long once its symbolic links are resolved".to_owned(),
+            };
+        }
         match err.kind() {
             io::ErrorKind::NotFound => Self::NotFound { path },
             io::ErrorKind::IsADirectory => Self::IsDirectory { path },

@@ -20,7 +20,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
 use utoipa::{IntoParams, ToSchema};
@@ -34,6 +34,7 @@ use crate::{ApiError, AppState, Auth, ErrorBody};
 /// Levels a recursive listing goes down unless asked otherwise, and at most.
 const DEFAULT_DEPTH: usize = 8;
 const MAX_DEPTH: usize = 16;
+const MAX_DEPTH_OVER: usize = MAX_DEPTH + 1;
 
 /// Entries one listing returns at most (a recursive one over all its levels).
 const MAX_ENTRIES: usize = 2000;
@@ -87,9 +88,9 @@ pub struct ListQuery {
     #[serde(default)]
     path: String,
     /// List everything below the folder too, depth first.
-    #[serde(default, deserialize_with = "flag")]
-    #[param(value_type = Option<bool>)]
-    recursive: bool,
+    #[serde(default)]
+    #[param(inline)]
+    recursive: Option<Flag>,
     /// With `recursive`: how many levels (1-16, default 8; 1 is the folder's own entries).
     #[serde(default)]
     #[param(minimum = 1, maximum = 16)]
@@ -103,9 +104,9 @@ pub struct ContentQuery {
     /// A file, relative to the workdir.
     path: String,
     /// `true` (or `1`): `Content-Disposition: attachment` whatever the type.
-    #[serde(default, deserialize_with = "flag")]
-    #[param(value_type = Option<bool>)]
-    download: bool,
+    #[serde(default)]
+    #[param(inline)]
+    download: Option<Flag>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -123,9 +124,9 @@ pub struct DeleteQuery {
     /// A file, symlink or folder, relative to the workdir (not the workdir itself).
     path: String,
     /// Delete a folder with everything in it (an empty folder needs no flag).
-    #[serde(default, deserialize_with = "flag")]
-    #[param(value_type = Option<bool>)]
-    recursive: bool,
+    #[serde(default)]
+    #[param(inline)]
+    recursive: Option<Flag>,
 }
 
 /// A file's bytes, as downloaded or uploaded.
@@ -134,15 +135,26 @@ pub struct DeleteQuery {
 #[allow(dead_code)]
 pub struct FileBytes(Vec<u8>);
 
-/// A query flag: `true`/`1` or `false`/`0`.
-fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    let text = String::deserialize(deserializer)?;
-    match text.as_str() {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        other => Err(serde::de::Error::custom(format!(
-            "expected true, false, 1 or 0, not `{other}`"
-        ))),
+/// A query flag: `true` or `1`, `false` or `0`.
+#[derive(Clone, Copy, Debug, Deserialize, ToSchema)]
+pub enum Flag {
+    #[serde(rename = "true")]
+    #[schema(rename = "true")]
+    True,
+    #[serde(rename = "false")]
+    #[schema(rename = "false")]
+    False,
+    #[serde(rename = "1")]
+    #[schema(rename = "1")]
+    One,
+    #[serde(rename = "0")]
+    #[schema(rename = "0")]
+    Zero,
+}
+
+impl Flag {
+    fn on(flag: Option<Flag>) -> bool {
+        matches!(flag, Some(Flag::True | Flag::One))
     }
 }
 
@@ -271,16 +283,17 @@ pub async fn list_files(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<FileListing>, ApiError> {
-    let depth = match (query.recursive, query.max_depth) {
-        (false, _) => 1,
-        (true, None) => DEFAULT_DEPTH,
-        (true, Some(depth @ 1..=MAX_DEPTH)) => depth,
-        (true, Some(_)) => {
+    let recursive = Flag::on(query.recursive);
+    let depth = match (recursive, query.max_depth) {
+        (_, Some(0) | Some(MAX_DEPTH_OVER..)) => {
             return Err(ApiError::unprocessable(
                 "max_depth",
                 format!("must be between 1 and {MAX_DEPTH}"),
             ));
         }
+        (false, _) => 1,
+        (true, None) => DEFAULT_DEPTH,
+        (true, Some(depth)) => depth,
     };
     let workdir = Workdir::of(&state, &auth, &id).await?;
     let path = relative_path(&query.path)?;
@@ -298,7 +311,7 @@ pub async fn list_files(
         .map_err(|e| file_error(e, path))?;
     let over = listing.entries.len() > MAX_ENTRIES;
     listing.entries.truncate(MAX_ENTRIES);
-    listing.truncated = over || (query.recursive && listing.truncated);
+    listing.truncated = over || (recursive && listing.truncated);
     Ok(Json(FileListing {
         path: workdir.relative(&listing.path),
         entries: listing
@@ -361,7 +374,7 @@ pub async fn download_file(
             .map_err(|e| ApiError::Internal(format!("cannot read `{path}`: {e}")))?;
         content::present(&file.entry.name, Some(&head))
     };
-    let inline = presentation.inline && !query.download;
+    let inline = presentation.inline && !Flag::on(query.download);
     let head =
         futures::stream::once(async move { Ok::<_, std::io::Error>(bytes::Bytes::from(head)) });
     let body = Body::from_stream(head.chain(ReaderStream::new(reader)));
@@ -491,7 +504,7 @@ pub async fn delete_file(
     state
         .runtime
         .sandbox()
-        .remove(&workdir.scope, path, query.recursive)
+        .remove(&workdir.scope, path, Flag::on(query.recursive))
         .await
         .map_err(|e| file_error(e, path))?;
     Ok(StatusCode::NO_CONTENT)

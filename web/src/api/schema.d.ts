@@ -3169,7 +3169,7 @@ export interface operations {
                 /** @description A folder, relative to the workdir; default: the workdir itself. */
                 path?: string;
                 /** @description List everything below the folder too, depth first. */
-                recursive?: boolean;
+                recursive?: "true" | "false" | "1" | "0";
                 /** @description With `recursive`: how many levels (1-16, default 8; 1 is the folder's own entries). */
                 max_depth?: number;
             };
@@ -3242,7 +3242,7 @@ export interface operations {
                 /** @description A file, symlink or folder, relative to the workdir (not the workdir itself). */
                 path: string;
                 /** @description Delete a folder with everything in it (an empty folder needs no flag). */
-                recursive?: boolean;
+                recursive?: "true" | "false" | "1" | "0";
             };
             header?: never;
             path: {
@@ -3312,7 +3312,7 @@ export interface operations {
                 /** @description A file, relative to the workdir. */
                 path: string;
                 /** @description `true` (or `1`): `Content-Disposition: attachment` whatever the type. */
-                download?: boolean;
+                download?: "true" | "false" | "1" | "0";
             };
             header?: never;
             path: {

@@ -3323,7 +3323,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file's bytes */
+            /** @description The file's bytes, as the `Content-Type` header says */
             200: {
                 headers: {
                     /** @description `inline` or `attachment`, with `filename` and `filename*` */
@@ -3335,7 +3335,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["FileBytes"];
+                    "*/*": components["schemas"]["FileBytes"];
                 };
             };
             /** @description Malformed query string */

@@ -334,7 +334,7 @@ pub async fn list_files(
 #[utoipa::path(get, path = "/threads/{id}/files/content", tag = "files", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id"), ContentQuery),
     responses(
-        (status = 200, content((FileBytes = "application/octet-stream")), description = "The file's bytes",
+        (status = 200, content((FileBytes = "*/*")), description = "The file's bytes, as the `Content-Type` header says",
             headers(
                 ("Content-Disposition" = String, description = "`inline` or `attachment`, with `filename` and `filename*`"),
                 ("Content-Security-Policy" = String, description = "No script, no requests, a sandboxed origin"),

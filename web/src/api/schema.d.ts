@@ -669,6 +669,10 @@ export interface components {
         AgentConfig: {
             context?: components["schemas"]["AgentContext"];
         };
+        /** @description `AgentConfig` in a merge patch: `null` removes a member (back to its default). */
+        AgentConfigPatch: {
+            context?: null | components["schemas"]["AgentContext"];
+        };
         /** @description `config_json.context`: one form for every agent. */
         AgentContext: {
             knowledge_bases?: string[] | null;
@@ -699,7 +703,7 @@ export interface components {
          */
         AgentPatch: {
             backend_id?: null | components["schemas"]["Backend"];
-            config_json?: null | components["schemas"]["AgentConfig"];
+            config_json?: null | components["schemas"]["AgentConfigPatch"];
             description?: string | null;
             is_default?: boolean | null;
             /** @description Derived from `backend_id` (read-only, as in `AgentWrite`). */

@@ -1,10 +1,10 @@
 //! Account operations shared by the HTTP API and the admin CLI: creating users (hashing off
-//! the async threads), creating tokens, and the first-start admin.
+//! the async threads), changing passwords, creating tokens, and the first-start admin.
 
 use std::sync::OnceLock;
 
 use ars_domain::user::{ADMIN_USERNAME, PasswordPolicy, validate_username};
-use ars_domain::{ApiToken, Role, User, credentials};
+use ars_domain::{ApiToken, Role, TokenId, User, UserId, ValidationError, credentials};
 use ars_store::{NewToken, NewUser, Store};
 
 use crate::ApiError;
@@ -53,6 +53,30 @@ pub async fn create_user(
             role,
         })
         .await?)
+}
+
+/// Makes `password` the user's new one: checked against `policy` (a 422 naming `field`),
+/// hashed, stored, and every token of the user revoked but `keep` (the session that made the
+/// change), so whoever knew the old password is logged out everywhere. A 404 when the user is
+/// gone.
+pub async fn change_password(
+    store: &dyn Store,
+    policy: PasswordPolicy,
+    user: UserId,
+    password: &str,
+    keep: Option<TokenId>,
+    field: &str,
+) -> Result<(), ApiError> {
+    policy.validate(password).map_err(|err| match err {
+        ValidationError::Invalid(e) => ApiError::unprocessable(field, e.message),
+        other => other.into(),
+    })?;
+    let password_hash = hash_password(password.to_string()).await?;
+    if store.set_password(user, &password_hash, keep).await? {
+        Ok(())
+    } else {
+        Err(ApiError::not_found("user"))
+    }
 }
 
 /// Creates a token for `user`; returns the secret (shown once) and its metadata.

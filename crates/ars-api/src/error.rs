@@ -43,6 +43,9 @@ pub enum ApiError {
     /// 401: no valid credentials.
     #[error("{0}")]
     Unauthorized(String),
+    /// 403: the account is disabled (at login, and for every request with its tokens).
+    #[error("this account is disabled; ask an administrator to enable it")]
+    AccountDisabled,
     /// 403: authenticated, but not allowed.
     #[error("{message}")]
     Forbidden {
@@ -67,6 +70,9 @@ pub enum ApiError {
         message: String,
         active_run_id: RunId,
     },
+    /// 412: a precondition of the request (`If-None-Match: *`) does not hold.
+    #[error("{0}")]
+    PreconditionFailed(String),
     /// 410: what was asked for existed but is no longer kept (expired run events).
     #[error("{0}")]
     Gone(String),
@@ -83,6 +89,10 @@ pub enum ApiError {
         message: String,
         field: Option<String>,
     },
+    /// 422: a workdir path the sandbox refuses (`..` out, a symlink out, NUL bytes, too long,
+    /// absolute), with the field `path`.
+    #[error("{0}")]
+    PathRefused(String),
     /// 429: too many failed logins; retry after this many seconds (also in `Retry-After`).
     #[error("too many failed logins; try again in {retry_after_s} s")]
     TooManyRequests { retry_after_s: u64 },
@@ -114,14 +124,15 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } | Self::AccountDisabled => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict { .. } | Self::Busy { .. } => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
+            Self::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Unprocessable { .. } | Self::PathRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -132,14 +143,17 @@ impl ApiError {
             Self::BadRequest(_) => "bad_request",
             Self::Unauthorized(_) => "unauthorized",
             Self::Forbidden { .. } => "forbidden",
+            Self::AccountDisabled => "account_disabled",
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::Conflict { .. } => "conflict",
             Self::Busy { .. } => "busy",
             Self::Gone(_) => "gone",
+            Self::PreconditionFailed(_) => "precondition_failed",
             Self::PayloadTooLarge { .. } => "payload_too_large",
             Self::UnsupportedMediaType { .. } => "unsupported_media_type",
             Self::Unprocessable { .. } => "validation_failed",
+            Self::PathRefused(_) => "path_refused",
             Self::TooManyRequests { .. } => "too_many_requests",
             Self::Internal(_) => "internal",
         }
@@ -150,6 +164,7 @@ impl ApiError {
             Self::Forbidden { field, .. }
             | Self::Conflict { field, .. }
             | Self::Unprocessable { field, .. } => field.clone(),
+            Self::PathRefused(_) => Some("path".into()),
             _ => None,
         }
     }

@@ -180,7 +180,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
-/// The authenticated caller: a user resolved from `Authorization: Bearer <token>`.
+/// The authenticated caller: a user resolved from `Authorization: Bearer <token>`. An expired
+/// or unknown token is a 401; a disabled user's token a 403 `account_disabled`.
 #[derive(Clone, Debug)]
 pub struct Auth {
     pub user: User,
@@ -221,14 +222,35 @@ impl FromRequestParts<AppState> for Auth {
                 )
             })?;
         let hash = credentials::token_hash(token);
-        let (user, token_id) = state
+        let now = ars_domain::time::now();
+        let (user, token) = state
             .store
-            .token_user(&hash, ars_domain::time::now())
+            .token_user(&hash, now)
             .await?
             .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
-        Ok(Auth { user, token_id })
+        // Checked on every request, so disabling an account stops its tokens at once.
+        if user.disabled {
+            return Err(ApiError::AccountDisabled);
+        }
+        if token
+            .last_used_at
+            .is_none_or(|at| now - at >= TOKEN_USE_GRANULARITY)
+        {
+            // Only a note for the token list: a failure to record it never fails the request.
+            if let Err(err) = state.store.touch_token(token.id, now).await {
+                tracing::warn!(%err, token = %token.id, "cannot record the token's use");
+            }
+        }
+        Ok(Auth {
+            user,
+            token_id: token.id,
+        })
     }
 }
+
+/// How stale a token's `last_used_at` may get before a request records it again: a write per
+/// token per minute at most, not one per request.
+const TOKEN_USE_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
 
 /// The token of an `Authorization: Bearer <token>` value. The scheme is matched without regard
 /// to case, as HTTP auth schemes are (RFC 9110 §11.1).

@@ -3,8 +3,9 @@
 //! [`app`] builds the whole router from an [`AppState`]; [`serve`] runs it on a listener until a
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
-//! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads,
-//! runs, run events (SSE) and the catalog of models and tools. `metrics` serves `GET /metrics`
+//! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads
+//! (and each thread's workdir as files), runs, run events (SSE) and the catalog of models and
+//! tools. `metrics` serves `GET /metrics`
 //! (Prometheus text, for scrapers; not in the OpenAPI document), on this listener behind a
 //! token or on one of its own. Every other path belongs to the web UI (`ui`), served from the
 //! same listener.
@@ -50,6 +51,9 @@ pub use ui::UiAssets;
 /// The request body limit unless configured otherwise: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
+/// The largest file uploaded into a workdir unless configured otherwise: 25 MiB.
+pub const DEFAULT_FILE_UPLOAD_LIMIT: usize = 25 * 1024 * 1024;
+
 /// What the API needs from server configuration.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
@@ -57,6 +61,10 @@ pub struct ApiConfig {
     pub defaults: ContextDefaults,
     /// The largest request body accepted, in bytes; larger bodies get a 413.
     pub body_limit: usize,
+    /// The largest file `PUT /api/threads/{id}/files/content` accepts, in bytes (its own
+    /// limit, since files are larger than any JSON body); larger uploads get a 413 and write
+    /// nothing.
+    pub file_upload_limit: usize,
     /// How long a token from `POST /api/auth/login` stays valid.
     pub session_ttl: chrono::Duration,
     /// The web UI served at every path outside `/api`.
@@ -75,6 +83,7 @@ impl Default for ApiConfig {
         Self {
             defaults: ContextDefaults::default(),
             body_limit: DEFAULT_BODY_LIMIT,
+            file_upload_limit: DEFAULT_FILE_UPLOAD_LIMIT,
             session_ttl: chrono::Duration::days(30),
             ui: UiAssets::web_dist(),
             login_throttle: LoginThrottleConfig::default(),

@@ -20,6 +20,7 @@ use crate::ErrorBody;
         (name = "agents", description = "Agents and subagents (one kind of row)"),
         (name = "skills", description = "Agent Skills: built-in, shared and personal"),
         (name = "threads", description = "Conversations with an agent and their messages"),
+        (name = "files", description = "A thread's workdir, shared with its subagents: list, download, upload, delete"),
         (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
         (name = "catalog", description = "Configured model providers and built-in tools"),
         (name = "system", description = "Health and metadata"),
@@ -57,12 +58,17 @@ pub fn state_password_minimum(openapi: &mut utoipa::openapi::OpenApi, min_chars:
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    let Some(RefOr::T(Schema::Object(request))) = components.schemas.get_mut("CreateUserRequest")
-    else {
-        return;
-    };
-    if let Some(RefOr::T(Schema::Object(password))) = request.properties.get_mut("password") {
-        password.min_length = Some(min_chars);
+    for (schema, field) in [
+        ("CreateUserRequest", "password"),
+        ("ResetPasswordRequest", "new_password"),
+        ("ChangePasswordRequest", "new_password"),
+    ] {
+        let Some(RefOr::T(Schema::Object(request))) = components.schemas.get_mut(schema) else {
+            continue;
+        };
+        if let Some(RefOr::T(Schema::Object(password))) = request.properties.get_mut(field) {
+            password.min_length = Some(min_chars);
+        }
     }
 }
 
@@ -233,8 +239,9 @@ pub fn state_runtime_catalog(
 }
 
 /// In a JSON merge patch a nested `null` removes a member too, so `{"share_config":
-/// {"user_ids": null}}` is a sound patch (the list goes back to empty). The patch bodies
-/// therefore name `ShareConfigPatch`: `ShareConfig` with every member nullable. Run it before
+/// {"user_ids": null}}` and `{"config_json": {"context": null}}` are sound patches (the member
+/// goes back to its default). The patch bodies therefore name `ShareConfigPatch` and
+/// `AgentConfigPatch`: `ShareConfig` and `AgentConfig` with every member nullable. Run it before
 /// the rules that add extensions (`if`/`then`): its JSON round trip does not keep them.
 pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
     use serde_json::{Value, json};
@@ -242,44 +249,55 @@ pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    let Some(share) = components
-        .schemas
-        .get("ShareConfig")
-        .and_then(|s| serde_json::to_value(s).ok())
-    else {
-        return;
-    };
-    let mut patch = share.clone();
-    if let Some(properties) = patch.get_mut("properties").and_then(Value::as_object_mut) {
-        for property in properties.values_mut() {
-            *property = json!({"oneOf": [{"type": "null"}, property.take()]});
-        }
-    }
-    if let Some(object) = patch.as_object_mut() {
-        object.remove("required");
-        object.insert(
-            "description".into(),
-            json!("`ShareConfig` in a merge patch: `null` removes a member (back to its default)."),
-        );
-    }
-    let Ok(patch) = serde_json::from_value::<RefOr<Schema>>(patch) else {
-        return;
-    };
-    components.schemas.insert("ShareConfigPatch".into(), patch);
-    for name in ["AgentPatch", "SkillSharePatch"] {
-        let Some(body) = components
+    let mut renamed = Vec::new();
+    for (name, patch_name) in [
+        ("ShareConfig", "ShareConfigPatch"),
+        ("AgentConfig", "AgentConfigPatch"),
+    ] {
+        let Some(mut patch) = components
             .schemas
             .get(name)
             .and_then(|s| serde_json::to_value(s).ok())
         else {
             continue;
         };
-        let text = body.to_string().replace(
-            "\"#/components/schemas/ShareConfig\"",
-            "\"#/components/schemas/ShareConfigPatch\"",
-        );
+        if let Some(properties) = patch.get_mut("properties").and_then(Value::as_object_mut) {
+            for property in properties.values_mut() {
+                *property = json!({"oneOf": [{"type": "null"}, property.take()]});
+            }
+        }
+        if let Some(object) = patch.as_object_mut() {
+            object.remove("required");
+            object.insert(
+                "description".into(),
+                json!(format!(
+                    "`{name}` in a merge patch: `null` removes a member (back to its default)."
+                )),
+            );
+        }
+        let Ok(patch) = serde_json::from_value::<RefOr<Schema>>(patch) else {
+            continue;
+        };
+        components.schemas.insert(patch_name.into(), patch);
+        renamed.push((name, patch_name));
+    }
+    for body_name in ["AgentPatch", "SkillSharePatch"] {
+        let Some(body) = components
+            .schemas
+            .get(body_name)
+            .and_then(|s| serde_json::to_value(s).ok())
+        else {
+            continue;
+        };
+        let mut text = body.to_string();
+        for (name, patch_name) in &renamed {
+            text = text.replace(
+                &format!("\"#/components/schemas/{name}\""),
+                &format!("\"#/components/schemas/{patch_name}\""),
+            );
+        }
         if let Ok(schema) = serde_json::from_str::<RefOr<Schema>>(&text) {
-            components.schemas.insert(name.into(), schema);
+            components.schemas.insert(body_name.into(), schema);
         }
     }
 }

@@ -37,6 +37,11 @@ pub struct User {
     pub id: UserId,
     pub username: String,
     pub role: Role,
+    /// A disabled account cannot log in, and every request with one of its tokens is refused.
+    /// Its tokens are kept: enabling the account again makes them work again (reset the
+    /// password to revoke them).
+    #[serde(default)]
+    pub disabled: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -45,6 +50,67 @@ impl User {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin
     }
+
+    /// An admin whose account is enabled: one who can manage the server.
+    pub fn is_active_admin(&self) -> bool {
+        self.is_admin() && !self.disabled
+    }
+}
+
+/// An admin's change to an account: a new role, or enabling or disabling it. `None` leaves
+/// that part as it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccountChange {
+    pub role: Option<Role>,
+    pub disabled: Option<bool>,
+}
+
+impl AccountChange {
+    /// `user` as the change leaves them.
+    pub fn applied_to(&self, user: &User) -> User {
+        User {
+            role: self.role.unwrap_or(user.role),
+            disabled: self.disabled.unwrap_or(user.disabled),
+            ..user.clone()
+        }
+    }
+
+    /// Refuses what no admin may do to their own account, `actor`: demote or disable it, which
+    /// would lock them out of the very pages that undo it. Another admin has to do that.
+    pub fn check_own(&self, actor: &User, target: UserId) -> Result<(), ValidationError> {
+        if actor.id != target {
+            return Ok(());
+        }
+        if self.role == Some(Role::User) && actor.is_admin() {
+            return Err(ValidationError::conflict(
+                "role",
+                "you cannot remove your own admin role; another admin has to",
+            ));
+        }
+        if self.disabled == Some(true) {
+            return Err(ValidationError::conflict(
+                "disabled",
+                "you cannot disable your own account; another admin has to",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The refusal of a change that would leave the server without an active admin.
+pub fn last_admin_refusal(user: &User, change: &AccountChange) -> ValidationError {
+    let field = if change.disabled == Some(true) {
+        "disabled"
+    } else {
+        "role"
+    };
+    ValidationError::conflict(
+        field,
+        format!(
+            "`{}` is the last active admin; make another user an admin first",
+            user.username
+        ),
+    )
 }
 
 /// The name of the account created on first start.
@@ -108,6 +174,7 @@ impl PasswordPolicy {
 }
 
 /// An API token's metadata. The secret is shown once, at creation, and stored only as a hash.
+/// Login sessions are tokens too (named `login`, expiring after the session lifetime).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ApiToken {
     pub id: TokenId,
@@ -116,11 +183,57 @@ pub struct ApiToken {
     pub created_at: DateTime<Utc>,
     /// `None` for tokens that never expire (administrative tokens).
     pub expires_at: Option<DateTime<Utc>>,
+    /// When a request last came with it (recorded at most once a minute); `None`: never.
+    #[serde(default)]
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn user(role: Role) -> User {
+        let now = crate::time::now();
+        User {
+            id: UserId::new(),
+            username: "a".into(),
+            role,
+            disabled: false,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn admins_may_not_demote_or_disable_themselves() {
+        let admin = user(Role::Admin);
+        let demote = AccountChange {
+            role: Some(Role::User),
+            disabled: None,
+        };
+        let disable = AccountChange {
+            role: None,
+            disabled: Some(true),
+        };
+        let keep = AccountChange {
+            role: Some(Role::Admin),
+            disabled: Some(false),
+        };
+        assert_eq!(
+            demote.check_own(&admin, admin.id).unwrap_err().field(),
+            "role"
+        );
+        assert_eq!(
+            disable.check_own(&admin, admin.id).unwrap_err().field(),
+            "disabled"
+        );
+        assert!(keep.check_own(&admin, admin.id).is_ok());
+        // Anyone else's account is another matter (the last-admin rule is the store's).
+        assert!(demote.check_own(&admin, UserId::new()).is_ok());
+        assert!(disable.check_own(&admin, UserId::new()).is_ok());
+        let changed = disable.applied_to(&admin);
+        assert!(changed.is_admin() && !changed.is_active_admin());
+    }
 
     #[test]
     fn usernames_are_checked() {

@@ -32,7 +32,7 @@ pub use middleware::{Middleware, MiddlewareFactory, PendingCall, RunSetup};
 pub use model_step::StreamRetry;
 pub use runtime::{
     ChildDelivery, ParentLink, Recovery, Runtime, RuntimeConfig, RuntimeError, RuntimeParts,
-    StartRun, Waited, now_ms, run_ref,
+    StartRun, Waited, now_ms, run_ref, thread_scope,
 };
 pub use subagents::{
     SubagentMiddlewareFactory, SubagentRun, TASK_TOOLS, allowed_subagents, subagent_runs,

@@ -64,6 +64,22 @@ pub enum SandboxError {
         path: String,
     },
 
+    /// A write that must not replace anything found something at its path.
+    #[error("`{path}` already exists")]
+    Exists {
+        /// The virtual path of what is there.
+        path: String,
+    },
+
+    /// A directory to remove still holds entries and removing them was not asked for.
+    #[error(
+        "`{path}` is a directory that is not empty; remove it recursively to remove what it holds"
+    )]
+    DirectoryNotEmpty {
+        /// The virtual path of the directory.
+        path: String,
+    },
+
     /// Text operations refuse binary content instead of returning garbage.
     #[error("`{path}` looks like a binary file; only text files can be read or edited")]
     Binary {
@@ -179,6 +195,12 @@ impl SandboxError {
             return Self::OutsideScope {
                 path,
                 reason: OUTSIDE_REASON.to_owned(),
+            };
+        }
+        if err.raw_os_error() == Some(nix::errno::Errno::ENAMETOOLONG as i32) {
+            return Self::InvalidPath {
+                path,
+                reason: "it is too long once its symbolic links are resolved".to_owned(),
             };
         }
         match err.kind() {

@@ -2,7 +2,8 @@
 //!
 //! - [`Sandbox`] is the seam: `prepare`, `list`, `read`, `write`, `edit`, `glob`, `grep` and
 //!   `execute`, all addressed in *virtual* paths within a [`Scope`]; `read_bytes` and
-//!   `read_tree` for the server; and the Skills on disk: each user's read-only projection at
+//!   `read_tree` for the server, and for its file browser `tree`, `open_file`, `write_bytes`
+//!   and `remove`; and the Skills on disk: each user's read-only projection at
 //!   `/home/gem/skills` (`project_skills`, `projected_skills`) and the personal skill folders
 //!   in the workspace (`install_personal_skill`, `remove_personal_skill`).
 //! - [`LocalSandbox`] is the embedded implementation over the server's data dir, with the shell
@@ -42,8 +43,8 @@ pub use layout::{
 };
 pub use local::LocalSandbox;
 pub use sandbox::{
-    DEFAULT_READ_LINES, DirEntry, EditOutcome, EntryKind, ExecOutcome, ExecRequest, GlobOutcome,
-    GrepMatch, GrepOutcome, ListOutcome, ProjectedSkill, ReadOutcome, Sandbox, WorkspaceUsage,
-    WriteOutcome,
+    DEFAULT_READ_LINES, DirEntry, EditOutcome, EntryKind, ExecOutcome, ExecRequest, FileWritten,
+    GlobOutcome, GrepMatch, GrepOutcome, ListOutcome, OpenFile, ProjectedSkill, ReadOutcome,
+    RemoveOutcome, Sandbox, TreeLimits, WorkspaceUsage, WriteMode, WriteOutcome,
 };
 pub use scope::Scope;

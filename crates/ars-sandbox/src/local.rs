@@ -18,8 +18,9 @@ use crate::layout::{PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::paths::{Access, Layout, Root};
 use crate::quota::Quotas;
 use crate::sandbox::{
-    EditOutcome, ExecOutcome, ExecRequest, GlobOutcome, GrepOutcome, ListOutcome, ProjectedSkill,
-    ReadOutcome, Sandbox, WorkspaceUsage, WriteOutcome,
+    EditOutcome, ExecOutcome, ExecRequest, FileWritten, GlobOutcome, GrepOutcome, ListOutcome,
+    OpenFile, ProjectedSkill, ReadOutcome, RemoveOutcome, Sandbox, TreeLimits, WorkspaceUsage,
+    WriteMode, WriteOutcome,
 };
 use crate::scope::Scope;
 use crate::{exec, files, skills};
@@ -403,6 +404,56 @@ impl Sandbox for LocalSandbox {
         let (scope, dir) = (scope.clone(), dir.to_owned());
         self.blocking(move |inner| {
             files::read_tree(&inner.layout, &scope, &dir, max_files, max_bytes)
+        })
+        .await
+    }
+
+    async fn tree(
+        &self,
+        scope: &Scope,
+        path: &str,
+        limits: TreeLimits,
+    ) -> Result<ListOutcome, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        self.blocking(move |inner| files::tree(&inner.layout, &scope, &path, limits))
+            .await
+    }
+
+    async fn open_file(&self, scope: &Scope, path: &str) -> Result<OpenFile, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        let (file, entry) = self
+            .blocking(move |inner| files::open_file(&inner.layout, &scope, &path))
+            .await?;
+        Ok(OpenFile {
+            entry,
+            reader: Box::new(tokio::fs::File::from_std(file)),
+        })
+    }
+
+    async fn write_bytes(
+        &self,
+        scope: &Scope,
+        path: &str,
+        bytes: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<FileWritten, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        self.blocking(move |inner| {
+            let quotas = &inner.quotas;
+            files::write_bytes(&inner.layout, &scope, &path, &bytes, mode, quotas)
+        })
+        .await
+    }
+
+    async fn remove(
+        &self,
+        scope: &Scope,
+        path: &str,
+        recursive: bool,
+    ) -> Result<RemoveOutcome, SandboxError> {
+        let (scope, path) = (scope.clone(), path.to_owned());
+        self.blocking(move |inner| {
+            files::remove(&inner.layout, &scope, &path, recursive, &inner.quotas)
         })
         .await
     }

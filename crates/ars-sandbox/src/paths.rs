@@ -299,6 +299,18 @@ impl Layout {
                 ),
             });
         }
+        // The kernel takes at most `PATH_MAX - 1` bytes below the root's handle; a relative path
+        // short enough as given may pass that once the workdir is put in front of it.
+        let rel_len = vpath.rest.iter().map(|c| c.len() + 1).sum::<usize>();
+        if rel_len > MAX_PATH_BYTES {
+            return Err(SandboxError::InvalidPath {
+                path: display_path(input),
+                reason: format!(
+                    "it is longer than {MAX_PATH_BYTES} bytes below {}",
+                    vpath.root.virtual_root()
+                ),
+            });
+        }
         let root = self.open_root(scope.user_id, vpath.root)?;
         let rel = if vpath.rest.is_empty() {
             PathBuf::from(".")
@@ -418,5 +430,16 @@ mod tests {
             .resolve(&scope(), "/home/gem/skills/x", Access::Write)
             .unwrap_err();
         assert!(matches!(err, SandboxError::ReadOnly { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_relative_path_too_long_below_the_workdir_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path().to_owned());
+        // Within the limit as given, over it with `conversations/t1/` in front.
+        let input = "a/".repeat(2040);
+        assert!(input.len() <= MAX_PATH_BYTES);
+        let err = layout.resolve(&scope(), &input, Access::Write).unwrap_err();
+        assert!(matches!(err, SandboxError::InvalidPath { .. }), "{err:?}");
     }
 }

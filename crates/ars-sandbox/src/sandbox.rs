@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use ars_domain::UserId;
 use async_trait::async_trait;
@@ -156,6 +156,101 @@ pub trait Sandbox: Send + Sync {
         max_files: usize,
         max_bytes: u64,
     ) -> Result<Vec<(String, Vec<u8>)>, SandboxError>;
+
+    /// A directory and what is below it, for a file browser: depth first, each directory's
+    /// entries directories first, then by name, down to `limits.max_depth` levels (1: only
+    /// the directory's own entries) and at most `limits.max_entries` entries. The directory
+    /// itself is resolved like [`Sandbox::list`]; below it nothing is followed (a symlink is
+    /// reported as one and never descended into). `truncated` says that the count or the depth
+    /// left something out.
+    async fn tree(
+        &self,
+        scope: &Scope,
+        path: &str,
+        limits: TreeLimits,
+    ) -> Result<ListOutcome, SandboxError>;
+
+    /// Opens a regular file for reading, resolved and checked (on the open file) as
+    /// [`Sandbox::read`] does, and answers it with its entry (the size it had when opened).
+    /// For the server's downloads, which stream the file instead of loading it.
+    async fn open_file(&self, scope: &Scope, path: &str) -> Result<OpenFile, SandboxError>;
+
+    /// Creates or replaces a file with raw bytes, creating missing parent directories, as
+    /// [`Sandbox::write`] does for text: charged to the workspace quota before anything is
+    /// written, and appearing atomically. With [`WriteMode::CreateNew`] an existing file is
+    /// [`SandboxError::Exists`] and is left as it was, even when it appears concurrently.
+    async fn write_bytes(
+        &self,
+        scope: &Scope,
+        path: &str,
+        bytes: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<FileWritten, SandboxError>;
+
+    /// Removes a file, a symlink (as the link itself, never its target) or a directory: an
+    /// empty one, or with `recursive` everything in it, never following a symlink below it.
+    /// The virtual roots, the workdir and the directories holding it are refused
+    /// ([`SandboxError::InvalidPath`]), also when a symlink on the way leads to one of them; a
+    /// non-empty directory without `recursive` is [`SandboxError::DirectoryNotEmpty`].
+    async fn remove(
+        &self,
+        scope: &Scope,
+        path: &str,
+        recursive: bool,
+    ) -> Result<RemoveOutcome, SandboxError>;
+}
+
+/// How far [`Sandbox::tree`] goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeLimits {
+    /// Levels listed: 1 is the directory's own entries, 2 also theirs, and so on.
+    pub max_depth: usize,
+    /// Entries returned at most, over all levels.
+    pub max_entries: usize,
+}
+
+/// How [`Sandbox::write_bytes`] treats a file already there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Replace it (the default of every write).
+    Replace,
+    /// Refuse with [`SandboxError::Exists`]: never clobber.
+    CreateNew,
+}
+
+/// Result of [`Sandbox::write_bytes`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileWritten {
+    /// The file as written.
+    pub entry: DirEntry,
+    /// True when the file did not exist before.
+    pub created: bool,
+}
+
+/// Result of [`Sandbox::remove`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoveOutcome {
+    /// The removed entry's virtual path.
+    pub path: String,
+    /// What it was (a symlink is removed as one).
+    pub kind: EntryKind,
+}
+
+/// A file opened by [`Sandbox::open_file`].
+pub struct OpenFile {
+    /// The file (kind [`EntryKind::File`]; `size` as opened).
+    pub entry: DirEntry,
+    /// Its bytes. Read no more than `entry.size` of them to send what was measured, even if
+    /// the file grows meanwhile.
+    pub reader: Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenFile")
+            .field("entry", &self.entry)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One skill a projection should hold (see [`Sandbox::project_skills`]).
@@ -209,6 +304,10 @@ pub struct DirEntry {
     pub kind: EntryKind,
     /// Size in bytes (of the link itself for symlinks).
     pub size: u64,
+    /// When its content last changed, where the file system tells. Not part of the tools'
+    /// output (which the model reads); the server shows it.
+    #[serde(skip)]
+    pub modified: Option<SystemTime>,
 }
 
 /// Result of [`Sandbox::list`].

@@ -13,13 +13,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill, Run, RunId,
-    RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread,
-    ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill,
+    Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId,
+    Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
 use crate::metrics;
-use crate::{AgentFilter, FinishedRun, NewToken, NewUser, Result, SkillFilter, Store, StoreError};
+use crate::{
+    AgentFilter, FinishedRun, NewToken, NewUser, Result, SkillFilter, Store, StoreError, UserUpdate,
+};
 
 /// Wraps a store so its writes survive the caller's cancellation.
 pub struct CancelSafe {
@@ -80,6 +82,25 @@ impl Store for CancelSafe {
     async fn existing_users(&self, ids: &[UserId]) -> Result<Vec<UserId>> {
         self.inner.existing_users(ids).await
     }
+    async fn update_user(&self, id: UserId, change: AccountChange) -> Result<UserUpdate> {
+        self.detached(
+            "update_user",
+            |s| async move { s.update_user(id, change).await },
+        )
+        .await
+    }
+    async fn set_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        keep: Option<TokenId>,
+    ) -> Result<bool> {
+        let password_hash = password_hash.to_owned();
+        self.detached("set_password", |s| async move {
+            s.set_password(id, &password_hash, keep).await
+        })
+        .await
+    }
 
     async fn create_token(&self, new: NewToken) -> Result<ApiToken> {
         self.detached("create_token", |s| async move { s.create_token(new).await })
@@ -89,8 +110,15 @@ impl Store for CancelSafe {
         &self,
         token_hash: &str,
         now: DateTime<Utc>,
-    ) -> Result<Option<(User, TokenId)>> {
+    ) -> Result<Option<(User, ApiToken)>> {
         self.inner.token_user(token_hash, now).await
+    }
+    async fn touch_token(&self, id: TokenId, at: DateTime<Utc>) -> Result<()> {
+        self.detached(
+            "touch_token",
+            |s| async move { s.touch_token(id, at).await },
+        )
+        .await
     }
     async fn list_tokens(&self, user: UserId) -> Result<Vec<ApiToken>> {
         self.inner.list_tokens(user).await

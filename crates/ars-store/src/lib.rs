@@ -26,9 +26,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill, Role, Run, RunId,
-    RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread,
-    ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill,
+    Role, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
+    SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
 mod cancel_safe;
@@ -144,19 +144,37 @@ pub trait Store: Send + Sync + 'static {
     async fn count_users(&self) -> Result<u64>;
     /// Which of `ids` name existing users, in the order given (to validate share lists).
     async fn existing_users(&self, ids: &[UserId]) -> Result<Vec<UserId>>;
+    /// Applies `change` (role, disabled) and sets `updated_at`, unless it would leave no
+    /// active (enabled) admin: then nothing changes and the answer is
+    /// [`UserUpdate::LastAdmin`]. Account changes are serialized (PostgreSQL: an advisory
+    /// lock), so two admins demoting each other at once cannot both succeed. `NotFound` when
+    /// there is no such user.
+    async fn update_user(&self, id: UserId, change: AccountChange) -> Result<UserUpdate>;
+    /// Sets the password hash and `updated_at` and revokes every token of the user except
+    /// `keep` (the session that made the change), in one transaction; `false` when there is
+    /// no such user.
+    async fn set_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        keep: Option<TokenId>,
+    ) -> Result<bool>;
 
     // API tokens.
 
     /// Stores a token; a hash already stored is `Conflict { field: "token_hash" }`, an unknown
     /// user `Invalid`. `expires_at` is kept to the microsecond.
     async fn create_token(&self, new: NewToken) -> Result<ApiToken>;
-    /// The user owning an unexpired token with this hash, and the token's id. A token is
-    /// unexpired when `expires_at` is NULL or later than `now`.
+    /// The user owning an unexpired token with this hash, and the token. A token is unexpired
+    /// when `expires_at` is NULL or later than `now`. A disabled user's tokens are found too
+    /// (`User::disabled` says so; the caller refuses them).
     async fn token_user(
         &self,
         token_hash: &str,
         now: DateTime<Utc>,
-    ) -> Result<Option<(User, TokenId)>>;
+    ) -> Result<Option<(User, ApiToken)>>;
+    /// Records that the token was used at `at`; a token that is gone is no error.
+    async fn touch_token(&self, id: TokenId, at: DateTime<Utc>) -> Result<()>;
     /// `user`'s tokens, oldest first, expired ones included (so they can be cleaned up).
     async fn list_tokens(&self, user: UserId) -> Result<Vec<ApiToken>>;
     /// Revokes (deletes) one of `user`'s tokens; `false` when there is no such token.
@@ -296,6 +314,16 @@ pub trait Store: Send + Sync + 'static {
     /// before `now_ms` or that has none — the runs of a crashed instance — and answers them.
     /// Runs of live instances, whose leases are renewed, are never touched.
     async fn reap_expired_runs(&self, now_ms: i64) -> Result<Vec<RunId>>;
+}
+
+/// What [`Store::update_user`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UserUpdate {
+    /// The user as changed.
+    Updated(User),
+    /// Nothing changed: the user is the last active admin, and the change would demote or
+    /// disable them. The user as they stand.
+    LastAdmin(User),
 }
 
 /// What [`Store::finish_run`] did.

@@ -18,6 +18,9 @@ const MAX_CONNECTIONS: u32 = 10;
 /// The advisory lock key that serializes default-agent changes (`ARS_DEFA` in ASCII).
 const DEFAULT_AGENT_LOCK: i64 = 0x4152_535f_4445_4641;
 
+/// The advisory lock key that serializes changes of roles and disabled flags (`ARS_USER`).
+const USERS_LOCK: i64 = 0x4152_535f_5553_4552;
+
 /// The PostgreSQL implementation of [`crate::Store`].
 #[derive(Clone, Debug)]
 pub struct PgStore {
@@ -61,6 +64,17 @@ impl PgStore {
     async fn lock_default_agent(conn: &mut PgConnection) -> Result<()> {
         sqlx::query("SELECT pg_advisory_xact_lock($1)")
             .bind(DEFAULT_AGENT_LOCK)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Serializes account changes across connections and instances until commit: two admins
+    /// demoting each other at once would otherwise each still see the other as an admin, and
+    /// both succeed, leaving none.
+    async fn lock_users(conn: &mut PgConnection) -> Result<()> {
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(USERS_LOCK)
             .execute(conn)
             .await?;
         Ok(())

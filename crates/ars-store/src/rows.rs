@@ -28,6 +28,7 @@ pub(crate) struct UserRow {
     id: String,
     username: String,
     role: String,
+    disabled: bool,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -38,6 +39,7 @@ impl UserRow {
             id: parse_user_id(&self.id)?,
             username: self.username,
             role: Role::parse(&self.role).ok_or_else(|| corrupt("users.role", &self.role))?,
+            disabled: self.disabled,
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
@@ -52,12 +54,31 @@ pub(crate) struct CredentialsRow {
     pub(crate) password_hash: String,
 }
 
-/// A token's owner and the token's id.
+/// A token's owner and the token.
 #[derive(sqlx::FromRow)]
 pub(crate) struct TokenUserRow {
     #[sqlx(flatten)]
-    pub(crate) user: UserRow,
-    pub(crate) token_id: String,
+    user: UserRow,
+    token_id: String,
+    token_name: String,
+    token_created_at: DateTime<Utc>,
+    token_expires_at: Option<DateTime<Utc>>,
+    token_last_used_at: Option<DateTime<Utc>>,
+}
+
+impl TokenUserRow {
+    pub(crate) fn into_pair(self) -> Result<(User, ApiToken)> {
+        let user = self.user.into_user()?;
+        let token = ApiToken {
+            id: parse_token_id(&self.token_id)?,
+            user_id: user.id,
+            name: self.token_name,
+            created_at: self.token_created_at,
+            expires_at: self.token_expires_at,
+            last_used_at: self.token_last_used_at,
+        };
+        Ok((user, token))
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -67,6 +88,7 @@ pub(crate) struct TokenRow {
     name: String,
     created_at: DateTime<Utc>,
     expires_at: Option<DateTime<Utc>>,
+    last_used_at: Option<DateTime<Utc>>,
 }
 
 impl TokenRow {
@@ -77,6 +99,7 @@ impl TokenRow {
             name: self.name,
             created_at: self.created_at,
             expires_at: self.expires_at,
+            last_used_at: self.last_used_at,
         })
     }
 }

@@ -145,6 +145,11 @@ impl SqliteStore {
     async fn lock_default_agent(_conn: &mut SqliteConnection) -> Result<()> {
         Ok(())
     }
+
+    /// Nothing to do, for the same reason: account changes never interleave.
+    async fn lock_users(_conn: &mut SqliteConnection) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Creates the directory the database file goes in, so a fresh data directory just works.

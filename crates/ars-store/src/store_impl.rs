@@ -4,8 +4,9 @@
 //! the body is a `macro_rules!` instead: [`impl_store!`] expands the same code, running the same
 //! [`crate::sql`] strings, for [`crate::SqliteStore`] and [`crate::PgStore`]. A store type only
 //! supplies a `pool` field (for reads), a `writer` method (the pool every write uses), a
-//! `begin_write` method (how that database starts a write transaction on the writer) and a
-//! `lock_default_agent` function (how it serializes default changes).
+//! `begin_write` method (how that database starts a write transaction on the writer) and the
+//! `lock_default_agent` and `lock_users` functions (how it serializes default-agent and
+//! account changes).
 //!
 //! **Invariant:** every write runs on `writer()` (SQLite: its one writer connection, so writers
 //! queue in-process; PostgreSQL: the same pool as reads), never on `pool`.
@@ -200,6 +201,7 @@ macro_rules! impl_store {
                     id: ars_domain::UserId::new(),
                     username: new.username,
                     role: new.role,
+                    disabled: false,
                     created_at: now,
                     updated_at: now,
                 };
@@ -281,6 +283,68 @@ macro_rules! impl_store {
                     .collect())
             }
 
+            async fn update_user(
+                &self,
+                id: ars_domain::UserId,
+                change: ars_domain::AccountChange,
+            ) -> $crate::Result<$crate::UserUpdate> {
+                let mut tx = self.begin_write().await?;
+                Self::lock_users(&mut tx).await?;
+                let user = sqlx::query_as::<_, $crate::rows::UserRow>($crate::sql::USER_BY_ID)
+                    .bind(id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?
+                    .into_user()?;
+                let changed = change.applied_to(&user);
+                if user.is_active_admin() && !changed.is_active_admin() {
+                    let (others,): (i64,) = sqlx::query_as($crate::sql::OTHER_ACTIVE_ADMINS)
+                        .bind(id.to_string())
+                        .fetch_one(&mut *tx)
+                        .await?;
+                    if others == 0 {
+                        tx.rollback().await?;
+                        return Ok($crate::UserUpdate::LastAdmin(user));
+                    }
+                }
+                let updated = sqlx::query_as::<_, $crate::rows::UserRow>($crate::sql::UPDATE_USER)
+                    .bind(id.to_string())
+                    .bind(changed.role.as_str())
+                    .bind(changed.disabled)
+                    .bind(ars_domain::time::now())
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .into_user()?;
+                tx.commit().await?;
+                Ok($crate::UserUpdate::Updated(updated))
+            }
+
+            async fn set_password(
+                &self,
+                id: ars_domain::UserId,
+                password_hash: &str,
+                keep: Option<ars_domain::TokenId>,
+            ) -> $crate::Result<bool> {
+                let mut tx = self.begin_write().await?;
+                let done = sqlx::query($crate::sql::SET_PASSWORD)
+                    .bind(id.to_string())
+                    .bind(password_hash)
+                    .bind(ars_domain::time::now())
+                    .execute(&mut *tx)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                sqlx::query($crate::sql::REVOKE_OTHER_TOKENS)
+                    .bind(id.to_string())
+                    .bind(keep.map(|t| t.to_string()))
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
             async fn create_token(
                 &self,
                 new: $crate::NewToken,
@@ -295,6 +359,7 @@ macro_rules! impl_store {
                     expires_at: new
                         .expires_at
                         .map(|at| chrono::SubsecRound::trunc_subsecs(at, 6)),
+                    last_used_at: None,
                 };
                 sqlx::query($crate::sql::INSERT_TOKEN)
                     .bind(token.id.to_string())
@@ -312,17 +377,27 @@ macro_rules! impl_store {
                 &self,
                 token_hash: &str,
                 now: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::Result<Option<(ars_domain::User, ars_domain::TokenId)>> {
-                let row = sqlx::query_as::<_, $crate::rows::TokenUserRow>($crate::sql::TOKEN_USER)
+            ) -> $crate::Result<Option<(ars_domain::User, ars_domain::ApiToken)>> {
+                sqlx::query_as::<_, $crate::rows::TokenUserRow>($crate::sql::TOKEN_USER)
                     .bind(token_hash)
                     .bind(now)
                     .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::rows::TokenUserRow::into_pair)
+                    .transpose()
+            }
+
+            async fn touch_token(
+                &self,
+                id: ars_domain::TokenId,
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<()> {
+                sqlx::query($crate::sql::TOUCH_TOKEN)
+                    .bind(id.to_string())
+                    .bind(chrono::SubsecRound::trunc_subsecs(at, 6))
+                    .execute(self.writer())
                     .await?;
-                row.map(|row| {
-                    let token = $crate::rows::parse_token_id(&row.token_id)?;
-                    Ok((row.user.into_user()?, token))
-                })
-                .transpose()
+                Ok(())
             }
 
             async fn list_tokens(

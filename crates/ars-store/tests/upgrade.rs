@@ -112,7 +112,7 @@ async fn a_database_at_0002_upgrades_to_the_current_schema_keeping_its_data(
     );
     assert_eq!(
         store.token_user(TOKEN_HASH, Utc::now()).await.unwrap(),
-        Some((old.user.clone(), old.token.id))
+        Some((old.user.clone(), old.token.clone()))
     );
 
     assert_eq!(

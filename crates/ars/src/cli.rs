@@ -62,8 +62,20 @@ pub enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
-    /// List users.
+    /// List users (id, username, role, and `disabled` for disabled accounts).
     List,
+    /// Disable an account: it cannot log in and its tokens are refused until it is enabled.
+    Disable { username: String },
+    /// Enable a disabled account again; its tokens work again unless revoked or expired.
+    Enable { username: String },
+    /// Set a user's password and revoke all their tokens. Without `--password-stdin`, one is
+    /// generated and printed.
+    Password {
+        username: String,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use ars_api::accounts;
-use ars_domain::Role;
-use ars_store::Store;
+use ars_domain::user::last_admin_refusal;
+use ars_domain::{AccountChange, Role, User};
+use ars_store::{Store, UserUpdate};
 
 use crate::cli::{Command, TokenCommand, UserCommand};
 use crate::config::Config;
@@ -88,16 +89,7 @@ async fn user(cmd: UserCommand, config: &Config, store: &dyn Store) -> anyhow::R
             admin,
             password_stdin,
         } => {
-            let (password, generated) = if password_stdin {
-                let mut line = String::new();
-                std::io::stdin().lock().read_line(&mut line)?;
-                (line.trim_end_matches(['\r', '\n']).to_string(), false)
-            } else {
-                (
-                    ars_domain::credentials::generate_password(policy.min_chars),
-                    true,
-                )
-            };
+            let (password, generated) = new_password(password_stdin, policy.min_chars)?;
             let role = if admin { Role::Admin } else { Role::User };
             let user = accounts::create_user(store, policy, &username, &password, role)
                 .await
@@ -115,9 +107,72 @@ async fn user(cmd: UserCommand, config: &Config, store: &dyn Store) -> anyhow::R
         }
         UserCommand::List => {
             for user in store.list_users().await? {
-                println!("{}\t{}\t{}", user.id, user.username, user.role.as_str());
+                let disabled = if user.disabled { "\tdisabled" } else { "" };
+                println!(
+                    "{}\t{}\t{}{disabled}",
+                    user.id,
+                    user.username,
+                    user.role.as_str()
+                );
             }
             Ok(())
+        }
+        UserCommand::Disable { username } => set_disabled(store, &username, true).await,
+        UserCommand::Enable { username } => set_disabled(store, &username, false).await,
+        UserCommand::Password {
+            username,
+            password_stdin,
+        } => {
+            let user = named_user(store, &username).await?;
+            let (password, generated) = new_password(password_stdin, policy.min_chars)?;
+            accounts::change_password(store, policy, user.id, &password, None, "password")
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!("cannot set the password: {}", server::describe(&e))
+                })?;
+            println!("password of {username} set; its tokens are revoked");
+            if generated {
+                println!("password: {password}");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A password from the first line of standard input, or a generated one (then `true`).
+fn new_password(from_stdin: bool, min_chars: usize) -> anyhow::Result<(String, bool)> {
+    if from_stdin {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        Ok((line.trim_end_matches(['\r', '\n']).to_string(), false))
+    } else {
+        Ok((ars_domain::credentials::generate_password(min_chars), true))
+    }
+}
+
+async fn named_user(store: &dyn Store, username: &str) -> anyhow::Result<User> {
+    let (user, _) = store
+        .user_credentials(username)
+        .await?
+        .with_context(|| format!("no user named {username}"))?;
+    Ok(user)
+}
+
+/// Disables or enables an account, keeping an active admin as the API does.
+async fn set_disabled(store: &dyn Store, username: &str, disabled: bool) -> anyhow::Result<()> {
+    let user = named_user(store, username).await?;
+    let change = AccountChange {
+        role: None,
+        disabled: Some(disabled),
+    };
+    match store.update_user(user.id, change).await? {
+        UserUpdate::Updated(_) => {
+            let done = if disabled { "disabled" } else { "enabled" };
+            println!("{username} {done}");
+            Ok(())
+        }
+        UserUpdate::LastAdmin(user) => {
+            anyhow::bail!("{}", last_admin_refusal(&user, &change))
         }
     }
 }

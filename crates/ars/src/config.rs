@@ -30,6 +30,8 @@ pub struct Config {
     pub admin_password: Option<String>,
     /// Largest accepted request body in bytes (`ARS_BODY_LIMIT`).
     pub body_limit: usize,
+    /// Largest file uploaded into a thread's workdir, in bytes (`ARS_FILE_UPLOAD_LIMIT`).
+    pub file_upload_limit: usize,
     /// Lifetime of login tokens in hours (`ARS_SESSION_TTL_HOURS`).
     pub session_ttl_hours: u32,
     /// `pretty` or `json` (`ARS_LOG_FORMAT`).
@@ -132,6 +134,7 @@ impl Default for Config {
             database_url: None,
             admin_password: None,
             body_limit: ars_api::DEFAULT_BODY_LIMIT,
+            file_upload_limit: ars_api::DEFAULT_FILE_UPLOAD_LIMIT,
             session_ttl_hours: 24 * 30,
             log_format: LogFormat::Pretty,
             defaults: ContextDefaults::default(),
@@ -158,12 +161,13 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 21] = [
+const SETTINGS: [&str; 22] = [
     "bind",
     "data_dir",
     "database_url",
     "admin_password",
     "body_limit",
+    "file_upload_limit",
     "session_ttl_hours",
     "log_format",
     "default_model",
@@ -265,6 +269,7 @@ impl Config {
         ars_api::ApiConfig {
             defaults: self.defaults.clone(),
             body_limit: self.body_limit,
+            file_upload_limit: self.file_upload_limit,
             session_ttl: chrono::Duration::hours(self.session_ttl_hours.into()),
             ui: ars_api::UiAssets::web_dist(),
             login_throttle: ars_api::LoginThrottleConfig {

@@ -156,6 +156,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Changes the caller's password. The current one is checked like a login (a wrong one counts
+         *     as a failed login for the throttle); on success every other token and session of the
+         *     caller is revoked, and the one this request came with keeps working.
+         */
+        put: operations["change_own_password"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -391,6 +412,59 @@ export interface paths {
         patch: operations["rename_thread"];
         trace?: never;
     };
+    "/api/threads/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The entries of a folder of the thread's workdir, or (recursive) of everything below it. */
+        get: operations["list_files"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a file, a symlink (the link, never what it points to) or a folder of the thread's
+         *     workdir: an empty folder as it is, one with entries only with `recursive=true`. The
+         *     workdir itself cannot be deleted.
+         */
+        delete: operations["delete_file"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/threads/{id}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Downloads a file of the thread's workdir, streamed. `Content-Type` comes from the extension
+         *     (or, when that says nothing, from the first bytes: UTF-8 text is `text/plain`), with
+         *     `charset=utf-8` for text; text, images, audio, video, PDF and JSON are `inline`, anything
+         *     else (and everything with `download=true`) an `attachment`, named in ASCII and in UTF-8
+         *     (RFC 6266). Every answer carries `X-Content-Type-Options: nosniff` and a
+         *     `Content-Security-Policy` that runs no script and gives the document an origin of its own,
+         *     so an HTML or SVG file the agent wrote cannot act as the UI.
+         */
+        get: operations["download_file"];
+        /**
+         * Uploads a file into the thread's workdir: the request body is the file's bytes, whatever its
+         *     type. Missing folders are created; the file appears whole (written beside and renamed into
+         *     place) and is charged to the workspace quota first. `If-None-Match: *` refuses to replace a
+         *     file that is already there (412).
+         */
+        put: operations["upload_file"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/threads/{id}/messages": {
         parameters: {
             query?: never;
@@ -510,13 +584,58 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every user, so sharing can name them: id and username, plus role and timestamps for
-         *     admins (who manage accounts).
+         * Every user, so sharing can name them: id and username, plus role, whether disabled and
+         *     timestamps for admins (who manage accounts).
          */
         get: operations["list_users"];
         put?: never;
         /** Creates a user (admins only). */
         post: operations["create_user"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One user: the whole account (but the password) for admins and for the user themselves, id
+         *     and username for everyone else.
+         */
+        get: operations["get_user"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Changes a user's role or disables or enables the account (admins only). Nobody may demote
+         *     or disable themselves, and the last active admin stays one (409, field `role` or
+         *     `disabled`).
+         */
+        patch: operations["update_user"];
+        trace?: never;
+    };
+    "/api/users/{id}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sets a user's password (admins only) and revokes every token and session of theirs (but the
+         *     caller's own, when resetting their own password), so the old password's holder is out.
+         */
+        post: operations["reset_password"];
         delete?: never;
         options?: never;
         head?: never;
@@ -550,6 +669,10 @@ export interface components {
         AgentConfig: {
             context?: components["schemas"]["AgentContext"];
         };
+        /** @description `AgentConfig` in a merge patch: `null` removes a member (back to its default). */
+        AgentConfigPatch: {
+            context?: null | components["schemas"]["AgentContext"];
+        };
         /** @description `config_json.context`: one form for every agent. */
         AgentContext: {
             knowledge_bases?: string[] | null;
@@ -580,7 +703,7 @@ export interface components {
          */
         AgentPatch: {
             backend_id?: null | components["schemas"]["Backend"];
-            config_json?: null | components["schemas"]["AgentConfig"];
+            config_json?: null | components["schemas"]["AgentConfigPatch"];
             description?: string | null;
             is_default?: boolean | null;
             /** @description Derived from `backend_id` (read-only, as in `AgentWrite`). */
@@ -612,7 +735,10 @@ export interface components {
              */
             slug: string;
         };
-        /** @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash. */
+        /**
+         * @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash.
+         *     Login sessions are tokens too (named `login`, expiring after the session lifetime).
+         */
         ApiToken: {
             /** Format: date-time */
             created_at: string;
@@ -622,6 +748,11 @@ export interface components {
              */
             expires_at?: string | null;
             id: components["schemas"]["TokenId"];
+            /**
+             * Format: date-time
+             * @description When a request last came with it (recorded at most once a minute); `None`: never.
+             */
+            last_used_at?: string | null;
             name: string;
             user_id: components["schemas"]["UserId"];
         };
@@ -630,6 +761,15 @@ export interface components {
          * @enum {string}
          */
         Backend: "DefaultBackend" | "SubAgentBackend";
+        ChangePasswordRequest: {
+            /** @description The password the account has now. */
+            current_password: string;
+            /**
+             * @description At least the server's minimum (12 characters unless configured otherwise; the served
+             *     document states the configured one), at most 1024.
+             */
+            new_password: string;
+        };
         /** @description The body of `POST /api/threads`. */
         CreateThread: {
             /**
@@ -686,6 +826,51 @@ export interface components {
             field?: string | null;
             /** @description A sentence for people. */
             message: string;
+        };
+        /**
+         * Format: binary
+         * @description A file's bytes, as downloaded or uploaded.
+         */
+        FileBytes: string;
+        /** @description One file or folder of a workdir. */
+        FileEntry: {
+            kind: components["schemas"]["FileKind"];
+            /**
+             * Format: date-time
+             * @description When its content last changed, where the file system tells.
+             */
+            modified_at?: string | null;
+            /** @description The file name. */
+            name: string;
+            /** @description Its path relative to the workdir, `/`-separated: what `path=` takes. */
+            path: string;
+            /**
+             * Format: int64
+             * @description Bytes (of the link itself for a symlink).
+             */
+            size: number;
+        };
+        /**
+         * @description What kind of entry a workdir listing shows.
+         * @enum {string}
+         */
+        FileKind: "file" | "dir" | "symlink" | "other";
+        /** @description A folder of a workdir. */
+        FileListing: {
+            /**
+             * @description Folders first, then files, each by name; depth first when recursive (a folder's entries
+             *     follow it).
+             */
+            entries: components["schemas"]["FileEntry"][];
+            /** @description The listed folder relative to the workdir (empty for the workdir itself). */
+            path: string;
+            /** @description True when entries were left out: more than 2000, or (recursive) deeper than `max_depth`. */
+            truncated: boolean;
+            /**
+             * @description The workdir as the agent sees it, e.g. `/home/gem/user-data/threads/<id>`: tool calls
+             *     name files relative to it or absolutely under it.
+             */
+            workdir: string;
         };
         Health: {
             /** @description Always `ok` when the server answers. */
@@ -842,6 +1027,13 @@ export interface components {
         RenameThread: {
             /** @description Not blank; at most 200 characters, stored trimmed. */
             title: string;
+        };
+        ResetPasswordRequest: {
+            /**
+             * @description At least the server's minimum (12 characters unless configured otherwise; the served
+             *     document states the configured one), at most 1024.
+             */
+            new_password: string;
         };
         /** @description The context an agent actually runs with. */
         ResolvedContext: {
@@ -1120,6 +1312,15 @@ export interface components {
             /** @description The JSON Schema of its arguments. */
             parameters: Record<string, never>;
         };
+        /** @description The body of `PATCH /api/users/{id}`: what to change; an omitted (or null) field stays. */
+        UpdateUserRequest: {
+            /**
+             * @description `true` disables the account (its tokens are refused at once, login too); `false`
+             *     enables it again, and its tokens work again unless they were revoked or expired.
+             */
+            disabled?: boolean | null;
+            role?: null | components["schemas"]["Role"];
+        };
         /** @description Tokens spent. */
         Usage: {
             /** Format: int64 */
@@ -1131,6 +1332,12 @@ export interface components {
         User: {
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description A disabled account cannot log in, and every request with one of its tokens is refused.
+             *     Its tokens are kept: enabling the account again makes them work again (reset the
+             *     password to revoke them).
+             */
+            disabled?: boolean;
             id: components["schemas"]["UserId"];
             role: components["schemas"]["Role"];
             /** Format: date-time */
@@ -1152,6 +1359,8 @@ export interface components {
              * @description Admins only.
              */
             created_at?: string | null;
+            /** @description Admins only: a disabled account cannot log in and its tokens are refused. */
+            disabled?: boolean | null;
             id: components["schemas"]["UserId"];
             role?: null | components["schemas"]["Role"];
             /**
@@ -1724,6 +1933,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The account is disabled (`account_disabled`; only with the right password) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1825,6 +2043,89 @@ export interface operations {
             };
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    change_own_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed; the caller's other tokens are revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `current_password` is wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `new_password` breaks the password rules */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many wrong passwords */
+            429: {
+                headers: {
+                    /** @description Seconds until it may be tried again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2866,6 +3167,332 @@ export interface operations {
             };
         };
     };
+    list_files: {
+        parameters: {
+            query?: {
+                /** @description A folder, relative to the workdir; default: the workdir itself. */
+                path?: string;
+                /** @description List everything below the folder too, depth first. */
+                recursive?: "true" | "false" | "1" | "0";
+                /** @description With `recursive`: how many levels (1-16, default 8; 1 is the folder's own entries). */
+                max_depth?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Thread id (a subagent's child thread lists the same workdir) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileListing"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours, or no such folder */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is a file */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`) or `max_depth` is out of range */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_file: {
+        parameters: {
+            query: {
+                /** @description A file, symlink or folder, relative to the workdir (not the workdir itself). */
+                path: string;
+                /** @description Delete a folder with everything in it (an empty folder needs no flag). */
+                recursive?: "true" | "false" | "1" | "0";
+            };
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query string or no `path` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours, or nothing at `path` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A folder with entries, without `recursive=true` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`): outside the workdir, or the workdir itself */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    download_file: {
+        parameters: {
+            query: {
+                /** @description A file, relative to the workdir. */
+                path: string;
+                /** @description `true` (or `1`): `Content-Disposition: attachment` whatever the type. */
+                download?: "true" | "false" | "1" | "0";
+            };
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, as the `Content-Type` header says */
+            200: {
+                headers: {
+                    /** @description `inline` or `attachment`, with `filename` and `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description No script, no requests, a sandboxed origin */
+                    "Content-Security-Policy"?: string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": components["schemas"]["FileBytes"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours, or no such file */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is a folder */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    upload_file: {
+        parameters: {
+            query: {
+                /** @description Where to put the file, relative to the workdir; missing folders are created. */
+                path: string;
+            };
+            header?: {
+                /** @description `*`: only create, never replace */
+                "If-None-Match"?: string | null;
+            };
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The file's bytes (any content type) */
+        requestBody: {
+            content: {
+                "application/octet-stream": components["schemas"]["FileBytes"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is a folder, a folder on its way is a file, or the workspace quota is exceeded */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `If-None-Match: *` and the file exists */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the upload limit (25 MiB unless configured otherwise); nothing is written */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_messages: {
         parameters: {
             query?: never;
@@ -3316,6 +3943,219 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserListEntry"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Demoting or disabling yourself, or the last active admin */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reset_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Set; the user's other tokens are revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `new_password` breaks the password rules */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-//! Login, logout, the current user, and API tokens.
+//! Login, logout, the current user (and their password), and API tokens.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -37,6 +37,7 @@ pub struct LoginResponse {
         (status = 200, body = LoginResponse),
         (status = 400, body = ErrorBody, description = "Malformed JSON"),
         (status = 401, body = ErrorBody, description = "Wrong credentials"),
+        (status = 403, body = ErrorBody, description = "The account is disabled (`account_disabled`; only with the right password)"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "Wrong shape"),
         (status = 429, body = ErrorBody, description = "Too many failed logins",
@@ -50,9 +51,7 @@ pub async fn login(
     let attempt = state
         .login_throttle
         .begin(&req.username, address)
-        .map_err(|wait| ApiError::TooManyRequests {
-            retry_after_s: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
-        })?;
+        .map_err(locked_out)?;
     let found = if req.username.len() <= 64 {
         state.store.user_credentials(&req.username).await?
     } else {
@@ -67,6 +66,10 @@ pub async fn login(
         .filter(|_| verified)
         .ok_or_else(|| ApiError::Unauthorized("invalid username or password".into()))?;
     state.login_throttle.succeeded(attempt);
+    // Said only to whoever knows the password, so it tells a guesser nothing.
+    if user.disabled {
+        return Err(ApiError::AccountDisabled);
+    }
     let expires_at = Some(ars_domain::time::now() + state.config.session_ttl);
     let (token, _) =
         accounts::create_token(state.store.as_ref(), &user, "login", expires_at).await?;
@@ -75,6 +78,13 @@ pub async fn login(
         user,
         expires_at,
     }))
+}
+
+/// The answer to an attempt refused by the login throttle, for `wait` longer.
+fn locked_out(wait: std::time::Duration) -> ApiError {
+    ApiError::TooManyRequests {
+        retry_after_s: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+    }
 }
 
 /// Revokes the token this request was made with.
@@ -122,6 +132,75 @@ pub async fn me(State(state): State<AppState>, auth: Auth) -> Result<Json<Me>, A
             quota_bytes: usage.quota_bytes,
         },
     }))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangePasswordRequest {
+    /// The password the account has now.
+    current_password: String,
+    /// At least the server's minimum (12 characters unless configured otherwise; the served
+    /// document states the configured one), at most 1024.
+    #[schema(min_length = 12, max_length = 1024)]
+    new_password: String,
+}
+
+/// Changes the caller's password. The current one is checked like a login (a wrong one counts
+/// as a failed login for the throttle); on success every other token and session of the
+/// caller is revoked, and the one this request came with keeps working.
+#[utoipa::path(put, path = "/me/password", tag = "auth", security(("bearer" = [])),
+    request_body = ChangePasswordRequest,
+    responses(
+        (status = 204, description = "Changed; the caller's other tokens are revoked"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "`current_password` is wrong"),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "`new_password` breaks the password rules"),
+        (status = 429, body = ErrorBody, description = "Too many wrong passwords",
+            headers(("Retry-After" = u64, description = "Seconds until it may be tried again"))),
+    ))]
+pub async fn change_own_password(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    auth: Auth,
+    ApiJson(req): ApiJson<ChangePasswordRequest>,
+) -> Result<StatusCode, ApiError> {
+    // The rules first: a bad new password costs no guess at the current one.
+    let policy = state.config.password_policy;
+    policy
+        .validate(&req.new_password)
+        .map_err(|err| match err {
+            ars_domain::ValidationError::Invalid(e) => {
+                ApiError::unprocessable("new_password", e.message)
+            }
+            other => other.into(),
+        })?;
+    let attempt = state
+        .login_throttle
+        .begin(&auth.user.username, address)
+        .map_err(locked_out)?;
+    let stored = state
+        .store
+        .user_credentials(&auth.user.username)
+        .await?
+        .map(|(_, hash)| hash);
+    if !accounts::verify_password(req.current_password, stored).await {
+        return Err(ApiError::Forbidden {
+            message: "the current password is wrong".into(),
+            field: Some("current_password".into()),
+        });
+    }
+    state.login_throttle.succeeded(attempt);
+    accounts::change_password(
+        state.store.as_ref(),
+        policy,
+        auth.user.id,
+        &req.new_password,
+        Some(auth.token_id),
+        "new_password",
+    )
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// The caller's API tokens (metadata only; secrets are never shown again).

@@ -53,8 +53,19 @@ pub struct EventsQuery {
 
 /// Where to resume: the `Last-Event-ID` header, else `?after=`, else the start.
 fn resume_point(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
+    // The document states event ids as int64, as clients in most languages read them.
+    let in_range = |id: u64| -> Result<u64, ApiError> {
+        if i64::try_from(id).is_ok() {
+            Ok(id)
+        } else {
+            Err(ApiError::BadRequest(format!(
+                "an event id is at most {}",
+                i64::MAX
+            )))
+        }
+    };
     match headers.get(LAST_EVENT_ID) {
-        None => Ok(query.after.unwrap_or(0)),
+        None => in_range(query.after.unwrap_or(0)),
         // Present means an event id: clients that have none send no header at all (as
         // `EventSource` does), so an empty value is as unreadable as a word.
         Some(value) => value
@@ -64,7 +75,8 @@ fn resume_point(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiErro
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| {
                 ApiError::BadRequest("Last-Event-ID must be an event id (a whole number)".into())
-            }),
+            })
+            .and_then(in_range),
     }
 }
 
@@ -168,12 +180,16 @@ mod tests {
         assert_eq!(resume_point(&headers, &query).ok(), Some(3));
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("7"));
         assert_eq!(resume_point(&headers, &query).ok(), Some(7));
-        for unreadable in ["seven", "", "true", "-1", "1.5"] {
+        for unreadable in ["seven", "", "true", "-1", "1.5", "9223372036854775808"] {
             headers.insert(LAST_EVENT_ID, HeaderValue::from_static(unreadable));
             assert!(
                 matches!(resume_point(&headers, &query), Err(ApiError::BadRequest(_))),
                 "{unreadable:?}"
             );
         }
+        let beyond = EventsQuery {
+            after: Some(u64::MAX),
+        };
+        assert!(resume_point(&HeaderMap::new(), &beyond).is_err());
     }
 }

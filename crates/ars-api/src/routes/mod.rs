@@ -14,6 +14,7 @@ mod agents;
 mod auth;
 mod catalog;
 mod events;
+mod files;
 mod health;
 mod runs;
 mod skills;
@@ -27,9 +28,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(auth::login))
         .routes(routes!(auth::logout))
         .routes(routes!(auth::me))
+        .routes(routes!(auth::change_own_password))
         .routes(routes!(auth::list_tokens, auth::create_token))
         .routes(routes!(auth::revoke_token))
         .routes(routes!(users::list_users, users::create_user))
+        .routes(routes!(users::get_user, users::update_user))
+        .routes(routes!(users::reset_password))
         .routes(routes!(agents::list_agents, agents::create_agent))
         .routes(routes!(
             agents::get_agent,
@@ -60,6 +64,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(threads::list_messages))
         .routes(routes!(subagents::list_subagents))
+        .routes(routes!(files::list_files, files::delete_file))
+        .routes(routes!(files::download_file, files::upload_file))
         .routes(routes!(runs::list_runs, runs::start_run))
         .routes(routes!(runs::get_run))
         .routes(routes!(runs::wait_run))

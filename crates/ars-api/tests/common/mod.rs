@@ -34,6 +34,15 @@ pub struct Setup {
     pub models: ModelsConfig,
     /// What one `execute` may consume.
     pub sandbox_limits: SandboxLimits,
+    /// The PostgreSQL server to store in (a fresh schema of it), instead of a fresh SQLite
+    /// file: see [`pg_url`].
+    pub postgres: Option<String>,
+}
+
+/// The PostgreSQL server tests may also run against (`ARS_TEST_DATABASE_URL`); `None` skips
+/// them.
+pub fn pg_url() -> Option<String> {
+    ars_store::test_support::pg_url()
 }
 
 impl Default for Setup {
@@ -44,6 +53,7 @@ impl Default for Setup {
             event_memory_budget: InProcessConfig::default().memory_budget,
             models: ModelsConfig::default(),
             sandbox_limits: SandboxLimits::default(),
+            postgres: None,
         }
     }
 }
@@ -55,6 +65,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// The admin's bearer token.
     pub admin: String,
+    /// The local sandbox's data dir: `users/<id>/user-data` is a user's workspace.
+    pub sandbox_dir: std::path::PathBuf,
     _dir: tempfile::TempDir,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
@@ -94,8 +106,17 @@ impl TestApp {
     /// providers of `setup.models` besides the built-in `scripted` one, the bubblewrap sandbox
     /// in the test's temp dir, and every built-in tool.
     pub async fn spawn_setup(setup: Setup) -> Self {
-        let (store, dir) = ars_store::test_support::sqlite_fresh().await;
-        let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+        let (store, dir): (Arc<dyn Store>, _) = match &setup.postgres {
+            None => {
+                let (store, dir) = ars_store::test_support::sqlite_fresh().await;
+                (Arc::new(store), dir)
+            }
+            Some(url) => (
+                Arc::new(ars_store::test_support::pg_fresh(url).await),
+                tempfile::tempdir().unwrap(),
+            ),
+        };
+        let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(store);
         accounts::ensure_admin(&*store, setup.api.password_policy, Some(ADMIN_PASSWORD))
             .await
             .unwrap();
@@ -105,7 +126,8 @@ impl TestApp {
             ..InProcessConfig::default()
         });
         let models = ModelRegistry::new(&setup.models, |_| None).unwrap();
-        let mut sandbox = SandboxConfig::new(dir.path().join("sandbox"));
+        let sandbox_dir = dir.path().join("sandbox");
+        let mut sandbox = SandboxConfig::new(&sandbox_dir);
         sandbox.limits = setup.sandbox_limits.clone();
         let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(sandbox));
         let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
@@ -138,6 +160,7 @@ impl TestApp {
             runtime,
             client: reqwest::Client::new(),
             admin: String::new(),
+            sandbox_dir,
             _dir: dir,
             _shutdown: tx,
         };

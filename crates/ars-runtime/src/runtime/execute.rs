@@ -9,7 +9,6 @@ use tokio_util::sync::CancellationToken;
 
 use ars_domain::{Agent, Caller, ModelConfig, Run, RunOutcome, RunStatus, Thread, Usage};
 use ars_events::EventKind;
-use ars_sandbox::Scope;
 use ars_store::FinishedRun;
 
 use super::{Runtime, notice};
@@ -177,12 +176,7 @@ impl Runtime {
                 }
             }
         }
-        let scope = Scope::new(
-            thread.user_id,
-            thread.runtime_scope_id.clone(),
-            thread.workdir_path.clone(),
-        )
-        .map_err(|e| e.to_string())?;
+        let scope = super::thread_scope(thread).map_err(|e| e.to_string())?;
         self.inner
             .sandbox
             .prepare(&scope)

@@ -23,7 +23,7 @@ use ars_domain::{
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
-use ars_sandbox::{Sandbox, SandboxError, WorkspaceUsage};
+use ars_sandbox::{Sandbox, SandboxError, Scope, WorkspaceUsage};
 use ars_store::{FinishedRun, Store, StoreError};
 
 use crate::agent_loop::Emitter;
@@ -274,6 +274,12 @@ impl Runtime {
 
     pub fn tool_names(&self) -> Vec<String> {
         self.inner.tools.names()
+    }
+
+    /// The sandbox the tools act in, for the server's view of a thread's workdir (always
+    /// through [`thread_scope`], so it sees exactly what the thread's runs see).
+    pub fn sandbox(&self) -> &Arc<dyn Sandbox> {
+        &self.inner.sandbox
     }
 
     /// What `user`'s sandbox workspace holds against its quota.
@@ -567,6 +573,17 @@ async fn end_of(ended: &mut broadcast::Receiver<RunId>, run_id: RunId) -> bool {
             Err(broadcast::error::RecvError::Closed) => return false,
         }
     }
+}
+
+/// The sandbox scope a thread's tools run in: its owner's workspace, and the runtime scope and
+/// workdir the thread stores. A child thread stores its root's (`Thread::new_child`), so a
+/// parent, its subagents and anything else that goes through here see one workdir (SPEC §6).
+pub fn thread_scope(thread: &Thread) -> Result<Scope, SandboxError> {
+    Scope::new(
+        thread.user_id,
+        thread.runtime_scope_id.clone(),
+        thread.workdir_path.clone(),
+    )
 }
 
 /// The event identity of a run: its ids, and its parent's for subagent runs.

@@ -1,16 +1,30 @@
-//! `read_bytes` and `read_tree`: raw file contents for the server (downloading and listing
-//! skill folders), not for the model.
+//! `read_bytes`, `read_tree` and `open_file`: raw file contents for the server (downloading
+//! and listing skill folders, the workdir's file browser), not for the model.
 
 use std::io::Read as _;
 use std::ops::ControlFlow;
 
 use cap_fs_ext::FollowSymlinks;
 
-use super::read_options;
 use super::walk::{Walk, walk};
+use super::{entry_of, read_options};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
+use crate::sandbox::DirEntry;
 use crate::scope::Scope;
+
+/// The regular file at `path`, opened and checked exactly as `read` does, with its entry as
+/// the open file's `fstat` describes it.
+pub(crate) fn open_file(
+    layout: &Layout,
+    scope: &Scope,
+    path: &str,
+) -> Result<(std::fs::File, DirEntry), SandboxError> {
+    let (file, meta, resolved) = super::read::open_regular(layout, scope, path)?;
+    let name = resolved.rel.file_name().unwrap_or_default().to_owned();
+    let entry = entry_of(resolved.virtual_path, &name, &meta);
+    Ok((file.into_std(), entry))
+}
 
 /// The bytes of the file at `path`, resolved and checked (on the open file) exactly as `read`
 /// does; a file over `max_bytes` is [`SandboxError::TooLarge`].

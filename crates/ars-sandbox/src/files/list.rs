@@ -1,8 +1,9 @@
 //! `list`: one directory's entries.
 
+use super::entry_of;
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
-use crate::sandbox::{DirEntry, EntryKind, ListOutcome};
+use crate::sandbox::ListOutcome;
 use crate::scope::Scope;
 
 /// Lists a directory, sorted by name, at most `max_entries` entries. Symlinks are reported,
@@ -24,23 +25,12 @@ pub(crate) fn list(
         let Ok(meta) = entry.metadata() else {
             continue; // Vanished between readdir and stat.
         };
-        let file_type = meta.file_type();
-        let kind = if file_type.is_symlink() {
-            EntryKind::Symlink
-        } else if file_type.is_dir() {
-            EntryKind::Directory
-        } else if file_type.is_file() {
-            EntryKind::File
-        } else {
-            EntryKind::Other
-        };
         let name = entry.file_name();
-        entries.push(DirEntry {
-            path: resolved.child_virtual(name.as_ref()),
-            name: name.to_string_lossy().into_owned(),
-            kind,
-            size: meta.len(),
-        });
+        entries.push(entry_of(
+            resolved.child_virtual(name.as_ref()),
+            &name,
+            &meta,
+        ));
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     let truncated = entries.len() > max_entries;

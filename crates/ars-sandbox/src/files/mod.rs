@@ -7,7 +7,9 @@
 mod bytes;
 mod list;
 mod read;
+pub(crate) mod remove;
 mod search;
+mod tree;
 pub(crate) mod walk;
 mod write;
 
@@ -16,16 +18,20 @@ use std::io::{self, BufRead, Write as _};
 use std::path::PathBuf;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{Dir, Metadata, OpenOptions};
+use rustix::fs::{RenameFlags, renameat_with};
 
 use crate::error::SandboxError;
 use crate::paths::Resolved;
+use crate::sandbox::{DirEntry, EntryKind};
 
-pub(crate) use bytes::{read_bytes, read_tree};
+pub(crate) use bytes::{open_file, read_bytes, read_tree};
 pub(crate) use list::list;
 pub(crate) use read::read;
+pub(crate) use remove::remove;
 pub(crate) use search::{glob, grep};
-pub(crate) use write::{edit, write};
+pub(crate) use tree::tree;
+pub(crate) use write::{edit, write, write_bytes};
 
 /// How much of a file's start is inspected to decide whether it is binary.
 const SNIFF_BYTES: usize = 8192;
@@ -73,6 +79,34 @@ pub(crate) fn next_line(
         buf.pop();
     }
     Ok(Some(cut))
+}
+
+/// What `meta` (taken without following a symlink) says an entry is.
+pub(crate) fn kind_of(meta: &Metadata) -> EntryKind {
+    let file_type = meta.file_type();
+    if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else if file_type.is_dir() {
+        EntryKind::Directory
+    } else if file_type.is_file() {
+        EntryKind::File
+    } else {
+        EntryKind::Other
+    }
+}
+
+/// The entry `name` at the virtual path `path`, as `meta` describes it.
+pub(crate) fn entry_of(path: String, name: &OsStr, meta: &Metadata) -> DirEntry {
+    DirEntry {
+        path,
+        name: name.to_string_lossy().into_owned(),
+        kind: kind_of(meta),
+        size: meta.len(),
+        modified: meta
+            .modified()
+            .ok()
+            .map(cap_std::time::SystemTime::into_std),
+    }
 }
 
 /// Cuts `text` to at most `max` bytes on a character boundary; returns whether it cut.
@@ -139,6 +173,13 @@ pub(crate) fn write_target(
         resolved.root.create_dir_all(&parent).map_err(|err| {
             match SandboxError::io(shown, &err) {
                 outside @ SandboxError::OutsideScope { .. } => outside,
+                // A file where a parent directory should be.
+                SandboxError::NotDirectory { .. } => SandboxError::NotDirectory {
+                    path: shown.clone(),
+                },
+                _ if err.kind() == io::ErrorKind::AlreadyExists => SandboxError::NotDirectory {
+                    path: shown.clone(),
+                },
                 _ => SandboxError::Io {
                     path: shown.clone(),
                     message: format!("cannot create the parent directory: {err}"),
@@ -173,6 +214,17 @@ pub(crate) fn write_target(
 /// anywhere else and a concurrent reader never sees half of the content. Keeps the old file's
 /// permissions.
 pub(crate) fn atomic_write(dir: &Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+    atomic_put(dir, name, bytes, false)
+}
+
+/// Creates `name` in `dir` with `bytes` as [`atomic_write`] does, but only where nothing is
+/// there: the temp file is moved into place with `RENAME_NOREPLACE`, so a file that appeared
+/// since anyone looked is left alone (`AlreadyExists`).
+pub(crate) fn atomic_create(dir: &Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+    atomic_put(dir, name, bytes, true)
+}
+
+fn atomic_put(dir: &Dir, name: &OsStr, bytes: &[u8], no_replace: bool) -> io::Result<()> {
     // A fixed short name: the target's own name may already be at the 255-byte limit.
     let tmp = format!(".ars-tmp-{}", uuid::Uuid::new_v4().simple());
     let result = (|| {
@@ -186,7 +238,11 @@ pub(crate) fn atomic_write(dir: &Dir, name: &OsStr, bytes: &[u8]) -> io::Result<
             file.set_permissions(meta.permissions())?;
         }
         drop(file);
-        dir.rename(&tmp, dir, name)
+        if no_replace {
+            renameat_with(dir, tmp.as_str(), dir, name, RenameFlags::NOREPLACE).map_err(Into::into)
+        } else {
+            dir.rename(&tmp, dir, name)
+        }
     })();
     if result.is_err() {
         // Best effort: the temp file is ours and useless now.

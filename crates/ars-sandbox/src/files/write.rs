@@ -1,14 +1,15 @@
-//! `write` and `edit`: the two ways the model changes files.
+//! `write` and `edit`: the two ways the model changes files; `write_bytes`: the server's
+//! uploads.
 
 use std::io::Read as _;
 
 use cap_fs_ext::FollowSymlinks;
 
-use super::{atomic_write, looks_binary, read_options, write_target};
+use super::{atomic_create, atomic_write, entry_of, looks_binary, read_options, write_target};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout};
 use crate::quota::Quotas;
-use crate::sandbox::{EditOutcome, WriteOutcome};
+use crate::sandbox::{EditOutcome, FileWritten, WriteMode, WriteOutcome};
 use crate::scope::Scope;
 
 /// Largest file `edit` loads; bigger ones are for the shell (`sed`) or a rewrite.
@@ -36,6 +37,53 @@ pub(crate) fn write(
     Ok(WriteOutcome {
         path: resolved.virtual_path,
         bytes_written: content.len() as u64,
+        created: !target.exists,
+    })
+}
+
+/// Creates or replaces a file with `bytes` (and its missing parent directories); with
+/// [`WriteMode::CreateNew`] only where nothing is there yet.
+pub(crate) fn write_bytes(
+    layout: &Layout,
+    scope: &Scope,
+    path: &str,
+    bytes: &[u8],
+    mode: WriteMode,
+    quotas: &Quotas,
+) -> Result<FileWritten, SandboxError> {
+    let resolved = layout.resolve(scope, path, Access::Write)?;
+    let target = write_target(&resolved, true)?;
+    let exists = || SandboxError::Exists {
+        path: resolved.virtual_path.clone(),
+    };
+    if mode == WriteMode::CreateNew && target.exists {
+        return Err(exists());
+    }
+    let room = quotas.reserve(
+        scope.user_id,
+        &resolved.root,
+        target.len,
+        bytes.len() as u64,
+    )?;
+    let written = match mode {
+        WriteMode::Replace => atomic_write(&target.dir, &target.name, bytes),
+        WriteMode::CreateNew => atomic_create(&target.dir, &target.name, bytes),
+    };
+    written.map_err(|err| {
+        if err.kind() == std::io::ErrorKind::AlreadyExists {
+            exists()
+        } else {
+            resolved.err(&err)
+        }
+    })?;
+    room.commit();
+    let meta = target
+        .dir
+        .symlink_metadata(&target.name)
+        .map_err(|err| resolved.err(&err))?;
+    let name = resolved.rel.file_name().unwrap_or(&target.name).to_owned();
+    Ok(FileWritten {
+        entry: entry_of(resolved.virtual_path.clone(), &name, &meta),
         created: !target.exists,
     })
 }

@@ -1,7 +1,8 @@
 //! Skill folders by directory handle: build one, move it into place, remove one.
 //!
 //! Every step names one component relative to an open directory and never follows a symlink
-//! (`O_NOFOLLOW` for directories, `O_CREAT | O_EXCL` for files, `unlinkat` for removal), so a
+//! (`O_NOFOLLOW` for directories, `O_CREAT | O_EXCL` for files, `unlinkat` for removal, which
+//! `files::remove` shares), so a
 //! link planted by an agent — the personal skills live in its writable workspace — is at
 //! worst refused or removed as a link, never written or deleted through.
 
@@ -14,9 +15,6 @@ use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 use rustix::fs::{RenameFlags, renameat_with};
 
 use crate::files::walk::{Walk, walk};
-
-/// Deepest nesting [`remove`] descends into; a deeper tree is refused rather than recursed.
-const MAX_REMOVE_DEPTH: usize = 256;
 
 /// Bytes per `st_blocks` unit.
 const BLOCK_BYTES: u64 = 512;
@@ -79,30 +77,9 @@ pub(super) fn swap_in(
     Ok(false)
 }
 
-/// Removes `name` from `parent`: a folder with everything below it, anything else (a symlink
-/// included) as the entry itself.
-pub(super) fn remove(parent: &Dir, name: &OsStr) -> io::Result<()> {
-    remove_at(parent, name, 0)
-}
-
-fn remove_at(parent: &Dir, name: &OsStr, depth: usize) -> io::Result<()> {
-    let meta = parent.symlink_metadata(name)?;
-    if !meta.is_dir() {
-        return parent.remove_file(name);
-    }
-    if depth >= MAX_REMOVE_DEPTH {
-        return Err(io::Error::other(
-            "the folder is nested too deeply to remove",
-        ));
-    }
-    // A folder swapped for a symlink since the lstat fails here instead of being followed.
-    let dir = parent.open_dir_nofollow(name)?;
-    for entry in dir.entries()? {
-        remove_at(&dir, &entry?.file_name(), depth + 1)?;
-    }
-    drop(dir);
-    parent.remove_dir(name)
-}
+// Removes `name` from `parent`: a folder with everything below it, anything else (a symlink
+// included) as the entry itself.
+pub(super) use crate::files::remove::remove_entry as remove;
 
 /// The space `parent/name` takes on disk (allocated blocks, as the quota counts), walked by
 /// handle; a symlink counts as itself.

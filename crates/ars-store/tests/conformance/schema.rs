@@ -152,7 +152,7 @@ pub async fn check_timestamps_round_trip(store: &dyn Store) {
     let lookup = store
         .token_user("h", micros - Duration::microseconds(1))
         .await;
-    assert_eq!(lookup.unwrap(), Some((alice.clone(), token.id)));
+    assert_eq!(lookup.unwrap(), Some((alice.clone(), token.clone())));
     assert_eq!(store.token_user("h", micros).await.unwrap(), None);
 
     let agent = store.create_agent(&draft("timed"), None).await.unwrap();

@@ -1,7 +1,7 @@
 //! Users and API tokens.
 
-use ars_domain::{Role, UserId};
-use ars_store::{NewToken, Store, StoreError};
+use ars_domain::{AccountChange, Role, User, UserId};
+use ars_store::{NewToken, Store, StoreError, UserUpdate};
 use chrono::{Duration, Utc};
 
 use crate::fixtures::{user, user_with_role};
@@ -103,13 +103,16 @@ pub async fn check_tokens_lookup_and_expiry(store: &dyn Store) {
     let lookup = |hash: &'static str, at| async move { store.token_user(hash, at).await.unwrap() };
     assert_eq!(
         lookup("hash-forever", now).await,
-        Some((alice.clone(), forever.id))
+        Some((alice.clone(), forever.clone()))
     );
     assert_eq!(
         lookup("hash-future", now).await,
-        Some((alice.clone(), future.id))
+        Some((alice.clone(), future.clone()))
     );
-    assert_eq!(lookup("hash-bobs", now).await, Some((bob.clone(), bobs.id)));
+    assert_eq!(
+        lookup("hash-bobs", now).await,
+        Some((bob.clone(), bobs.clone()))
+    );
     assert_eq!(lookup("hash-past", now).await, None, "an expired token");
     assert_eq!(lookup("hash-unknown", now).await, None);
     // A token is valid strictly before its expiry instant, and not at it.
@@ -117,7 +120,7 @@ pub async fn check_tokens_lookup_and_expiry(store: &dyn Store) {
     let just_before = expiry - Duration::microseconds(1);
     assert_eq!(
         lookup("hash-future", just_before).await,
-        Some((alice.clone(), future.id))
+        Some((alice.clone(), future.clone()))
     );
     assert_eq!(lookup("hash-future", expiry).await, None);
     // An instant with nanoseconds compares correctly too.
@@ -169,4 +172,185 @@ pub async fn check_revoke_only_own_tokens(store: &dyn Store) {
     assert_eq!(store.token_user("hash-secret", now).await.unwrap(), None);
     assert!(store.list_tokens(alice.id).await.unwrap().is_empty());
     assert!(!store.revoke_token(alice.id, secret.id).await.unwrap());
+}
+
+fn change(role: Option<Role>, disabled: Option<bool>) -> AccountChange {
+    AccountChange { role, disabled }
+}
+
+/// The user `update_user` changed, failing the test on any other answer.
+async fn updated(store: &dyn Store, id: UserId, change: AccountChange) -> User {
+    match store.update_user(id, change).await.unwrap() {
+        UserUpdate::Updated(user) => user,
+        other => panic!("expected an update, got {other:?}"),
+    }
+}
+
+pub async fn check_account_changes_keep_an_active_admin(store: &dyn Store) {
+    let root = user_with_role(store, "root", Role::Admin).await;
+    let amy = user(store, "amy").await;
+
+    let promoted = updated(store, amy.id, change(Some(Role::Admin), None)).await;
+    assert_eq!((promoted.role, promoted.disabled), (Role::Admin, false));
+    assert!(promoted.updated_at >= amy.updated_at);
+    assert_eq!(promoted.created_at, amy.created_at);
+    assert_eq!(store.user(amy.id).await.unwrap(), Some(promoted.clone()));
+
+    // Two active admins: one of them may go.
+    let demoted = updated(store, root.id, change(Some(Role::User), None)).await;
+    assert_eq!(demoted.role, Role::User);
+
+    // Amy is the last active admin now: demoting or disabling her changes nothing.
+    for refused in [
+        change(Some(Role::User), None),
+        change(None, Some(true)),
+        change(Some(Role::User), Some(true)),
+    ] {
+        let answer = store.update_user(amy.id, refused).await.unwrap();
+        assert_eq!(answer, UserUpdate::LastAdmin(promoted.clone()));
+    }
+    assert_eq!(store.user(amy.id).await.unwrap(), Some(promoted.clone()));
+    // A change that keeps her an active admin is no change of that kind.
+    updated(store, amy.id, change(Some(Role::Admin), Some(false))).await;
+
+    // A disabled admin is no active admin.
+    let disabled_admin = updated(store, root.id, change(Some(Role::Admin), Some(true))).await;
+    assert!(disabled_admin.disabled && disabled_admin.is_admin());
+    let answer = store
+        .update_user(amy.id, change(None, Some(true)))
+        .await
+        .unwrap();
+    assert!(matches!(answer, UserUpdate::LastAdmin(_)), "{answer:?}");
+    let enabled = updated(store, root.id, change(None, Some(false))).await;
+    assert!(enabled.is_active_admin());
+    updated(store, amy.id, change(None, Some(true))).await;
+
+    // Disabled users are listed, flagged.
+    let listed = store.list_users().await.unwrap();
+    let flags: Vec<(String, bool)> = listed
+        .into_iter()
+        .map(|u| (u.username, u.disabled))
+        .collect();
+    assert_eq!(flags, [("amy".into(), true), ("root".into(), false)]);
+
+    let missing = store
+        .update_user(UserId::new(), change(None, Some(true)))
+        .await;
+    assert!(matches!(missing, Err(StoreError::NotFound)), "{missing:?}");
+}
+
+pub async fn check_concurrent_demotions_leave_an_admin(store: &dyn Store) {
+    let a = user_with_role(store, "a", Role::Admin).await;
+    let b = user_with_role(store, "b", Role::Admin).await;
+    let demote = change(Some(Role::User), None);
+    let (first, second) = tokio::join!(
+        store.update_user(a.id, demote),
+        store.update_user(b.id, demote)
+    );
+    let answers = [first.unwrap(), second.unwrap()];
+    let refused = answers
+        .iter()
+        .filter(|a| matches!(a, UserUpdate::LastAdmin(_)))
+        .count();
+    assert_eq!(refused, 1, "{answers:?}");
+    let admins = store
+        .list_users()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|u| u.is_active_admin())
+        .count();
+    assert_eq!(admins, 1);
+}
+
+pub async fn check_disabled_users_tokens_are_found_flagged(store: &dyn Store) {
+    let _root = user_with_role(store, "root", Role::Admin).await;
+    let alice = user(store, "alice").await;
+    let token = store
+        .create_token(token(alice.id, "laptop", None))
+        .await
+        .unwrap();
+    updated(store, alice.id, change(None, Some(true))).await;
+    let now = ars_domain::time::now();
+    let (found, found_token) = store.token_user("hash-laptop", now).await.unwrap().unwrap();
+    assert!(found.disabled);
+    assert_eq!(found_token.id, token.id);
+    // Enabling the account again leaves the token as it was.
+    updated(store, alice.id, change(None, Some(false))).await;
+    let (found, _) = store.token_user("hash-laptop", now).await.unwrap().unwrap();
+    assert!(!found.disabled);
+}
+
+pub async fn check_password_change_revokes_other_tokens(store: &dyn Store) {
+    let alice = user(store, "alice").await;
+    let bob = user(store, "bob").await;
+    let current = store
+        .create_token(token(alice.id, "current", None))
+        .await
+        .unwrap();
+    store
+        .create_token(token(alice.id, "other", None))
+        .await
+        .unwrap();
+    store
+        .create_token(token(bob.id, "bobs", None))
+        .await
+        .unwrap();
+    let now = ars_domain::time::now();
+
+    assert!(
+        store
+            .set_password(alice.id, "new-hash", Some(current.id))
+            .await
+            .unwrap()
+    );
+    let (changed, hash) = store.user_credentials("alice").await.unwrap().unwrap();
+    assert_eq!(hash, "new-hash");
+    assert!(changed.updated_at >= alice.updated_at);
+    assert!(
+        store
+            .token_user("hash-current", now)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(store.token_user("hash-other", now).await.unwrap(), None);
+    assert!(store.token_user("hash-bobs", now).await.unwrap().is_some());
+
+    // Without a token to keep, every one goes.
+    assert!(
+        store
+            .set_password(alice.id, "newer-hash", None)
+            .await
+            .unwrap()
+    );
+    assert!(store.list_tokens(alice.id).await.unwrap().is_empty());
+    assert_eq!(store.list_tokens(bob.id).await.unwrap().len(), 1);
+
+    assert!(!store.set_password(UserId::new(), "x", None).await.unwrap());
+}
+
+pub async fn check_token_use_is_recorded(store: &dyn Store) {
+    let alice = user(store, "alice").await;
+    let created = store
+        .create_token(token(alice.id, "ci", None))
+        .await
+        .unwrap();
+    assert_eq!(created.last_used_at, None);
+    let at = Utc::now();
+    store.touch_token(created.id, at).await.unwrap();
+    let expected = Some(chrono::SubsecRound::trunc_subsecs(at, 6));
+    let listed = store.list_tokens(alice.id).await.unwrap();
+    assert_eq!(listed[0].last_used_at, expected);
+    let (_, found) = store
+        .token_user("hash-ci", ars_domain::time::now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.last_used_at, expected);
+    // A token revoked meanwhile is no error.
+    store
+        .touch_token(ars_domain::TokenId::new(), at)
+        .await
+        .unwrap();
 }

@@ -257,6 +257,7 @@ impl Old {
                 id: user_id,
                 username: "alice".into(),
                 role: Role::User,
+                disabled: false,
                 created_at: at(T0),
                 updated_at: at(T0),
             },
@@ -266,6 +267,7 @@ impl Old {
                 name: "laptop".into(),
                 created_at: at(T0),
                 expires_at: None,
+                last_used_at: None,
             },
             agent: Agent {
                 id: agent_id,

@@ -122,6 +122,9 @@ impl Script {
     }
 }
 
+/// The most tokens a scripted turn may report: what a run's usage can hold.
+const MAX_USAGE_TOKENS: u64 = i64::MAX as u64;
+
 fn parse_turn(value: &Value) -> Result<Turn, String> {
     if !value.is_object() {
         return Err("a turn must be an object".into());
@@ -135,6 +138,19 @@ fn parse_turn(value: &Value) -> Result<Turn, String> {
             return Err(format!(
                 "`{name}` is {delay}, more than the {MAX_DELAY_MS} allowed"
             ));
+        }
+    }
+    if let Some(usage) = turn.usage {
+        // A run stores its usage as signed 64-bit counts, as the API's schema states.
+        for (name, tokens) in [
+            ("prompt_tokens", usage.prompt_tokens),
+            ("completion_tokens", usage.completion_tokens),
+        ] {
+            if tokens > MAX_USAGE_TOKENS {
+                return Err(format!(
+                    "`usage.{name}` is {tokens}, more than the {MAX_USAGE_TOKENS} allowed"
+                ));
+            }
         }
     }
     for text in turn.text.iter().chain(turn.error.iter()) {
@@ -360,5 +376,18 @@ mod field_tests {
         assert!(check_placeholders("{{tool_result.0.run_id}}").is_ok());
         assert!(check_placeholders("{{tool_result.x.run_id}}").is_err());
         assert_eq!(ctx.render("{{tool_result.1}}"), r#"{"run_id":"r2"}"#);
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    #[test]
+    fn scripted_usage_is_bounded_by_what_a_run_stores() {
+        let turn = |tokens: u64| serde_json::json!([{"text": "hi", "usage": {"prompt_tokens": tokens, "completion_tokens": 0}}]);
+        assert!(Script::parse(&turn(i64::MAX as u64)).is_ok());
+        let err = Script::parse(&turn(i64::MAX as u64 + 1)).unwrap_err();
+        assert!(err.contains("usage.prompt_tokens"), "{err}");
     }
 }

@@ -1,0 +1,158 @@
+//! `remove`: deleting a file, a symlink or a directory by handle.
+//!
+//! The directory the entry is in is resolved through the root's handle (symlinks on the way
+//! followed while they stay inside the root); the entry itself is then only ever named
+//! relative to that directory and never followed: a symlink is unlinked as a link, a directory
+//! is emptied by opening each level with `O_NOFOLLOW`, so a link swapped in cannot lead the
+//! removal anywhere else.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Component, Path};
+
+use cap_fs_ext::DirExt;
+use cap_std::fs::Dir;
+
+use super::kind_of;
+use crate::error::{SandboxError, display_path};
+use crate::paths::{Access, Layout};
+use crate::quota::Quotas;
+use crate::sandbox::RemoveOutcome;
+use crate::scope::Scope;
+
+/// Deepest nesting [`remove_entry`] descends into; a deeper tree is refused rather than
+/// recursed.
+const MAX_REMOVE_DEPTH: usize = 256;
+
+/// Removes the file, symlink or directory at `path` (a directory only when empty, unless
+/// `recursive`). The roots, the workdir and its ancestors are refused, lexically and again
+/// once the symlinks on the way are resolved.
+pub(crate) fn remove(
+    layout: &Layout,
+    scope: &Scope,
+    path: &str,
+    recursive: bool,
+    quotas: &Quotas,
+) -> Result<RemoveOutcome, SandboxError> {
+    let resolved = layout.resolve(scope, path, Access::Write)?;
+    let workdir: Vec<&str> = scope.workdir_components().collect();
+    let refuse = || SandboxError::InvalidPath {
+        path: display_path(path),
+        reason: format!(
+            "it is the workdir {} or a folder that holds it; only what is inside the workdir \
+             can be removed",
+            scope.virtual_workdir()
+        ),
+    };
+    if holds(&resolved.rel, &workdir) {
+        return Err(refuse());
+    }
+    let (Some(name), Some(parent)) = (resolved.rel.file_name(), resolved.rel.parent()) else {
+        return Err(refuse());
+    };
+    let parent = match resolved.root.canonicalize(non_empty(parent)) {
+        Ok(parent) => parent,
+        Err(err) => return Err(resolved.err(&err)),
+    };
+    // `up/x`, with `up` a link to the workdir's parent, names the workdir after all.
+    if holds(&parent.join(name), &workdir) {
+        return Err(refuse());
+    }
+    let dir = resolved
+        .root
+        .open_dir(non_empty(&parent))
+        .map_err(|err| resolved.err(&err))?;
+    let meta = dir
+        .symlink_metadata(name)
+        .map_err(|err| resolved.err(&err))?;
+    let removed = if !meta.is_dir() {
+        dir.remove_file(name)
+    } else if recursive {
+        remove_entry(&dir, name)
+    } else {
+        dir.remove_dir(name)
+    };
+    // Measured whatever happened: part of a tree may be gone even when the rest failed.
+    quotas.measure(scope.user_id, &resolved.root);
+    removed.map_err(|err| {
+        if err.raw_os_error() == Some(rustix::io::Errno::NOTEMPTY.raw_os_error()) {
+            SandboxError::DirectoryNotEmpty {
+                path: resolved.virtual_path.clone(),
+            }
+        } else {
+            resolved.err(&err)
+        }
+    })?;
+    Ok(RemoveOutcome {
+        path: resolved.virtual_path.clone(),
+        kind: kind_of(&meta),
+    })
+}
+
+/// Whether `path` (below the workspace root) is the workdir or one of its ancestors.
+fn holds(path: &Path, workdir: &[&str]) -> bool {
+    let parts: Vec<&OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => Some(part),
+            _ => None,
+        })
+        .collect();
+    parts.len() <= workdir.len() && parts.iter().zip(workdir).all(|(a, b)| *a == OsStr::new(b))
+}
+
+/// `.` for an empty relative path, which `cap-std` does not take.
+fn non_empty(path: &Path) -> &Path {
+    if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    }
+}
+
+/// Removes `name` from `parent`: a directory with everything below it, anything else (a
+/// symlink included) as the entry itself.
+pub(crate) fn remove_entry(parent: &Dir, name: &OsStr) -> io::Result<()> {
+    remove_at(parent, name, 0)
+}
+
+fn remove_at(parent: &Dir, name: &OsStr, depth: usize) -> io::Result<()> {
+    let meta = parent.symlink_metadata(name)?;
+    if !meta.is_dir() {
+        return parent.remove_file(name);
+    }
+    if depth >= MAX_REMOVE_DEPTH {
+        return Err(io::Error::other(
+            "the folder is nested too deeply to remove",
+        ));
+    }
+    // A folder swapped for a symlink since the lstat fails here instead of being followed.
+    let dir = parent.open_dir_nofollow(name)?;
+    for entry in dir.entries()? {
+        remove_at(&dir, &entry?.file_name(), depth + 1)?;
+    }
+    drop(dir);
+    parent.remove_dir(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workdir_and_its_ancestors_are_held() {
+        let workdir = ["threads", "t1"];
+        for path in ["", ".", "threads", "threads/t1", "threads/./t1"] {
+            assert!(holds(Path::new(path), &workdir), "{path:?}");
+        }
+        for path in ["threads/t1/a", "threads/t2", "other", "agents/skills"] {
+            assert!(!holds(Path::new(path), &workdir), "{path:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_relative_path_is_the_directory_itself() {
+        assert_eq!(non_empty(Path::new("")), Path::new("."));
+        assert_eq!(non_empty(Path::new("a")), Path::new("a"));
+    }
+}

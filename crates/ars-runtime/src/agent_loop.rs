@@ -160,6 +160,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
                 tool_call_id: Some(call.id.clone()),
                 tool_name: Some(call.name.clone()),
                 is_error,
+                notice: None,
             };
             commit(spec, message).await?;
             messages.push(Message::tool(call.id.clone(), content));

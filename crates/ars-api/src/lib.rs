@@ -4,7 +4,7 @@
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
 //! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads,
-//! runs, run events (SSE) and the catalog of models and tools. `metrics` serves `GET /metrics`
+//! runs, run events and thread events (SSE) and the catalog of models and tools. `metrics` serves `GET /metrics`
 //! (Prometheus text, for scrapers; not in the OpenAPI document), on this listener behind a
 //! token or on one of its own. Every other path belongs to the web UI (`ui`), served from the
 //! same listener.
@@ -50,6 +50,10 @@ pub use ui::UiAssets;
 /// The request body limit unless configured otherwise: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
+/// How often an idle event stream sends a comment line unless configured otherwise, so
+/// proxies do not close it.
+pub const DEFAULT_SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// What the API needs from server configuration.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
@@ -68,6 +72,8 @@ pub struct ApiConfig {
     /// `GET /metrics` on this listener: how to render the metrics and who may read them;
     /// `None`: a 404 (no recorder installed).
     pub metrics: Option<MetricsEndpoint>,
+    /// How often an idle event stream (run or thread events) sends a comment line.
+    pub sse_keep_alive: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -80,6 +86,7 @@ impl Default for ApiConfig {
             login_throttle: LoginThrottleConfig::default(),
             password_policy: PasswordPolicy::default(),
             metrics: None,
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
         }
     }
 }

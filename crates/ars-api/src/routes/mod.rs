@@ -18,8 +18,11 @@ mod health;
 mod runs;
 mod skills;
 mod subagents;
+mod thread_events;
 mod threads;
 mod users;
+
+pub(crate) use thread_events::{ThreadNotice, ThreadSnapshot};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -60,6 +63,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(threads::list_messages))
         .routes(routes!(subagents::list_subagents))
+        .routes(routes!(thread_events::thread_events))
         .routes(routes!(runs::list_runs, runs::start_run))
         .routes(routes!(runs::get_run))
         .routes(routes!(runs::wait_run))

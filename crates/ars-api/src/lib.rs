@@ -4,8 +4,8 @@
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
 //! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads
-//! (and each thread's workdir as files), runs, run events (SSE) and the catalog of models and
-//! tools. `metrics` serves `GET /metrics`
+//! (and each thread's workdir as files), runs, run events and thread events (SSE) and the
+//! catalog of models and tools. `metrics` serves `GET /metrics`
 //! (Prometheus text, for scrapers; not in the OpenAPI document), on this listener behind a
 //! token or on one of its own. Every other path belongs to the web UI (`ui`), served from the
 //! same listener.
@@ -53,6 +53,9 @@ pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
 /// The largest file uploaded into a workdir unless configured otherwise: 25 MiB.
 pub const DEFAULT_FILE_UPLOAD_LIMIT: usize = 25 * 1024 * 1024;
+/// How often an idle event stream sends a comment line unless configured otherwise, so
+/// proxies do not close it.
+pub const DEFAULT_SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// What the API needs from server configuration.
 #[derive(Clone, Debug)]
@@ -76,6 +79,8 @@ pub struct ApiConfig {
     /// `GET /metrics` on this listener: how to render the metrics and who may read them;
     /// `None`: a 404 (no recorder installed).
     pub metrics: Option<MetricsEndpoint>,
+    /// How often an idle event stream (run or thread events) sends a comment line.
+    pub sse_keep_alive: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -89,6 +94,7 @@ impl Default for ApiConfig {
             login_throttle: LoginThrottleConfig::default(),
             password_policy: PasswordPolicy::default(),
             metrics: None,
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
         }
     }
 }

@@ -5,6 +5,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::ErrorBody;
+use crate::routes::{ThreadNotice, ThreadSnapshot};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -13,7 +14,8 @@ use crate::ErrorBody;
         description = "Agent runtime server: agents, subagents, skills, threads and runs.",
     ),
     modifiers(&BearerAuth),
-    components(schemas(ErrorBody)),
+    // The thread event stream's payloads, which its one response cannot name.
+    components(schemas(ErrorBody, ThreadSnapshot, ThreadNotice)),
     tags(
         (name = "auth", description = "Login and API tokens"),
         (name = "users", description = "User accounts"),

@@ -24,5 +24,7 @@ pub use error::{FieldError, ValidationError};
 pub use ids::{AgentId, MessageId, RunId, SkillId, TokenId, UserId};
 pub use run::{Delivery, Lease, NewRun, Run, RunOutcome, RunStatus, Usage};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
-pub use thread::{Message, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord};
+pub use thread::{
+    Message, MessageNotice, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord,
+};
 pub use user::{AccountChange, ApiToken, Role, User};

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::{AgentId, RunId, UserId};
+use crate::{AgentId, RunId, RunStatus, UserId};
 
 /// Identifies a thread. Text, because child thread ids embed their parent's:
 /// `<parent_thread_id>_sub_<slug>_<uuid8>`. Top-level ids are UUIDv7 text.
@@ -200,7 +200,25 @@ pub struct Message {
     /// Tool messages: whether the call failed (the content is then the error the model saw).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Completion notices: the background subagent run it reports on, so a client can link
+    /// to it without reading the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<MessageNotice>,
     pub created_at: DateTime<Utc>,
+}
+
+/// What a completion notice (a system message written when a background subagent run ends
+/// after its parent's run) reports on: the child run as it ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MessageNotice {
+    /// The child run.
+    pub run_id: RunId,
+    /// The child thread: its history, or where to continue it.
+    pub thread_id: ThreadId,
+    /// The subagent that ran it.
+    pub subagent_slug: Option<String>,
+    /// How it ended (a terminal status).
+    pub status: RunStatus,
 }
 
 /// A message to append; the store assigns `id`, `seq` and `created_at`.
@@ -214,6 +232,7 @@ pub struct NewMessage {
     pub tool_call_id: Option<String>,
     pub tool_name: Option<String>,
     pub is_error: bool,
+    pub notice: Option<MessageNotice>,
 }
 
 impl NewMessage {
@@ -233,6 +252,7 @@ impl NewMessage {
             tool_call_id: None,
             tool_name: None,
             is_error: false,
+            notice: None,
         }
     }
 }
@@ -267,6 +287,7 @@ mod tests {
             tool_call_id: answers.map(str::to_string),
             tool_name: None,
             is_error: false,
+            notice: None,
             created_at: crate::time::now(),
         }
     }

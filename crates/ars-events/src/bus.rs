@@ -1,17 +1,18 @@
 //! The `EventBus` seam: publish a run's events, subscribe from an event id.
 
-use ars_domain::RunId;
+use ars_domain::{RunId, ThreadId};
 use async_trait::async_trait;
 use futures::StreamExt;
 
-use crate::{EventError, EventKind, RunEvent, RunRef};
+use crate::{EventError, EventKind, RunEvent, RunRef, ThreadEvent, ThreadEventStream};
 
 /// A run's events from some id on: replayed ones first, then live ones, ending right after the
 /// terminal event. An `Err` item (e.g. [`EventError::NotRetained`] when the subscriber fell behind
 /// the retained window) is always the last item.
 pub type EventStream = futures::stream::BoxStream<'static, Result<RunEvent, EventError>>;
 
-/// Carries run events from the runtime to any number of subscribers, with replay.
+/// Carries run events from the runtime to any number of subscribers, with replay; and thread
+/// events (see [`crate::thread`]) to whoever follows a thread at the time, without.
 ///
 /// Object-safe, so the server holds an `Arc<dyn EventBus>` chosen by configuration: the
 /// in-process bus for one `ars serve`, Redis Streams when several instances share a Redis.
@@ -69,6 +70,20 @@ pub trait EventBus: Send + Sync + 'static {
         }
         Ok(())
     }
+
+    /// Delivers `event` to everyone following `thread` now, on every instance sharing the bus.
+    /// Not stored: with nobody following, nothing is kept.
+    async fn publish_thread(
+        &self,
+        thread: &ThreadId,
+        event: &ThreadEvent,
+    ) -> Result<(), EventError>;
+
+    /// Follows `thread`'s events. Once this answers, every event published afterwards, by any
+    /// instance, is delivered (each publisher's in the order it published them); nothing
+    /// published before is. See [`ThreadEventStream`] for how the stream reports falling
+    /// behind and ends.
+    async fn follow_thread(&self, thread: &ThreadId) -> Result<ThreadEventStream, EventError>;
 }
 
 /// Guards the no-gap, no-duplicate promise on a subscription: remembers the last id delivered

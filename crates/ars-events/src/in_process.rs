@@ -23,7 +23,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use ars_domain::RunId;
+use ars_domain::{RunId, ThreadId};
 use async_trait::async_trait;
 use chrono::Utc;
 use futures::StreamExt;
@@ -31,7 +31,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::bus::{Cursor, Step};
-use crate::{EventBus, EventError, EventKind, EventStream, RunEvent, RunRef};
+use crate::{
+    EventBus, EventError, EventKind, EventStream, LocalTopics, RunEvent, RunRef, ThreadEvent,
+    ThreadEventStream,
+};
 
 /// Most events a subscriber copies out of a log per lock, so one slow reader of a long log does
 /// not hold the lock against publishers.
@@ -95,6 +98,8 @@ pub struct InProcessBus {
 struct Shared {
     config: InProcessConfig,
     runs: Mutex<Runs>,
+    /// Followers of thread events.
+    threads: LocalTopics,
 }
 
 #[derive(Default)]
@@ -162,6 +167,7 @@ impl InProcessBus {
             shared: Arc::new(Shared {
                 config,
                 runs: Mutex::new(Runs::default()),
+                threads: LocalTopics::new(),
             }),
         }
     }
@@ -171,6 +177,11 @@ impl InProcessBus {
         let mut runs = lock(&self.shared.runs);
         runs.sweep(Instant::now());
         runs.by_id.len()
+    }
+
+    /// How many threads someone follows now (for tests: idle threads hold nothing).
+    pub fn followed_threads(&self) -> usize {
+        self.shared.threads.followed_threads()
     }
 
     /// The estimated bytes finished runs hold against the memory budget (for tests and
@@ -312,6 +323,19 @@ impl EventBus for InProcessBus {
             })
             .boxed(),
         )
+    }
+
+    async fn publish_thread(
+        &self,
+        thread: &ThreadId,
+        event: &ThreadEvent,
+    ) -> Result<(), EventError> {
+        self.shared.threads.publish(thread, event);
+        Ok(())
+    }
+
+    async fn follow_thread(&self, thread: &ThreadId) -> Result<ThreadEventStream, EventError> {
+        Ok(self.shared.threads.follow(thread))
     }
 }
 

@@ -10,6 +10,8 @@
 //! - [`redis_bus`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
 //! - [`control`]: the [`ControlChannel`] between instances (cancel a run, a run ended), in
 //!   process or over Redis pub/sub.
+//! - [`thread`]: [`ThreadEvent`]s (a thread's runs, subagent runs and notices changed), for
+//!   whoever follows a thread at the time: not numbered, not stored.
 //!
 //! **Boundary:** this is the only crate that knows Redis; neither implementation knows HTTP.
 
@@ -19,6 +21,7 @@ pub mod error;
 pub mod event;
 pub mod in_process;
 pub mod redis_bus;
+pub mod thread;
 
 pub use bus::{EventBus, EventStream};
 pub use control::{ControlChannel, LocalChannel, RedisChannel, Signal, SignalStream};
@@ -26,3 +29,4 @@ pub use error::EventError;
 pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
 pub use in_process::{DEFAULT_MEMORY_BUDGET, InProcessBus, InProcessConfig, estimated_size};
 pub use redis_bus::{RedisBus, RedisConfig};
+pub use thread::{LocalTopics, THREAD_BACKLOG, ThreadEvent, ThreadEventStream};

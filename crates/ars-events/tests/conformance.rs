@@ -22,6 +22,8 @@ mod retention;
 mod sequence;
 #[path = "conformance/terminal.rs"]
 mod terminal;
+#[path = "conformance/threads.rs"]
+mod threads;
 #[path = "conformance/wire.rs"]
 mod wire;
 
@@ -75,4 +77,8 @@ conformance!(
     terminal::check_an_end_published_elsewhere_reaches_a_known_open_run_only,
     control::check_a_signal_reaches_every_listener_on_every_instance,
     control::check_a_listener_gets_only_signals_sent_after_it_listens,
+    threads::check_a_follower_gets_what_is_published_after_it_follows_in_order_and_whole,
+    threads::check_thread_events_reach_followers_on_every_instance,
+    threads::check_threads_do_not_see_each_other,
+    threads::check_a_follower_that_falls_behind_is_told_and_goes_on,
 );

@@ -20,6 +20,7 @@ use ars_store::Store;
 use crate::metrics;
 use crate::middleware::{Middleware, PendingCall};
 use crate::model_step::{StreamRetry, model_turn};
+use crate::runtime::Feed;
 use crate::spans;
 use crate::tool::{Tool, ToolContext, ToolError};
 
@@ -28,13 +29,16 @@ pub const MAX_INVALID_ARGUMENT_TURNS: u32 = 3;
 /// Longest tool-result preview carried by events.
 const PREVIEW_CHARS: usize = 500;
 
-/// Publishes a run's events and lets middleware observe them. Publishing is best-effort: the
+/// Publishes a run's events and lets middleware observe them; tells a subagent run's tokens to
+/// its parent thread's followers too (through the run's feed). Publishing is best-effort: the
 /// store, not the event stream, is the record.
 #[derive(Clone)]
 pub struct Emitter {
     pub bus: Arc<dyn EventBus>,
     pub run: RunRef,
     pub middleware: Vec<Arc<dyn Middleware>>,
+    /// What the run tells thread event streams (see `runtime::feed`).
+    pub(crate) feed: Arc<Feed>,
 }
 
 impl Emitter {
@@ -42,8 +46,15 @@ impl Emitter {
         for m in &self.middleware {
             m.on_event(&kind);
         }
+        let usage = match &kind {
+            EventKind::Usage { usage } => Some(*usage),
+            _ => None,
+        };
         if let Err(e) = self.bus.publish(&self.run, kind).await {
             tracing::warn!(run_id = %self.run.run_id, error = %e, "cannot publish run event");
+        }
+        if let Some(usage) = usage {
+            self.feed.usage(usage).await;
         }
     }
 }
@@ -160,6 +171,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
                 tool_call_id: Some(call.id.clone()),
                 tool_name: Some(call.name.clone()),
                 is_error,
+                notice: None,
             };
             commit(spec, message).await?;
             messages.push(Message::tool(call.id.clone(), content));
@@ -333,9 +345,15 @@ pub fn to_model_messages(history: &[StoredMessage]) -> Vec<Message> {
                     // Stored system messages are notices (e.g. a background subagent finished).
                     // Many chat templates accept a system message only first, so the model
                     // reads them as a user-side notice.
-                    MessageRole::System => {
-                        out.push(Message::user(format!("[notice] {}", m.content)))
-                    }
+                    // A notice's text names the subagent; the ids the model needs to follow
+                    // up on it are added here.
+                    MessageRole::System => out.push(Message::user(match &m.notice {
+                        Some(n) => format!(
+                            "[notice] {} (run_id: {}, thread_id: {})",
+                            m.content, n.run_id, n.thread_id
+                        ),
+                        None => format!("[notice] {}", m.content),
+                    })),
                     MessageRole::User => out.push(Message::user(m.content.clone())),
                     _ => {
                         let calls: Vec<ToolCall> = m
@@ -361,6 +379,46 @@ pub fn to_model_messages(history: &[StoredMessage]) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ars_domain::{MessageId, MessageNotice, RunId, RunStatus, ThreadId};
+
+    #[test]
+    fn a_notice_reaches_the_model_as_a_user_side_line_with_the_childs_ids() {
+        let (run_id, thread_id) = (RunId::new(), ThreadId::new());
+        let notice = StoredMessage {
+            id: MessageId::new(),
+            thread_id: ThreadId::new(),
+            run_id: None,
+            seq: 1,
+            role: MessageRole::System,
+            content: "Background subagent `r` finished (task: “x”): done".into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            is_error: false,
+            notice: Some(MessageNotice {
+                run_id,
+                thread_id: thread_id.clone(),
+                subagent_slug: Some("r".into()),
+                status: RunStatus::Success,
+            }),
+            created_at: ars_domain::time::now(),
+        };
+        let plain = StoredMessage {
+            notice: None,
+            content: "a note".into(),
+            ..notice.clone()
+        };
+        assert_eq!(
+            to_model_messages(&[notice, plain]),
+            vec![
+                Message::user(format!(
+                    "[notice] Background subagent `r` finished (task: “x”): done (run_id: \
+                     {run_id}, thread_id: {thread_id})"
+                )),
+                Message::user("[notice] a note"),
+            ]
+        );
+    }
 
     #[test]
     fn arguments_must_be_a_json_object() {

@@ -418,6 +418,62 @@ async fn a_failing_or_timed_out_child_is_reported_and_the_parent_continues() {
     assert_eq!(results[0]["status"], "error");
     assert!(results[0]["error"].as_str().unwrap().contains("boom"));
     assert_eq!(results[1]["status"], "timeout");
+    // Both calls failed, as a reader of the conversation sees them.
+    let calls = tool_messages(&h, &thread).await;
+    assert!(calls.iter().all(|m| m.is_error), "{calls:?}");
+}
+
+/// The tool messages of a thread.
+async fn tool_messages(h: &Harness, thread: &ars_domain::Thread) -> Vec<ars_domain::Message> {
+    h.store
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_subagent_that_cannot_run_says_why_in_the_call_its_run_and_its_last_event() {
+    // No model anywhere: the built-in general-purpose subagent fails at once.
+    let h = harness().await;
+    let script = json!([
+        {"tool_calls": [start_call("general-purpose", "summarise the notes")]},
+        {"tool_calls": [task("general-purpose", "summarise the notes again")]},
+        {"text": "carried on"}
+    ]);
+    let thread = parent(&h, script, &[], None).await;
+    let run = h.finish(&thread, "go").await;
+    assert_eq!(run.output.as_deref(), Some("carried on"));
+    let reason = "no model configured for `general-purpose`";
+    let calls = tool_messages(&h, &thread).await;
+    assert_eq!(calls.len(), 2);
+    for call in &calls {
+        assert!(call.is_error, "a failed call, not a started one: {call:?}");
+        let result: Value = serde_json::from_str(&call.content).unwrap();
+        assert_eq!(result["status"], "error", "{result}");
+        assert!(
+            result["error"].as_str().unwrap().starts_with(reason),
+            "{result}"
+        );
+        assert_eq!(result["subagent_slug"], "general-purpose");
+        let child = ars_domain::RunId::parse(result["run_id"].as_str().unwrap()).unwrap();
+        let stored = h.store.run(child).await.unwrap().unwrap();
+        assert_eq!(stored.status, RunStatus::Error);
+        assert!(stored.error.as_deref().unwrap().starts_with(reason));
+        let events: Vec<_> = futures::StreamExt::collect::<Vec<_>>(
+            h.runtime.events().subscribe(child, 0).await.unwrap(),
+        )
+        .await;
+        match &events.last().unwrap().as_ref().unwrap().kind {
+            ars_events::EventKind::RunStatus { status, error, .. } => {
+                assert_eq!(*status, RunStatus::Error);
+                assert!(error.as_deref().unwrap().starts_with(reason), "{error:?}");
+            }
+            other => panic!("the last event is the end: {other:?}"),
+        }
+    }
 }
 
 #[tokio::test]
@@ -743,31 +799,37 @@ async fn a_background_child_finishing_after_the_parent_run_leaves_a_notice() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let notice = notice
-        .expect("a completion notice on the parent thread")
-        .content;
-    assert!(
-        notice.contains(&child_id)
-            && notice.contains("slow")
-            && notice.contains("success")
-            && notice.contains("the long answer"),
-        "{notice}"
+    let notice = notice.expect("a completion notice on the parent thread");
+    assert_eq!(
+        notice.content,
+        "Background subagent `slow` finished (task: “x”): the long answer"
     );
+    let about = notice.notice.expect("the notice names the child");
+    assert_eq!(
+        (about.run_id.to_string(), about.status),
+        (child_id.clone(), RunStatus::Success)
+    );
+    assert_eq!(about.thread_id, child.thread_id);
+    assert_eq!(about.subagent_slug.as_deref(), Some("slow"));
 
     // The parent sees it on its next turn.
     let next = parent(&h, json!([{"text": "{{input}}"}]), &[], None).await;
     let _ = next;
 }
 
-/// The system messages (completion notices) of a thread.
-async fn notices(h: &Harness, thread: &ars_domain::Thread) -> Vec<String> {
+/// The system messages (completion notices) of a thread: their text, and the child run and
+/// status each names.
+async fn notices(h: &Harness, thread: &ars_domain::Thread) -> Vec<(String, String, RunStatus)> {
     h.store
         .messages(&thread.id)
         .await
         .unwrap()
         .into_iter()
         .filter(|m| m.role == MessageRole::System)
-        .map(|m| m.content)
+        .map(|m| {
+            let about = m.notice.expect("a notice names its child");
+            (m.content, about.run_id.to_string(), about.status)
+        })
         .collect()
 }
 
@@ -805,11 +867,11 @@ async fn a_background_child_cut_off_by_a_restart_leaves_a_notice_saying_interrup
     assert_eq!(child.status, RunStatus::Interrupted);
     let notices = notices(&h, &thread).await;
     assert_eq!(notices.len(), 1, "{notices:?}");
+    let (text, run_id, status) = &notices[0];
+    assert_eq!((run_id, *status), (&child_id, RunStatus::Interrupted));
     assert!(
-        notices[0].contains(&child_id)
-            && notices[0].contains("slow")
-            && notices[0].contains("interrupted"),
-        "{notices:?}"
+        text.starts_with("Background subagent `slow` was interrupted"),
+        "{text}"
     );
 }
 
@@ -856,10 +918,12 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
     assert_eq!(recovered.len(), 2);
     let notices = notices(&h, &thread).await;
     assert_eq!(notices.len(), 1, "only the background child: {notices:?}");
-    assert!(
-        notices[0].contains(&children[0].id.to_string()) && notices[0].contains("interrupted"),
-        "{notices:?}"
+    let (text, run_id, status) = &notices[0];
+    assert_eq!(
+        (run_id, *status),
+        (&children[0].id.to_string(), RunStatus::Interrupted)
     );
+    assert!(text.contains("was interrupted"), "{text}");
 }
 
 #[tokio::test]

@@ -10,9 +10,10 @@ use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
 use ars_domain::{
-    Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageRole,
-    Role, Run, RunId, RunStatus, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
-    SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId, Visibility,
+    Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageNotice,
+    MessageRole, Role, Run, RunId, RunStatus, ShareConfig, Skill, SkillContent, SkillFile,
+    SkillFileInfo, SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId,
+    Visibility,
 };
 
 use crate::{Result, StoreError};
@@ -372,6 +373,7 @@ pub(crate) struct MessageRow {
     tool_call_id: Option<String>,
     tool_name: Option<String>,
     is_error: bool,
+    notice: Option<Json<MessageNotice>>,
     created_at: DateTime<Utc>,
 }
 
@@ -389,6 +391,7 @@ impl MessageRow {
             tool_call_id: self.tool_call_id,
             tool_name: self.tool_name,
             is_error: self.is_error,
+            notice: self.notice.map(|n| n.0),
             created_at: self.created_at,
         })
     }

@@ -339,17 +339,18 @@ pub(crate) const TOUCH_THREAD: &str = "UPDATE threads SET updated_at = $2 WHERE 
 macro_rules! message_columns {
     () => {
         "id, thread_id, run_id, seq, role, content, tool_calls, tool_call_id, tool_name, \
-         is_error, created_at"
+         is_error, notice, created_at"
     };
 }
 
 /// Appends a message at the thread's next seq (previous maximum + 1, from 1). `$1`: id; `$2`:
 /// thread; `$3`: run; `$4`: role; `$5`: content; `$6`: tool calls; `$7`: tool call id; `$8`: tool
-/// name; `$9`: is error; `$10`: now. Callers hold the thread's lock (see [`TOUCH_THREAD`]).
+/// name; `$9`: is error; `$10`: notice; `$11`: now. Callers hold the thread's lock (see
+/// [`TOUCH_THREAD`]).
 pub(crate) const APPEND_MESSAGE: &str = concat!(
     "INSERT INTO messages (",
     message_columns!(),
-    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10 \
+    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10, $11 \
      FROM messages WHERE thread_id = $2 RETURNING ",
     message_columns!()
 );

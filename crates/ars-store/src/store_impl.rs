@@ -895,6 +895,7 @@ macro_rules! impl_store {
                         .bind(message.tool_call_id.as_deref())
                         .bind(message.tool_name.as_deref())
                         .bind(message.is_error)
+                        .bind(message.notice.as_ref().map(sqlx::types::Json))
                         .bind(now)
                         .fetch_one(&mut *tx)
                         .await?;

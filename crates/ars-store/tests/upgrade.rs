@@ -32,7 +32,8 @@ mod old_data;
 use old_data::{Old, PASSWORD_HASH, TOKEN_HASH, old_data_sql};
 
 /// How many migrations the old database has: 0001 (users, tokens, agents) and 0002 (threads,
-/// messages, runs). Skills (0003), run delivery (0004) and run leases (0005) come later.
+/// messages, runs). Skills (0003), run delivery (0004), run leases (0005) and message notices
+/// (0006) come later.
 const OLD_VERSION: usize = 2;
 
 /// Runs each check once per database kind, each time on a fresh database at 0002.

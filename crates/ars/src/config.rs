@@ -282,6 +282,7 @@ impl Config {
             password_policy: self.password_policy(),
             // The recorder is the server assembly's: `server::build` fills this in.
             metrics: None,
+            sse_keep_alive: ars_api::DEFAULT_SSE_KEEP_ALIVE,
         }
     }
 

@@ -10,8 +10,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::cluster::{
-    Cluster, EventStream, LEASE_TTL_S, assert_not_interleaved, at, is_terminal, of_run, since,
-    worker,
+    Cluster, EventStream, LEASE_TTL_S, ThreadEvents, assert_not_interleaved, at, is_terminal,
+    of_run, since, worker,
 };
 use serde_json::{Value, json};
 
@@ -390,7 +390,7 @@ async fn a_background_childs_notice_is_written_once_when_another_instance_cancel
                 m["role"] == "system"
                     && m["content"]
                         .as_str()
-                        .is_some_and(|t| t.starts_with("Background subagent run"))
+                        .is_some_and(|t| t.starts_with("Background subagent `helper`"))
             })
             .collect::<Vec<_>>()
     };
@@ -403,11 +403,69 @@ async fn a_background_childs_notice_is_written_once_when_another_instance_cancel
     let notices = notices().await;
     assert_eq!(notices.len(), 1, "{notices:#?}");
     let text = notices[0]["content"].as_str().unwrap();
-    assert!(
-        text.contains(&child) && text.contains("finished with status cancelled"),
-        "{text}"
+    assert!(text.contains("`helper` was cancelled"), "{text}");
+    assert_eq!(
+        (
+            &notices[0]["notice"]["run_id"],
+            &notices[0]["notice"]["status"]
+        ),
+        (&json!(child), &json!("cancelled"))
     );
     assert_eq!(c.run(0, &child).await["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn a_thread_stream_on_one_instance_follows_a_child_running_on_another_to_its_notice() {
+    let Some(c) = Cluster::start("inst_thread_sse", 2).await else {
+        return;
+    };
+    c.subagent(0, "helper", json!([{"text": "helped", "delay_ms": 1500}]))
+        .await;
+    c.agent(0, "boss", starts_a_background_child()).await;
+    let thread = c.thread(0, "boss").await;
+    let mut stream = ThreadEvents::open(&c.base(0), &c.token, &thread).await;
+    let (event, snapshot) = stream.next().await.expect("a snapshot first");
+    assert_eq!(
+        (event.as_str(), &snapshot["subagents"]),
+        ("snapshot", &json!([]))
+    );
+
+    // The parent, and so its child, executes on B; the stream is A's.
+    let parent = c.start_run(1, &thread, "start it").await;
+    let mut seen: Vec<(String, Value)> = Vec::new();
+    while !seen.last().is_some_and(|(event, _)| event == "notice") {
+        let next = tokio::time::timeout(Duration::from_secs(20), stream.next())
+            .await
+            .expect("the child's changes reach A")
+            .expect("the stream stays open");
+        seen.push(next);
+    }
+    let statuses = |event: &str, key: &str, id: &str| {
+        let mut statuses: Vec<String> = Vec::new();
+        for (_, data) in seen.iter().filter(|(e, d)| e == event && d[key] == id) {
+            let status = data["status"].as_str().unwrap().to_string();
+            if statuses.last() != Some(&status) {
+                statuses.push(status);
+            }
+        }
+        statuses
+    };
+    let (_, notice) = seen.last().unwrap();
+    let child = notice["subagent"]["run_id"].as_str().unwrap();
+    assert_eq!(
+        statuses("subagent", "run_id", child),
+        ["pending", "running", "success"]
+    );
+    assert_eq!(
+        statuses("run", "id", &parent),
+        ["pending", "running", "success"]
+    );
+    assert_eq!(notice["message"]["notice"]["run_id"], child);
+    assert_eq!(notice["subagent"]["output"], "helped");
+    // What the stream said is what either instance now answers.
+    let list = c.get(0, &format!("/api/threads/{thread}/subagents")).await;
+    let (_, last_entry) = seen.iter().rfind(|(e, _)| e == "subagent").unwrap();
+    assert_eq!(&list[0], last_entry);
 }
 
 #[tokio::test]

@@ -412,6 +412,27 @@ export interface paths {
         patch: operations["rename_thread"];
         trace?: never;
     };
+    "/api/threads/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follows a thread (SSE): a `snapshot` of its subagent runs and active run, then every change
+         *     as `subagent`, `run` and `notice` messages. Never ends by itself; reconnecting gives a fresh
+         *     snapshot.
+         */
+        get: operations["thread_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/threads/{id}/files": {
         parameters: {
             query?: never;
@@ -925,6 +946,7 @@ export interface components {
             id: components["schemas"]["MessageId"];
             /** @description Tool messages: whether the call failed (the content is then the error the model saw). */
             is_error?: boolean;
+            notice?: null | components["schemas"]["MessageNotice"];
             role: components["schemas"]["MessageRole"];
             run_id?: null | components["schemas"]["RunId"];
             /**
@@ -945,6 +967,20 @@ export interface components {
          * @description Identifies a committed message.
          */
         MessageId: string;
+        /**
+         * @description What a completion notice (a system message written when a background subagent run ends
+         *     after its parent's run) reports on: the child run as it ended.
+         */
+        MessageNotice: {
+            /** @description The child run. */
+            run_id: components["schemas"]["RunId"];
+            /** @description How it ended (a terminal status). */
+            status: components["schemas"]["RunStatus"];
+            /** @description The subagent that ran it. */
+            subagent_slug?: string | null;
+            /** @description The child thread: its history, or where to continue it. */
+            thread_id: components["schemas"]["ThreadId"];
+        };
         /**
          * @description Who wrote a message.
          * @enum {string}
@@ -1240,12 +1276,16 @@ export interface components {
             /** @description The user's message: 1 to 100 000 characters, not blank. */
             input: string;
         };
-        /** @description One subagent run of a thread. */
+        /**
+         * @description One subagent run of a thread: the whole entry, so a client that gets a newer one (from the
+         *     thread's event stream) replaces the one it has with the same `run_id`.
+         */
         SubagentRun: {
             /** Format: date-time */
             created_at: string;
             /** @description The task it was given (the child run's input). */
             description: string;
+            /** @description Why it failed (`error`, `timeout`, `interrupted`), in words. */
             error?: string | null;
             /** Format: date-time */
             finished_at?: string | null;
@@ -1261,6 +1301,11 @@ export interface components {
             subagent_slug?: string | null;
             /** @description The child thread: continue it, or read its history. */
             thread_id: components["schemas"]["ThreadId"];
+            /**
+             * @description `usage` plus that of the runs it started: subagents start none, so today the same as
+             *     `usage` (and the same field as a run's `total_usage`).
+             */
+            total_usage: components["schemas"]["Usage"];
             usage: components["schemas"]["Usage"];
         };
         /** @description A conversation with one agent. */
@@ -1282,10 +1327,49 @@ export interface components {
             workdir_path: string;
         };
         /**
+         * @description One message of a thread's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
+         *     a stream, so this describes each message).
+         */
+        ThreadEventMessage: {
+            /**
+             * @description JSON: a `ThreadSnapshot` (`snapshot`), `SubagentRun` (`subagent`), `RunDetail` (`run`),
+             *     `ThreadNotice` (`notice`) or `ErrorBody` (`stream_error`).
+             */
+            data: string;
+            event: components["schemas"]["ThreadEventName"];
+        };
+        /**
+         * @description The `event:` names of a thread's event stream.
+         * @enum {string}
+         */
+        ThreadEventName: "snapshot" | "subagent" | "run" | "notice" | "stream_error";
+        /**
          * @description Identifies a thread. Text, because child thread ids embed their parent's:
          *     `<parent_thread_id>_sub_<slug>_<uuid8>`. Top-level ids are UUIDv7 text.
          */
         ThreadId: string;
+        /**
+         * @description A completion notice committed to the thread: the message (as
+         *     `GET /api/threads/{id}/messages` lists it) and the background subagent run it reports on.
+         */
+        ThreadNotice: {
+            message: components["schemas"]["Message"];
+            /** @description The child run as it ended. */
+            subagent: components["schemas"]["SubagentRun"];
+        };
+        /**
+         * @description The first message of a thread's event stream (and of every catch-up): the thread as it
+         *     stands.
+         */
+        ThreadSnapshot: {
+            active_run?: null | components["schemas"]["RunDetail"];
+            /**
+             * @description Every subagent run started from the thread, oldest first (as
+             *     `GET /api/threads/{id}/subagents` lists them).
+             */
+            subagents: components["schemas"]["SubagentRun"][];
+            thread_id: components["schemas"]["ThreadId"];
+        };
         /**
          * Format: uuid
          * @description Identifies an API token (not the secret itself).
@@ -3158,6 +3242,45 @@ export interface operations {
             };
             /** @description Blank or over-long `title` */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    thread_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One SSE message per change: `event:` its kind, `data:` its JSON (no `id:`); a `snapshot` first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ThreadEventMessage"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

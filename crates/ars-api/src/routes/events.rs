@@ -10,15 +10,14 @@
 //!
 //! Replayed events come first, then live ones; the stream ends right after the terminal
 //! `run_status` event. A reconnecting client sends `Last-Event-ID` (or `?after=N`) and gets
-//! exactly the events after it. Comment lines keep idle connections open every 15 s.
+//! exactly the events after it. Comment lines keep idle connections open (every 15 s unless
+//! `ApiConfig::sse_keep_alive` says otherwise).
 //!
 //! If the run's events are no longer retained the answer is a plain `410 gone` before any
 //! streaming starts. Should that happen mid-stream (a reader so slow that the events it still
 //! needed were dropped), one last `event: stream_error` message carries an error body
 //! (`{"error":{"code":"gone",…}}`) and the stream ends: the client then reads the run and the
 //! thread's messages instead.
-
-use std::time::Duration;
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -27,15 +26,12 @@ use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use ars_events::{EventError, RunEvent};
+use ars_events::RunEvent;
 
 use super::runs::owned_run;
 use crate::extract::ApiQuery;
 use crate::metrics::SseSubscriber;
 use crate::{ApiError, AppState, Auth, ErrorBody, ErrorDetail};
-
-/// How often an idle stream sends a comment line, so proxies do not close it.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The SSE `event:` name of a failure after streaming started.
 const STREAM_ERROR: &str = "stream_error";
@@ -105,9 +101,8 @@ fn sse_event(event: &RunEvent) -> Result<Event, axum::Error> {
         .json_data(event)
 }
 
-/// The last message of a stream that cannot go on.
-fn stream_error(error: EventError) -> Result<Event, axum::Error> {
-    let error = ApiError::from(error);
+/// The last message of a stream that cannot go on (run events here, thread events too).
+pub(super) fn stream_error(error: ApiError) -> Result<Event, axum::Error> {
     let detail = match &error {
         ApiError::Gone(message) => ErrorDetail {
             code: "gone",
@@ -116,7 +111,7 @@ fn stream_error(error: EventError) -> Result<Event, axum::Error> {
             active_run_id: None,
         },
         other => {
-            tracing::error!(error = %other, "run event stream failed");
+            tracing::error!(error = %other, "event stream failed");
             ErrorDetail {
                 code: "internal",
                 message: "internal error".into(),
@@ -162,10 +157,10 @@ pub async fn run_events(
         let _counted = &subscriber;
         match item {
             Ok(event) => sse_event(&event),
-            Err(error) => stream_error(error),
+            Err(error) => stream_error(error.into()),
         }
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(state.config.sse_keep_alive)))
 }
 
 #[cfg(test)]

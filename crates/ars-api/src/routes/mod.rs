@@ -19,8 +19,11 @@ mod health;
 mod runs;
 mod skills;
 mod subagents;
+mod thread_events;
 mod threads;
 mod users;
+
+pub(crate) use thread_events::{ThreadNotice, ThreadSnapshot};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -66,6 +69,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(subagents::list_subagents))
         .routes(routes!(files::list_files, files::delete_file))
         .routes(routes!(files::download_file, files::upload_file))
+        .routes(routes!(thread_events::thread_events))
         .routes(routes!(runs::list_runs, runs::start_run))
         .routes(routes!(runs::get_run))
         .routes(routes!(runs::wait_run))

@@ -1,6 +1,7 @@
 //! `GET /api/threads/{id}/subagents`: the child runs started from a thread — what the UI's
-//! status panel lists. Each child streams over `GET /api/runs/{id}/events` and keeps its
-//! history at `GET /api/threads/{child}/messages`.
+//! status panel lists (and `GET /api/threads/{id}/events` keeps current). Each child streams
+//! over `GET /api/runs/{id}/events` and keeps its history at
+//! `GET /api/threads/{child}/messages`.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -8,12 +9,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::{RunId, RunStatus, ThreadId, Usage};
+use ars_domain::{Run, RunId, RunStatus, Thread, ThreadId, Usage};
 
 use super::threads::owned_thread;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
-/// One subagent run of a thread.
+/// One subagent run of a thread: the whole entry, so a client that gets a newer one (from the
+/// thread's event stream) replaces the one it has with the same `run_id`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubagentRun {
     pub run_id: RunId,
@@ -31,9 +33,47 @@ pub struct SubagentRun {
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub usage: Usage,
+    /// `usage` plus that of the runs it started: subagents start none, so today the same as
+    /// `usage` (and the same field as a run's `total_usage`).
+    pub total_usage: Usage,
     /// The final answer once there is one.
     pub output: Option<String>,
+    /// Why it failed (`error`, `timeout`, `interrupted`), in words.
     pub error: Option<String>,
+}
+
+impl SubagentRun {
+    /// The entry of child run `run` of the subagent `slug`.
+    pub(crate) fn new(run: Run, slug: Option<String>) -> Self {
+        Self {
+            subagent_slug: slug,
+            run_id: run.id,
+            description: run.input,
+            thread_id: run.thread_id,
+            status: run.status,
+            parent_run_id: run.parent_run_id,
+            parent_tool_call_id: run.parent_tool_call_id,
+            created_at: run.created_at,
+            started_at: run.started_at,
+            finished_at: run.finished_at,
+            usage: run.usage,
+            total_usage: run.usage,
+            output: run.output,
+            error: run.error,
+        }
+    }
+}
+
+/// The subagent entries of `thread`, oldest first.
+pub(crate) async fn entries(
+    state: &AppState,
+    thread: &Thread,
+) -> Result<Vec<SubagentRun>, ApiError> {
+    let runs = ars_runtime::subagent_runs(state.store.as_ref(), thread, thread.user_id).await?;
+    Ok(runs
+        .into_iter()
+        .map(|r| SubagentRun::new(r.run, r.slug))
+        .collect())
 }
 
 /// The thread's subagent runs, oldest first.
@@ -46,24 +86,5 @@ pub async fn list_subagents(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<SubagentRun>>, ApiError> {
     let thread = owned_thread(&state, &auth, &id).await?;
-    let runs = ars_runtime::subagent_runs(state.store.as_ref(), &thread, auth.user.id).await?;
-    let list = runs
-        .into_iter()
-        .map(|ars_runtime::SubagentRun { run: r, slug }| SubagentRun {
-            subagent_slug: slug,
-            run_id: r.id,
-            description: r.input,
-            thread_id: r.thread_id,
-            status: r.status,
-            parent_run_id: r.parent_run_id,
-            parent_tool_call_id: r.parent_tool_call_id,
-            created_at: r.created_at,
-            started_at: r.started_at,
-            finished_at: r.finished_at,
-            usage: r.usage,
-            output: r.output,
-            error: r.error,
-        })
-        .collect();
-    Ok(Json(list))
+    Ok(Json(entries(&state, &thread).await?))
 }

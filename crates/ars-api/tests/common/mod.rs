@@ -2,6 +2,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod stream;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use serde_json::{Value, json};
 use ars_api::{ApiConfig, AppState, accounts};
 use ars_domain::Role;
 use ars_domain::user::PasswordPolicy;
-use ars_events::{InProcessBus, InProcessConfig};
+use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, builtin_tools};
@@ -37,6 +39,10 @@ pub struct Setup {
     /// The PostgreSQL server to store in (a fresh schema of it), instead of a fresh SQLite
     /// file: see [`pg_url`].
     pub postgres: Option<String>,
+    /// Another app's store, to run a second instance beside it; `None`: a fresh one.
+    pub store: Option<Arc<dyn Store>>,
+    /// Run events and thread events over Redis (URL, key prefix) instead of in process.
+    pub redis: Option<(String, String)>,
 }
 
 /// The PostgreSQL server tests may also run against (`ARS_TEST_DATABASE_URL`); `None` skips
@@ -54,6 +60,8 @@ impl Default for Setup {
             models: ModelsConfig::default(),
             sandbox_limits: SandboxLimits::default(),
             postgres: None,
+            store: None,
+            redis: None,
         }
     }
 }
@@ -67,8 +75,12 @@ pub struct TestApp {
     pub admin: String,
     /// The local sandbox's data dir: `users/<id>/user-data` is a user's workspace.
     pub sandbox_dir: std::path::PathBuf,
+    /// The in-process event bus, when the app has one (not on Redis).
+    pub bus: Option<InProcessBus>,
     _dir: tempfile::TempDir,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    /// Stops the server (also when dropped).
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
 
 /// A response: status, headers and the JSON body (`Null` when empty).
@@ -106,25 +118,42 @@ impl TestApp {
     /// providers of `setup.models` besides the built-in `scripted` one, the bubblewrap sandbox
     /// in the test's temp dir, and every built-in tool.
     pub async fn spawn_setup(setup: Setup) -> Self {
-        let (store, dir): (Arc<dyn Store>, _) = match &setup.postgres {
-            None => {
+        let (store, dir): (Arc<dyn Store>, _) = match (setup.store, &setup.postgres) {
+            (Some(store), _) => (store, tempfile::tempdir().unwrap()),
+            (None, None) => {
                 let (store, dir) = ars_store::test_support::sqlite_fresh().await;
-                (Arc::new(store), dir)
+                let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+                (store, dir)
             }
-            Some(url) => (
-                Arc::new(ars_store::test_support::pg_fresh(url).await),
+            (None, Some(url)) => (
+                ars_store::CancelSafe::wrap(Arc::new(ars_store::test_support::pg_fresh(url).await)),
                 tempfile::tempdir().unwrap(),
             ),
         };
-        let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(store);
         accounts::ensure_admin(&*store, setup.api.password_policy, Some(ADMIN_PASSWORD))
             .await
             .unwrap();
-        let events = InProcessBus::new(InProcessConfig {
-            retention: setup.event_retention,
-            memory_budget: setup.event_memory_budget,
-            ..InProcessConfig::default()
-        });
+        let (events, bus): (Arc<dyn EventBus>, _) = match &setup.redis {
+            Some((url, prefix)) => {
+                let config = RedisConfig {
+                    retention: setup.event_retention,
+                    key_prefix: prefix.clone(),
+                    ..RedisConfig::default()
+                };
+                (
+                    Arc::new(RedisBus::connect(url, config).await.unwrap()),
+                    None,
+                )
+            }
+            None => {
+                let bus = InProcessBus::new(InProcessConfig {
+                    retention: setup.event_retention,
+                    memory_budget: setup.event_memory_budget,
+                    ..InProcessConfig::default()
+                });
+                (Arc::new(bus.clone()), Some(bus))
+            }
+        };
         let models = ModelRegistry::new(&setup.models, |_| None).unwrap();
         let sandbox_dir = dir.path().join("sandbox");
         let mut sandbox = SandboxConfig::new(&sandbox_dir);
@@ -133,7 +162,7 @@ impl TestApp {
         let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
-            events: Arc::new(events),
+            events,
             models: Arc::new(models),
             sandbox,
             tools: builtin_tools(),
@@ -151,7 +180,7 @@ impl TestApp {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let state = AppState::new(Arc::clone(&store), setup.api, runtime.clone(), skills);
-        tokio::spawn(ars_api::serve(listener, state, async {
+        let server = tokio::spawn(ars_api::serve(listener, state, async {
             let _ = rx.await;
         }));
         let mut app = TestApp {
@@ -161,11 +190,28 @@ impl TestApp {
             client: reqwest::Client::new(),
             admin: String::new(),
             sandbox_dir,
+            bus,
             _dir: dir,
-            _shutdown: tx,
+            shutdown: Some(tx),
+            server: Some(server),
         };
         app.admin = app.login("admin", ADMIN_PASSWORD).await;
         app
+    }
+
+    /// Stops the server as `ars serve` stops: no new connections, runs stopped (streams that
+    /// never end by themselves end then), open connections drained. Answers how serving ended,
+    /// or `None` when it did not end within `drain`.
+    pub async fn shut_down(&mut self, drain: Duration) -> Option<std::io::Result<()>> {
+        if let Some(stop) = self.shutdown.take() {
+            let _ = stop.send(());
+        }
+        self.runtime.shutdown(Duration::from_secs(5)).await;
+        let server = self.server.take()?;
+        match tokio::time::timeout(drain, server).await {
+            Ok(joined) => Some(joined.unwrap()),
+            Err(_) => None,
+        }
     }
 
     pub async fn login(&self, username: &str, password: &str) -> String {

@@ -13,11 +13,15 @@
 //! Subscribing checks the retained window, then reads with `XREAD BLOCK` on a dedicated
 //! connection per subscriber (a blocked read would stall every other command multiplexed on a
 //! shared one). Publishing and the window check share one auto-reconnecting connection.
+//!
+//! Thread events go over pub/sub instead (`threads`): they are never replayed.
+
+mod threads;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use ars_domain::RunId;
+use ars_domain::{RunId, ThreadId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -27,7 +31,9 @@ use redis::{AsyncCommands, AsyncConnectionConfig, Client, Script};
 use serde::{Deserialize, Serialize};
 
 use crate::bus::{Cursor, Step};
-use crate::{EventBus, EventError, EventKind, EventStream, RunEvent, RunRef};
+use crate::{
+    EventBus, EventError, EventKind, EventStream, RunEvent, RunRef, ThreadEvent, ThreadEventStream,
+};
 
 /// How long one `XREAD` waits for new events before the subscriber checks the run still exists
 /// (an expired run would otherwise be waited on forever).
@@ -237,6 +243,18 @@ impl EventBus for RedisBus {
             event?;
         }
         Ok(())
+    }
+
+    async fn publish_thread(
+        &self,
+        thread: &ThreadId,
+        event: &ThreadEvent,
+    ) -> Result<(), EventError> {
+        threads::publish(self, thread, event).await
+    }
+
+    async fn follow_thread(&self, thread: &ThreadId) -> Result<ThreadEventStream, EventError> {
+        threads::follow(self, thread).await
     }
 }
 

@@ -41,6 +41,7 @@ fn message() -> Message {
         tool_call_id: None,
         tool_name: None,
         is_error: false,
+        notice: None,
         created_at: at(),
     }
 }

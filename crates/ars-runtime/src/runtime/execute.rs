@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use ars_domain::{Agent, Caller, ModelConfig, Run, RunOutcome, RunStatus, Thread, Usage};
+use ars_domain::{
+    Agent, Caller, ModelConfig, ResolvedContext, Run, RunOutcome, RunStatus, Thread, Usage,
+};
 use ars_events::EventKind;
+use ars_models::ChatModel;
 use ars_store::FinishedRun;
 
 use super::{Runtime, notice};
@@ -51,7 +54,9 @@ impl Runtime {
             None => self.cancelled_outcome(Usage::default()),
             Some(_permit) => {
                 let _active = InGauge::enter(metrics::RUNS_ACTIVE);
-                let _ = store.mark_run_running(run.id).await;
+                if let Ok(running) = store.mark_run_running(run.id).await {
+                    emitter.feed.changed(&running).await;
+                }
                 emitter
                     .emit(EventKind::RunStatus {
                         status: RunStatus::Running,
@@ -79,10 +84,15 @@ impl Runtime {
                 return;
             }
         };
-        if let FinishedRun::Ended(ended) = &finished {
-            metrics::run_ended(ended);
-            // The writer of a run's end is the one that tells a waiting-for-nobody parent.
-            notice::child_ended(&self.inner.store, ended, &thread).await;
+        match &finished {
+            FinishedRun::Ended(ended) => {
+                metrics::run_ended(ended);
+                emitter.feed.changed(ended).await;
+                // The writer of a run's end is the one that tells a waiting-for-nobody parent.
+                notice::child_ended(&self.inner.store, &self.inner.events, ended, &thread).await;
+            }
+            // Someone else wrote the end, and tells of it.
+            FinishedRun::AlreadyEnded(_) => emitter.feed.close().await,
         }
         let ended_here = matches!(finished, FinishedRun::Ended(_));
         let finished = finished.into_run();
@@ -135,6 +145,36 @@ impl Runtime {
         }
     }
 
+    /// Why a run of `agent` would fail before its first step (it has no model, or names a
+    /// provider this server does not know), in words; `None` when it can start.
+    pub fn cannot_run(&self, agent: &Agent) -> Option<String> {
+        let context = self
+            .inner
+            .config
+            .defaults
+            .resolve(agent.backend_id, &agent.config_json.context);
+        self.model_of(agent, &context).err()
+    }
+
+    /// The model of `agent`'s runs, or why there is none.
+    fn model_of(
+        &self,
+        agent: &Agent,
+        context: &ResolvedContext,
+    ) -> Result<Arc<dyn ChatModel>, String> {
+        let model_config: &ModelConfig = context.model.as_ref().ok_or_else(|| {
+            format!(
+                "no model configured for `{}`: set config_json.context.model on the agent or \
+                 ARS_DEFAULT_MODEL on the server",
+                agent.slug
+            )
+        })?;
+        self.inner
+            .models
+            .model_for(model_config)
+            .map_err(|e| e.to_string())
+    }
+
     /// Resolves the agent's context and assembles model, tools, prompt and plug-ins.
     async fn prepare(
         &self,
@@ -158,14 +198,7 @@ impl Runtime {
             .config
             .defaults
             .resolve(agent.backend_id, &agent.config_json.context);
-        let model_config: &ModelConfig = context.model.as_ref().ok_or(
-            "no model configured: set config_json.context.model on the agent or ARS_DEFAULT_MODEL on the server",
-        )?;
-        let model = self
-            .inner
-            .models
-            .model_for(model_config)
-            .map_err(|e| e.to_string())?;
+        let model = self.model_of(&agent, &context)?;
 
         let mut tools = Vec::new();
         for name in &context.tools {

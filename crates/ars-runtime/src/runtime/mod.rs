@@ -1,7 +1,8 @@
 //! The runtime handle: starts runs as background tasks, cancels them, waits for them, and
 //! recovers after a restart. A subagent run is the same [`Runtime::start_run`] on a child
 //! thread. One run's preparation and driving live in `execute`; the completion notice of a
-//! background child in `notice`.
+//! background child in `notice`; what a run tells the followers of thread event streams in
+//! `feed`.
 //!
 //! The core knows no capability: subagents, Skills, MCP and knowledge are plug-ins
 //! ([`MiddlewareFactory`]) the server assembly passes in [`RuntimeParts::plugins`].
@@ -33,9 +34,11 @@ use crate::tool::{ToolInfo, ToolRegistry};
 
 mod control;
 mod execute;
+mod feed;
 mod lease;
 mod notice;
 
+pub(crate) use feed::Feed;
 pub use lease::now_ms;
 
 /// Runtime settings.
@@ -180,6 +183,9 @@ struct Inner {
     child_slots: Arc<Semaphore>,
     /// Cancelled on shutdown: every run stops and is marked `interrupted`.
     shutdown: CancellationToken,
+    /// Cancelled once shutdown is over (runs stopped and recorded): streams that would
+    /// otherwise never end (thread events) end then.
+    closed: CancellationToken,
     /// Signals between instances: cancels, and ends of runs.
     control: Arc<dyn ControlChannel>,
     /// Ends of runs the control channel announced, for waiters on runs executing elsewhere.
@@ -244,6 +250,7 @@ impl Runtime {
                 slots,
                 child_slots,
                 shutdown: CancellationToken::new(),
+                closed: CancellationToken::new(),
                 control: parts.control,
                 ended: broadcast::channel(ENDED_CAPACITY).0,
                 listening,
@@ -318,8 +325,9 @@ impl Runtime {
     }
 
     /// After this instance wrote the end of a run it does not execute (recovery, the reaper,
-    /// a cancel nobody answered): the terminal event for its followers, the word to waiters on
-    /// every instance, and a background child's completion notice.
+    /// a cancel nobody answered): the terminal event for its followers and its threads'
+    /// followers, the word to waiters on every instance, and a background child's completion
+    /// notice.
     async fn ended_here(&self, run: &Run) -> Result<(), StoreError> {
         let store = &self.inner.store;
         metrics::foreign_run_ended(run);
@@ -339,7 +347,8 @@ impl Runtime {
             if let Err(e) = published {
                 tracing::warn!(run_id = %run.id, error = %e, "cannot publish the end of a run");
             }
-            notice::child_ended(store, run, &thread).await;
+            self.feed(run, &thread).changed(run).await;
+            notice::child_ended(store, self.events(), run, &thread).await;
         }
         self.announce_end(run.id).await;
         Ok(())
@@ -367,6 +376,7 @@ impl Runtime {
             other => other?,
         };
         metrics::run_started();
+        let feed = self.feed(&run, &start.thread);
         let message = NewMessage::text(
             start.thread.id.clone(),
             Some(run.id),
@@ -380,6 +390,7 @@ impl Runtime {
             };
             if let FinishedRun::Ended(ended) = store.finish_run(run.id, &outcome).await? {
                 metrics::run_ended(&ended);
+                feed.changed(&ended).await;
             }
             return Err(e.into());
         }
@@ -388,6 +399,7 @@ impl Runtime {
             bus: Arc::clone(&self.inner.events),
             run: run_ref,
             middleware: Vec::new(),
+            feed: Arc::clone(&feed),
         };
         emitter
             .emit(EventKind::RunStatus {
@@ -396,6 +408,7 @@ impl Runtime {
                 output: None,
             })
             .await;
+        feed.changed(&run).await;
 
         let cancel = match start.parent.as_ref().map(|p| &p.delivery) {
             Some(ChildDelivery::Wait { cancel_with }) => cancel_with.child_token(),
@@ -560,6 +573,23 @@ impl Runtime {
             let _ = d.wait_for(|x| *x).await;
         }));
         let _ = tokio::time::timeout(grace, all).await;
+        self.inner.closed.cancel();
+    }
+
+    /// Resolves once [`Runtime::shutdown`] is over: streams that never end by themselves
+    /// (thread events) end then, after the runs' ends were told.
+    pub fn closed(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.inner.closed.clone().cancelled_owned()
+    }
+
+    /// The feed of a run: what it tells the followers of its thread and its parent thread.
+    fn feed(&self, run: &Run, thread: &Thread) -> Arc<Feed> {
+        Feed::new(
+            Arc::clone(&self.inner.events),
+            Arc::clone(&self.inner.store),
+            run,
+            thread,
+        )
     }
 }
 

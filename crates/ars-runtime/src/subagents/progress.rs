@@ -92,6 +92,7 @@ mod tests {
             tool_call_id: None,
             tool_name: None,
             is_error: false,
+            notice: None,
             created_at: ars_domain::time::now(),
         }
     }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use ars_domain::{Agent, Run, RunId, Thread, ThreadId};
+use ars_domain::{Agent, Run, RunId, RunStatus, Thread, ThreadId};
 
 use super::progress::summarize;
 use super::{Shared, subagent_runs};
@@ -21,6 +21,8 @@ const AWAIT_DEFAULT_S: u64 = 60;
 const AWAIT_MAX_S: u64 = 600;
 /// How many progress lines `subagent_status` shows.
 const PROGRESS_LINES: usize = 3;
+/// How long `subagent_start` waits for a child it knows cannot run to record its failure.
+const DOOMED_END_S: u64 = 5;
 
 /// How a delegating tool wants its child run.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -38,12 +40,11 @@ enum Started {
     Started {
         run: Run,
         thread: Thread,
+        /// Why it will fail at once (no model, an unknown provider), known before it started.
+        doomed: Option<String>,
     },
     /// The child thread already has an active run.
-    Busy {
-        thread_id: ThreadId,
-        active: RunId,
-    },
+    Busy { thread_id: ThreadId, active: RunId },
 }
 
 pub(super) fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
@@ -159,6 +160,8 @@ impl Shared {
             ));
         }
         let agent = self.subagent(&args.subagent_slug)?.clone();
+        // Started all the same, so its failure is on record where the user looks for it.
+        let doomed = self.runtime.cannot_run(&agent);
         let thread = self.child_thread(&agent, args).await?;
         let start = StartRun {
             thread: thread.clone(),
@@ -178,7 +181,11 @@ impl Shared {
         match self.runtime.start_run(start).await {
             Ok(run) => {
                 crate::metrics::subagent_run_started(&agent.slug);
-                Ok(Started::Started { run, thread })
+                Ok(Started::Started {
+                    run,
+                    thread,
+                    doomed,
+                })
             }
             Err(RuntimeError::Busy { active }) => Ok(Started::Busy {
                 thread_id: thread.id,
@@ -206,6 +213,18 @@ impl Shared {
             Ok((run, thread))
         } else {
             Err(not_found())
+        }
+    }
+
+    /// The tool-facing result of a child run that has ended: its result, or — when it did not
+    /// succeed — the same as a failed call, so the parent (and whoever reads the call) sees
+    /// at once that and why it failed.
+    fn ended(&self, run: &Run, thread: &Thread) -> Result<String, ToolError> {
+        let result = to_json(&self.result(run, thread))?;
+        if run.status == RunStatus::Success {
+            Ok(result)
+        } else {
+            Err(ToolError::Failed(result))
         }
     }
 
@@ -253,7 +272,7 @@ impl Tool for Task {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: DelegateArgs = parse_args(args)?;
         let (run, thread) = match self.0.start(&args, ctx, Mode::Wait).await? {
-            Started::Started { run, thread } => (run, thread),
+            Started::Started { run, thread, .. } => (run, thread),
             Started::Busy { thread_id, active } => {
                 return Err(ToolError::Failed(format!(
                     "thread {thread_id} is busy with run {active}; await it or start a new thread"
@@ -270,7 +289,7 @@ impl Tool for Task {
                 break run;
             }
         };
-        to_json(&self.0.result(&run, &thread))
+        self.0.ended(&run, &thread)
     }
 }
 
@@ -290,8 +309,34 @@ impl Tool for Start {
             Started::Busy { thread_id, active } => {
                 to_json(&json!({"busy": true, "thread_id": thread_id, "active_run_id": active}))
             }
-            Started::Started { run, thread } => {
-                to_json(&json!({"run_id": run.id, "thread_id": thread.id, "status": run.status}))
+            Started::Started {
+                run,
+                thread,
+                doomed: None,
+            } => to_json(&json!({
+                "run_id": run.id,
+                "thread_id": thread.id,
+                "subagent_slug": thread.subagent_slug,
+                "status": run.status,
+            })),
+            // It fails as it starts: say so now, with its reason, rather than "started".
+            Started::Started {
+                run,
+                thread,
+                doomed: Some(reason),
+            } => {
+                let waited = self
+                    .0
+                    .wait(run.id, Duration::from_secs(DOOMED_END_S), ctx)
+                    .await?;
+                match waited {
+                    Waited::Finished(run) => self.0.ended(&run, &thread),
+                    Waited::StillRunning(run) => {
+                        let mut value = self.0.result(&run, &thread);
+                        value["error"] = json!(reason);
+                        Err(ToolError::Failed(to_json(&value)?))
+                    }
+                }
             }
         }
     }
@@ -363,12 +408,14 @@ impl Tool for Await {
                 .clamp(1, AWAIT_MAX_S),
         );
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
-        let waited = self.0.wait(run.id, timeout, ctx).await?;
-        let mut value = self.0.result(waited.run(), &thread);
-        if let Waited::StillRunning(_) = waited {
-            value["wait_timed_out"] = json!(true);
+        match self.0.wait(run.id, timeout, ctx).await? {
+            Waited::Finished(run) => self.0.ended(&run, &thread),
+            Waited::StillRunning(run) => {
+                let mut value = self.0.result(&run, &thread);
+                value["wait_timed_out"] = json!(true);
+                to_json(&value)
+            }
         }
-        to_json(&value)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Threads and their messages: create, list, rename, cascade delete, and the seq checkpoint.
 
 use ars_domain::{
-    MessageRole, NewMessage, RunId, Thread, ThreadId, ToolCallRecord, UserId, time::now,
+    MessageNotice, MessageRole, NewMessage, RunId, RunStatus, Thread, ThreadId, ToolCallRecord,
+    UserId, time::now,
 };
 use ars_store::test_support::RawSql;
 use ars_store::{Store, StoreError};
@@ -313,6 +314,15 @@ pub async fn check_messages_seq_and_round_trip(store: &dyn Store) {
             )
         },
         text(None, MessageRole::System, "note: ünïcode ✓ and 'quotes'"),
+        NewMessage {
+            notice: Some(MessageNotice {
+                run_id: run.id,
+                thread_id: other.id.clone(),
+                subagent_slug: Some("researcher".into()),
+                status: RunStatus::Error,
+            }),
+            ..text(None, MessageRole::System, "a background subagent failed")
+        },
     ];
     let mut appended = Vec::new();
     for message in &written {
@@ -328,6 +338,7 @@ pub async fn check_messages_seq_and_round_trip(store: &dyn Store) {
         assert_eq!(stored.tool_call_id, new.tool_call_id);
         assert_eq!(stored.tool_name, new.tool_name);
         assert_eq!(stored.is_error, new.is_error);
+        assert_eq!(stored.notice, new.notice);
         assert!(stored.created_at >= run.created_at);
     }
     assert_eq!(store.messages(&thread.id).await.unwrap(), appended);
@@ -362,7 +373,10 @@ pub async fn check_messages_seq_and_round_trip(store: &dyn Store) {
         matches!(result, Err(StoreError::RunEnded { run }) if run == ended.id),
         "{result:?}"
     );
-    assert_eq!(store.messages(&thread.id).await.unwrap().len(), 4);
+    assert_eq!(
+        store.messages(&thread.id).await.unwrap().len(),
+        written.len()
+    );
     assert_eq!(store_updated(store, &thread).await, last.created_at);
     assert_eq!(store.messages(&ThreadId::new()).await.unwrap(), vec![]);
 }

@@ -202,6 +202,7 @@ impl Old {
             tool_call_id: None,
             tool_name: None,
             is_error: false,
+            notice: None,
             created_at: at(time),
         };
         let call = |id: &str, name: &str, arguments: &str| ToolCallRecord {

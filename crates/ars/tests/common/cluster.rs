@@ -385,3 +385,54 @@ impl EventStream {
         }
     }
 }
+
+/// A thread's SSE stream (`GET /api/threads/{id}/events`), read message by message.
+pub struct ThreadEvents {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+}
+
+impl ThreadEvents {
+    pub async fn open(base: &str, token: &str, thread: &str) -> Self {
+        let response = reqwest::Client::new()
+            .get(format!("{base}/api/threads/{thread}/events"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            200,
+            "events of thread {thread} on {base}"
+        );
+        ThreadEvents {
+            response,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next message (its `event:` and data), or `None` once the stream has ended.
+    pub async fn next(&mut self) -> Option<(String, Value)> {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let frame = String::from_utf8(frame).unwrap();
+                let field = |name: &str| {
+                    frame
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .map(|v| v.trim().to_string())
+                };
+                // Keep-alive comments have neither.
+                if let (Some(event), Some(data)) = (field("event:"), field("data:")) {
+                    return Some((event, serde_json::from_str(&data).unwrap()));
+                }
+                continue;
+            }
+            match self.response.chunk().await {
+                Ok(Some(bytes)) => self.buffer.extend_from_slice(&bytes),
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+}

@@ -140,7 +140,7 @@ flow("reloading mid-run reattaches to the answer, which completes", async ({ pag
   await eventually(async () => assert.equal(await runStatus(page), "success"));
   // One answer, complete and in order: nothing lost or repeated across the reattachment.
   assert.equal(await answer.count(), 1);
-  assert.equal((await answer.textContent()).replace(/\s+/g, " ").trim(), WORDS);
+  assert.equal((await answer.locator(".markdown").textContent()).replace(/\s+/g, " ").trim(), WORDS);
 });
 
 flow("a run that ends while the thread loads still shows its whole answer", async ({ page, server }) => {

@@ -1,4 +1,6 @@
 import { BrowserRouter, Navigate, Route, Routes } from "react-router-dom";
+import { AccountPage } from "./account/AccountPage";
+import { UsersPage } from "./admin/UsersPage";
 import { AgentFormPage } from "./agents/AgentFormPage";
 import { AgentsPage } from "./agents/AgentsPage";
 import { AuthProvider } from "./auth/AuthContext";
@@ -27,6 +29,8 @@ export function AppRoutes() {
         <Route path="/agents/:id" element={<AgentFormPage />} />
         <Route path="/skills" element={<SkillsPage />} />
         <Route path="/skills/:id" element={<SkillDetailPage />} />
+        <Route path="/account" element={<AccountPage />} />
+        <Route path="/admin/users" element={<UsersPage />} />
       </Route>
       <Route path="*" element={<Navigate to="/chat" replace />} />
     </Routes>

@@ -2,7 +2,7 @@
 
 import type { components } from "./schema";
 
-type Schemas = components["schemas"];
+export type Schemas = components["schemas"];
 
 export type Agent = Schemas["Agent"];
 export type AgentWrite = Schemas["AgentWrite"];
@@ -13,9 +13,11 @@ export type ModelCatalog = Schemas["ModelCatalog"];
 export type ModelProvider = Schemas["ModelProvider"];
 export type ToolDescription = Schemas["ToolDescription"];
 export type User = Schemas["User"];
+export type ApiToken = Schemas["ApiToken"];
 export type Thread = Schemas["Thread"];
 export type Message = Schemas["Message"];
 export type Run = Schemas["Run"];
+export type RunDetail = Schemas["RunDetail"];
 export type RunStatus = Schemas["RunStatus"];
 export type Usage = Schemas["Usage"];
 export type SubagentRun = Schemas["SubagentRun"];

@@ -2,7 +2,9 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
+import { runErrorMessage } from "../api/errors";
 import { listChatAgents } from "../api/agents";
+import { useUser } from "../auth/AuthContext";
 import type { SubagentRun, Thread } from "../api/types";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { Icon } from "../components/Icon";
@@ -10,7 +12,9 @@ import { usageText } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
-import { StatusPanel } from "./StatusPanel";
+import { workdirPath } from "../api/files";
+import { FilesPanel } from "../files/FilesPanel";
+import { StatusPanel, type PanelTab } from "./StatusPanel";
 import { SubagentPopup } from "./SubagentPopup";
 import { ThreadSidebar } from "./ThreadSidebar";
 import type { ToolItem } from "./transcript";
@@ -19,6 +23,19 @@ import { useThreadChat } from "./useThreadChat";
 
 /** Tools whose card links to the subagent run it started. */
 const DELEGATING_TOOLS = new Set(["task", "subagent_start"]);
+
+/** Tools whose card links to the file they wrote (their `path` argument). */
+const WRITING_TOOLS = new Set(["write_file", "edit_file"]);
+
+/** The `path` argument of a tool call, if it has one. */
+function pathArgument(item: ToolItem): string | null {
+  try {
+    const args = JSON.parse(item.arguments) as { path?: unknown };
+    return typeof args.path === "string" ? args.path : null;
+  } catch {
+    return null;
+  }
+}
 
 /** The title a thread gets when it is created without one (the server's default). */
 const DEFAULT_TITLE = "New thread";
@@ -36,12 +53,22 @@ export function ChatPage() {
   const navigate = useNavigate();
   const { t } = useTranslation();
   const agents = useAsync(listChatAgents, "chat-agents");
+  const models = useAsync(() => unwrap(api.GET("/api/models")), "models");
+  const user = useUser();
+  // First run: nothing but the scripted test model, and no default model to run on.
+  const needsSetup =
+    models.data != null &&
+    !models.data.default_model &&
+    !models.data.providers.some((provider) => provider.kind !== "scripted");
   const threads = useAsync(() => unwrap(api.GET("/api/threads")), "threads");
   const [chosenAgent, setChosenAgent] = useState("");
   const [activity, setActivity] = useState(0);
   const [deleting, setDeleting] = useState<Thread | null>(null);
   const [openEntry, setOpenEntry] = useState<string | null>(null);
   const [panelOpen, setPanelOpen] = useState(false);
+  const [panelTab, setPanelTab] = useState<PanelTab>("subagents");
+  const [workdir, setWorkdir] = useState<string | null>(null);
+  const [fileRequest, setFileRequest] = useState<{ path: string; n: number } | null>(null);
   // A new thread whose first run could not start arrives with that error in the navigation.
   const carriedError = (useLocation().state as { error?: string } | null)?.error ?? null;
   const [pageError, setPageError] = useState<string | null>(carriedError);
@@ -53,7 +80,7 @@ export function ChatPage() {
     statusToggle.current?.focus();
   }, []);
   const chat = useThreadChat(threadId, bump);
-  const entries = useSubagents(threadId, chat.active, activity);
+  const entries = useSubagents(threadId, { onNotice: chat.addNotice, onRun: chat.adoptRun });
 
   const thread = threads.data?.find((t) => t.id === threadId);
   const normalAgents = useMemo(() => (agents.data ?? []).filter((a) => !a.is_subagent), [agents.data]);
@@ -134,16 +161,43 @@ export function ChatPage() {
         )
       : undefined;
 
+  const openFile = (path: string) => {
+    setPanelTab("files");
+    setPanelOpen(true);
+    setFileRequest((old) => ({ path, n: (old?.n ?? 0) + 1 }));
+  };
+
   const toolExtra = (item: ToolItem) => {
     const entry = entryFor(item);
-    if (!entry) return null;
+    if (!entry) {
+      const written = WRITING_TOOLS.has(item.name) && item.done && !item.isError ? pathArgument(item) : null;
+      const path = written && workdir ? workdirPath(written, workdir) : null;
+      if (!path) return null;
+      return (
+        <button
+          type="button"
+          className="link file-link"
+          data-testid="tool-file-link"
+          onClick={() => openFile(path)}
+        >
+          {t("files.openFile", { path })}
+        </button>
+      );
+    }
     return (
-      <button type="button" className="link subagent-link" onClick={() => setOpenEntry(entry.run_id)}>
-        {t("chat.openSubagentRun", {
-          slug: entry.subagent_slug ?? t("chat.subagentFallback"),
-          status: t(`runStatus.${entry.status}`),
-        })}
-      </button>
+      <>
+        {entry.error && (
+          <p className="error tool-subagent-error" data-testid="tool-subagent-error">
+            {t("subagentPopup.failed", { reason: runErrorMessage(entry.error) })}
+          </p>
+        )}
+        <button type="button" className="link subagent-link" onClick={() => setOpenEntry(entry.run_id)}>
+          {t("chat.openSubagentRun", {
+            slug: entry.subagent_slug ?? t("chat.subagentFallback"),
+            status: t(`runStatus.${entry.status}`),
+          })}
+        </button>
+      </>
     );
   };
 
@@ -211,19 +265,24 @@ export function ChatPage() {
           <Conversation
             transcript={chat.transcript}
             toolExtra={toolExtra}
+            onOpenRun={setOpenEntry}
             empty={
-              <p className="empty">
-                {agentName ? (
-                  t("chat.emptyWithAgent", { name: agentName })
-                ) : (
-                  <>
-                    {t("chat.emptyNoAgent")}{" "}
-                    <Link to="/agents/new" data-testid="create-agent-link">
-                      {t("chat.createAgentLink")}
-                    </Link>
-                  </>
-                )}
-              </p>
+              needsSetup && !threadId ? (
+                <SetupCard isAdmin={user.role === "admin"} />
+              ) : (
+                <p className="empty">
+                  {agentName ? (
+                    t("chat.emptyWithAgent", { name: agentName })
+                  ) : (
+                    <>
+                      {t("chat.emptyNoAgent")}{" "}
+                      <Link to="/agents/new" data-testid="create-agent-link">
+                        {t("chat.createAgentLink")}
+                      </Link>
+                    </>
+                  )}
+                </p>
+              )
             }
           />
         )}
@@ -247,6 +306,19 @@ export function ChatPage() {
         open={panelOpen}
         onClose={closePanel}
         onOpen={(entry) => setOpenEntry(entry.run_id)}
+        tab={panelTab}
+        onTab={setPanelTab}
+        files={
+          threadId ? (
+            <FilesPanel
+              key={threadId}
+              threadId={threadId}
+              refreshKey={activity}
+              request={fileRequest}
+              onWorkdir={setWorkdir}
+            />
+          ) : undefined
+        }
       />
       {popupEntry && (
         <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />
@@ -266,5 +338,21 @@ export function ChatPage() {
         </ConfirmDeleteDialog>
       )}
     </main>
+  );
+}
+
+/** The chat's first-run card: connect a model (admins), or whom to ask (everyone else). */
+function SetupCard({ isAdmin }: { isAdmin: boolean }) {
+  const { t } = useTranslation();
+  return (
+    <section className="setup-card" data-testid="setup-card" aria-labelledby="setup-title">
+      <h2 id="setup-title">{t("setup.title")}</h2>
+      <p>{isAdmin ? t("setup.adminBody") : t("setup.userBody")}</p>
+      {isAdmin && (
+        <Link className="button primary" to="/providers/new?setup=1" data-testid="setup-connect">
+          {t("setup.adminAction")}
+        </Link>
+      )}
+    </section>
   );
 }

@@ -1,17 +1,52 @@
 import { useEffect, useRef, type ReactNode } from "react";
+import { useTranslation } from "react-i18next";
 import { CopyButton } from "../components/CopyButton";
 import { formatDateTime } from "../lib/format";
 import { Markdown } from "./Markdown";
 import { ToolCard } from "./ToolCard";
-import type { AssistantItem, Item, ToolItem, Transcript, UserItem } from "./transcript";
+import type { AssistantItem, Item, NoticeItem, ToolItem, Transcript, UserItem } from "./transcript";
 
 interface ConversationProps {
   transcript: Transcript;
   /** Extra content for a tool card (the link from a `task` card to its subagent). */
   toolExtra?: (item: ToolItem) => ReactNode;
+  /** Opens a subagent run's popup (from a completion notice). */
+  onOpenRun?: (runId: string) => void;
   /** Extra actions under a message (regenerate, edit). */
   messageActions?: (item: UserItem | AssistantItem) => ReactNode;
   empty?: ReactNode;
+}
+
+/** A background subagent's completion, as a card that opens the child's run. */
+function NoticeCard({ item, onOpenRun }: { item: NoticeItem; onOpenRun?: (runId: string) => void }) {
+  const { t } = useTranslation();
+  const notice = item.notice!;
+  const failed = notice.status !== "success";
+  return (
+    <div
+      className={failed ? "notice-card failed" : "notice-card"}
+      data-testid="notice-card"
+      data-run-id={notice.run_id}
+      data-status={notice.status}
+    >
+      <span>
+        {t("notice.finished", {
+          slug: notice.subagent_slug ?? t("chat.subagentFallback"),
+          status: t(`runStatus.${notice.status}`),
+        })}
+      </span>
+      {onOpenRun && (
+        <button
+          type="button"
+          className="link"
+          data-testid="notice-open"
+          onClick={() => onOpenRun(notice.run_id)}
+        >
+          {t("notice.open")}
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** Under a message: when it was written, copy, and whatever else the page offers. */
@@ -29,11 +64,12 @@ function MessageFoot({ item, actions }: { item: UserItem | AssistantItem; action
 
 interface EntryProps {
   item: Item;
+  onOpenRun?: (runId: string) => void;
   toolExtra?: (item: ToolItem) => ReactNode;
   messageActions?: (item: UserItem | AssistantItem) => ReactNode;
 }
 
-function Entry({ item, toolExtra, messageActions }: EntryProps) {
+function Entry({ item, toolExtra, messageActions, onOpenRun }: EntryProps) {
   switch (item.kind) {
     case "user":
       return (
@@ -53,12 +89,16 @@ function Entry({ item, toolExtra, messageActions }: EntryProps) {
     case "tool":
       return <ToolCard item={item} extra={toolExtra?.(item)} />;
     case "notice":
-      return <p className="notice">{item.text}</p>;
+      return item.notice ? (
+        <NoticeCard item={item} onOpenRun={onOpenRun} />
+      ) : (
+        <p className="notice">{item.text}</p>
+      );
   }
 }
 
 /** The messages and tool calls of a transcript, kept scrolled to the newest while at the end. */
-export function Conversation({ transcript, toolExtra, messageActions, empty }: ConversationProps) {
+export function Conversation({ transcript, toolExtra, messageActions, onOpenRun, empty }: ConversationProps) {
   const end = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -80,7 +120,13 @@ export function Conversation({ transcript, toolExtra, messageActions, empty }: C
     >
       {transcript.items.length === 0 && empty}
       {transcript.items.map((item) => (
-        <Entry key={item.key} item={item} toolExtra={toolExtra} messageActions={messageActions} />
+        <Entry
+          key={item.key}
+          item={item}
+          toolExtra={toolExtra}
+          messageActions={messageActions}
+          onOpenRun={onOpenRun}
+        />
       ))}
       <div ref={end} />
     </div>

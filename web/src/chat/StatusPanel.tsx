@@ -1,5 +1,6 @@
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { runErrorMessage } from "../api/errors";
 import { isTerminalStatus } from "../api/events";
 import type { SubagentRun } from "../api/types";
 import { Icon } from "../components/Icon";
@@ -11,10 +12,16 @@ interface StatusPanelProps {
   onOpen: (entry: SubagentRun) => void;
   open: boolean;
   onClose: () => void;
+  /** The Files tab's content (a thread is open), or nothing. */
+  files?: ReactNode;
+  tab: PanelTab;
+  onTab: (tab: PanelTab) => void;
 }
 
+export type PanelTab = "subagents" | "files";
+
 /** Beside the chat: the thread's subagent runs by `run_id`, with live state. */
-export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps) {
+export function StatusPanel({ entries, onOpen, open, onClose, files, tab, onTab }: StatusPanelProps) {
   const { t } = useTranslation();
   const now = useNow(entries.some((e) => !isTerminalStatus(e.status)));
   const closeButton = useRef<HTMLButtonElement>(null);
@@ -37,7 +44,34 @@ export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps
       aria-label={t("status.panel")}
     >
       <div className="panel-head">
-        <h2>{t("status.subagents")}</h2>
+        <h2 className="visually-hidden">{t("status.panel")}</h2>
+        <div role="tablist" className="panel-tabs" aria-label={t("status.panel")}>
+          <button
+            type="button"
+            role="tab"
+            id="panel-tab-subagents"
+            aria-selected={tab === "subagents"}
+            aria-controls="panel-body"
+            data-testid="tab-subagents"
+            onClick={() => onTab("subagents")}
+          >
+            {t("status.subagents")}
+            {entries.length > 0 ? ` (${entries.length})` : ""}
+          </button>
+          {files && (
+            <button
+              type="button"
+              role="tab"
+              id="panel-tab-files"
+              aria-selected={tab === "files"}
+              aria-controls="panel-body"
+              data-testid="tab-files"
+              onClick={() => onTab("files")}
+            >
+              {t("files.tab")}
+            </button>
+          )}
+        </div>
         <button
           ref={closeButton}
           type="button"
@@ -48,40 +82,58 @@ export function StatusPanel({ entries, onOpen, open, onClose }: StatusPanelProps
           <Icon name="close" />
         </button>
       </div>
-      {entries.length === 0 ? (
-        <p className="empty">{t("status.empty")}</p>
-      ) : (
-        <ul className="subagent-list">
-          {entries.map((entry) => (
-            <li key={entry.run_id}>
-              <button
-                type="button"
-                className="subagent-entry"
-                data-testid="subagent-entry"
-                data-run-id={entry.run_id}
-                data-slug={entry.subagent_slug ?? ""}
-                data-status={entry.status}
-                onClick={() => onOpen(entry)}
-              >
-                <span className="entry-head">
-                  <strong>{entry.subagent_slug ?? t("chat.subagentFallback")}</strong>
-                  <span className={`status ${entry.status}`}>{t(`runStatus.${entry.status}`)}</span>
-                </span>
-                <span className="entry-description">{entry.description}</span>
-                <span className="entry-meta">
-                  <span>
-                    {elapsed(
-                      entry.started_at ?? entry.created_at,
-                      entry.finished_at ? Date.parse(entry.finished_at) : now,
-                    )}
-                  </span>
-                  <span>{usageText(entry.usage)}</span>
-                </span>
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      <div
+        id="panel-body"
+        role="tabpanel"
+        aria-labelledby={tab === "files" && files ? "panel-tab-files" : "panel-tab-subagents"}
+        className="panel-body"
+      >
+        {tab === "files" && files ? (
+          files
+        ) : (
+          <>
+            {entries.length === 0 ? (
+              <p className="empty">{t("status.empty")}</p>
+            ) : (
+              <ul className="subagent-list">
+                {entries.map((entry) => (
+                  <li key={entry.run_id}>
+                    <button
+                      type="button"
+                      className="subagent-entry"
+                      data-testid="subagent-entry"
+                      data-run-id={entry.run_id}
+                      data-slug={entry.subagent_slug ?? ""}
+                      data-status={entry.status}
+                      onClick={() => onOpen(entry)}
+                    >
+                      <span className="entry-head">
+                        <strong>{entry.subagent_slug ?? t("chat.subagentFallback")}</strong>
+                        <span className={`status ${entry.status}`}>{t(`runStatus.${entry.status}`)}</span>
+                      </span>
+                      <span className="entry-description">{entry.description}</span>
+                      {entry.error && (
+                        <span className="entry-error" data-testid="subagent-error">
+                          {runErrorMessage(entry.error)}
+                        </span>
+                      )}
+                      <span className="entry-meta">
+                        <span>
+                          {elapsed(
+                            entry.started_at ?? entry.created_at,
+                            entry.finished_at ? Date.parse(entry.finished_at) : now,
+                          )}
+                        </span>
+                        <span>{usageText(entry.usage)}</span>
+                      </span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </>
+        )}
+      </div>
     </aside>
   );
 }

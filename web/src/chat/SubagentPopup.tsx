@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, errorMessage, unwrap } from "../api";
+import { runErrorMessage } from "../api/errors";
 import { isTerminalStatus } from "../api/events";
 import type { RunStatus, SubagentRun } from "../api/types";
 import { Dialog } from "../components/Dialog";
@@ -91,6 +92,11 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
         {" · "}
         {usageText(entry.usage)}
       </p>
+      {entry.error && (
+        <p className="error" role="alert" data-testid="subagent-popup-error">
+          {t("subagentPopup.failed", { reason: runErrorMessage(entry.error) })}
+        </p>
+      )}
       {error && (
         <p className="error" role="alert">
           {error}

@@ -51,6 +51,8 @@ export interface NoticeItem {
   kind: "notice";
   key: string;
   text: string;
+  /** A completion notice: the background subagent run it reports on. */
+  notice: Message["notice"] | null;
 }
 
 export type Item = UserItem | AssistantItem | ToolItem | NoticeItem;
@@ -96,7 +98,10 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
         },
       ];
     case "system":
-      return [...items, { kind: "notice", key: `m:${message.id}`, text: message.content }];
+      return [
+        ...items,
+        { kind: "notice", key: `m:${message.id}`, text: message.content, notice: message.notice ?? null },
+      ];
     case "tool": {
       const key = toolKey(runId, message.tool_call_id ?? "");
       const finish = (item: Item): Item =>
@@ -145,6 +150,15 @@ export function fromMessages(messages: readonly Message[]): Transcript {
   let items: Item[] = [];
   for (const message of messages) items = addMessage(items, message);
   return { items, seen: new Set(messages.map((m) => m.id)) };
+}
+
+/** Adds a message committed outside any run (a completion notice), unless already shown. */
+export function addCommitted(transcript: Transcript, message: Message): Transcript {
+  if (transcript.seen.has(message.id)) return transcript;
+  return {
+    items: addMessage([...transcript.items], message),
+    seen: new Set(transcript.seen).add(message.id),
+  };
 }
 
 /** Shows the user's input of a run just started (the server commits it without an event). */

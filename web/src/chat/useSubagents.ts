@@ -1,67 +1,75 @@
 /**
- * The thread's subagent runs (`GET /api/threads/{id}/subagents`): loaded with the thread,
- * refreshed when the parent run reports tool activity, and polled about every second while
- * the parent or any child is active.
+ * The thread's subagent runs, live: the thread's event stream (`GET /api/threads/{id}/events`)
+ * sends a snapshot, then every change of a child run and each completion notice as it is
+ * committed. No polling: a dropped stream reconnects and starts again from a snapshot.
  */
 
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { api, unwrap } from "../api";
-import { isTerminalStatus } from "../api/events";
-import type { SubagentRun } from "../api/types";
+import { useEffect, useEffectEvent, useState } from "react";
+import { session } from "../api";
+import type { Message, RunDetail, SubagentRun } from "../api/types";
+import { followThread } from "../sse/followThread";
 
-const POLL_MS = 1000;
+interface Snapshot {
+  subagents: SubagentRun[];
+  active_run?: RunDetail | null;
+}
 
-export function useSubagents(threadId: string | undefined, parentActive: boolean, activity: number) {
+interface Notice {
+  message: Message;
+  subagent: SubagentRun;
+}
+
+export interface ThreadListeners {
+  /** A completion notice was committed to the thread. */
+  onNotice?: (message: Message) => void;
+  /** A run on the thread was created, changed or ended (another tab may have started it). */
+  onRun?: (run: RunDetail) => void;
+}
+
+/** Replaces an entry by run id, or appends it; entries stay oldest first. */
+function upsert(entries: readonly SubagentRun[], entry: SubagentRun): SubagentRun[] {
+  const at = entries.findIndex((e) => e.run_id === entry.run_id);
+  if (at === -1) return [...entries, entry];
+  return entries.map((e, i) => (i === at ? entry : e));
+}
+
+export function useSubagents(threadId: string | undefined, listeners: ThreadListeners = {}) {
   const [entries, setEntries] = useState<SubagentRun[]>([]);
   const [shownThread, setShownThread] = useState(threadId);
   if (shownThread !== threadId) {
     setShownThread(threadId);
     setEntries([]);
   }
-  const thread = useRef(threadId);
-  useLayoutEffect(() => {
-    thread.current = threadId;
+  const onMessage = useEffectEvent((event: string, data: unknown) => {
+    switch (event) {
+      case "snapshot":
+        setEntries((data as Snapshot).subagents);
+        if ((data as Snapshot).active_run) listeners.onRun?.((data as Snapshot).active_run!);
+        break;
+      case "subagent":
+        setEntries((old) => upsert(old, data as SubagentRun));
+        break;
+      case "notice":
+        setEntries((old) => upsert(old, (data as Notice).subagent));
+        listeners.onNotice?.((data as Notice).message);
+        break;
+      case "run":
+        listeners.onRun?.(data as RunDetail);
+        break;
+    }
   });
-  /** One request at a time; a refresh asked for meanwhile runs right after it. */
-  const inFlight = useRef(false);
-  const again = useRef(false);
-
-  const refresh = useCallback(async () => {
-    if (inFlight.current) {
-      again.current = true;
-      return;
-    }
-    inFlight.current = true;
-    try {
-      do {
-        again.current = false;
-        const id = thread.current;
-        if (!id) break;
-        const list = await unwrap(api.GET("/api/threads/{id}/subagents", { params: { path: { id } } })).catch(
-          () => null,
-        );
-        // On failure the panel keeps its last list; the chat shows the errors that matter.
-        if (list && thread.current === id) setEntries(list);
-      } while (again.current);
-    } finally {
-      inFlight.current = false;
-    }
-  }, []);
 
   useEffect(() => {
-    void refresh();
-  }, [threadId, refresh]);
-
-  useEffect(() => {
-    if (activity > 0) void refresh();
-  }, [activity, refresh]);
-
-  const childActive = entries.some((e) => !isTerminalStatus(e.status));
-  useEffect(() => {
-    if (!parentActive && !childActive) return;
-    const timer = setInterval(() => void refresh(), POLL_MS);
-    return () => clearInterval(timer);
-  }, [parentActive, childActive, refresh]);
+    if (!threadId) return;
+    const controller = new AbortController();
+    void followThread({
+      threadId,
+      token: () => session.token(),
+      signal: controller.signal,
+      onMessage: (event, data) => onMessage(event, data),
+    }).then((end) => end === "unauthorized" && session.expire());
+    return () => controller.abort();
+  }, [threadId]);
 
   return entries;
 }

@@ -9,7 +9,8 @@ import { isTerminalStatus, type RunEvent } from "../api/events";
 import type { RunStatus, Usage } from "../api/types";
 import i18n from "../i18n";
 import { loadResumePoint } from "../sse/resume";
-import { addUserInput } from "./transcript";
+import type { Message, RunDetail } from "../api/types";
+import { addCommitted, addUserInput } from "./transcript";
 import { useRunFollower } from "./useRunFollower";
 
 export interface RunState {
@@ -174,6 +175,33 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     }
   }, [run]);
 
+  /** A completion notice arrived on the thread's stream. */
+  const addNotice = useCallback(
+    (message: Message) => setTranscript(addCommitted(current.current, message)),
+    [current, setTranscript],
+  );
+
+  /** A run of this thread that this page did not start (another tab, another client). */
+  const adoptRun = useCallback(
+    (other: RunDetail) => {
+      if (isTerminalStatus(other.status) || other.id === run?.id) return;
+      reloadThread.current();
+    },
+    [run?.id],
+  );
+
   const active = run !== null && !isTerminalStatus(run.status);
-  return { transcript, run, usage, active, error, loading, send, cancel, dismissError: () => setError(null) };
+  return {
+    transcript,
+    run,
+    usage,
+    active,
+    addNotice,
+    adoptRun,
+    error,
+    loading,
+    send,
+    cancel,
+    dismissError: () => setError(null),
+  };
 }

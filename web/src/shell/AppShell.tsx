@@ -1,9 +1,11 @@
 import { useTranslation } from "react-i18next";
 import { NavLink, Outlet } from "react-router-dom";
+import { useUser } from "../auth/AuthContext";
 import { UserMenu } from "./UserMenu";
 
 export function AppShell() {
   const { t } = useTranslation();
+  const user = useUser();
   return (
     <div className="shell">
       <header className="topbar">
@@ -16,6 +18,11 @@ export function AppShell() {
             <span className="nav-group-label" aria-hidden="true">
               {t("nav.modelConfig")}
             </span>
+            {user.role === "admin" && (
+              <NavLink to="/providers" data-testid="nav-providers">
+                {t("nav.providers")}
+              </NavLink>
+            )}
             <NavLink to="/agents" data-testid="nav-agents">
               {t("nav.agents")}
             </NavLink>
@@ -23,6 +30,13 @@ export function AppShell() {
               {t("nav.skills")}
             </NavLink>
           </span>
+          {user.role === "admin" && (
+            <span className="nav-group" role="group" aria-label={t("nav.admin")}>
+              <NavLink to="/admin/users" data-testid="nav-users">
+                {t("nav.users")}
+              </NavLink>
+            </span>
+          )}
         </nav>
         <UserMenu />
       </header>

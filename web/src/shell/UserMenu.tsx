@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
-import { useNavigate } from "react-router-dom";
+import { Link, useNavigate } from "react-router-dom";
 import { useAuth, useUser } from "../auth/AuthContext";
 import { chooseLanguage, currentLanguage, LANGUAGES, type Language } from "../i18n";
 
@@ -62,6 +62,9 @@ export function UserMenu() {
               ))}
             </select>
           </label>
+          <Link to="/account" role="menuitem" data-testid="nav-account" onClick={() => setOpen(false)}>
+            {t("userMenu.account")}
+          </Link>
           <button
             type="button"
             role="menuitem"

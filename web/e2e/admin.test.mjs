@@ -41,7 +41,7 @@ flow(
       assert.match(await page.getByTestId("user-state-mei").textContent(), /disabled/),
     );
     // Refused at once: the account is disabled (403), not the token unknown.
-  assert.equal(await status(server, login.token), 403);
+    assert.equal(await status(server, login.token), 403);
     await page.getByTestId("user-toggle-mei").click();
     await eventually(async () =>
       assert.match(await page.getByTestId("user-state-mei").textContent(), /active/),

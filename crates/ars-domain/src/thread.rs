@@ -201,6 +201,10 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     pub created_at: DateTime<Utc>,
+    /// The run that replaced this message (a regenerate or an edit started with
+    /// `replace_from`): it has left the thread's history. Absent for the current history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by_run_id: Option<RunId>,
 }
 
 /// A message to append; the store assigns `id`, `seq` and `created_at`.
@@ -268,6 +272,7 @@ mod tests {
             tool_name: None,
             is_error: false,
             created_at: crate::time::now(),
+            replaced_by_run_id: None,
         }
     }
 

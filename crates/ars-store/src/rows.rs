@@ -350,6 +350,7 @@ pub(crate) struct MessageRow {
     tool_name: Option<String>,
     is_error: bool,
     created_at: DateTime<Utc>,
+    replaced_by_run_id: Option<String>,
 }
 
 impl MessageRow {
@@ -367,6 +368,11 @@ impl MessageRow {
             tool_name: self.tool_name,
             is_error: self.is_error,
             created_at: self.created_at,
+            replaced_by_run_id: self
+                .replaced_by_run_id
+                .as_deref()
+                .map(parse_run_id)
+                .transpose()?,
         })
     }
 }

@@ -42,6 +42,7 @@ fn message() -> Message {
         tool_name: None,
         is_error: false,
         created_at: at(),
+        replaced_by_run_id: None,
     }
 }
 

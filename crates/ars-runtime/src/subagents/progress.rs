@@ -93,6 +93,7 @@ mod tests {
             tool_name: None,
             is_error: false,
             created_at: ars_domain::time::now(),
+            replaced_by_run_id: None,
         }
     }
 

@@ -174,6 +174,7 @@ impl Shared {
                     Mode::Background => ChildDelivery::Background,
                 },
             }),
+            replace_from: None,
         };
         match self.runtime.start_run(start).await {
             Ok(run) => {

@@ -203,6 +203,7 @@ impl Old {
             tool_name: None,
             is_error: false,
             created_at: at(time),
+            replaced_by_run_id: None,
         };
         let call = |id: &str, name: &str, arguments: &str| ToolCallRecord {
             id: id.into(),

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use ars_domain::{RunId, ValidationError};
 use ars_events::EventError;
 use ars_runtime::RuntimeError;
-use ars_store::StoreError;
+use ars_store::{StoreError, Unreplaceable};
 
 /// The JSON body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -221,6 +221,20 @@ impl From<StoreError> for ApiError {
                 message: format!("run {run} has ended"),
                 field: None,
             },
+            StoreError::NotReplaceable { reason, .. } => Self::unprocessable(
+                "replace_from",
+                match reason {
+                    Unreplaceable::NotInThread => "replace_from names no message of this thread",
+                    Unreplaceable::NotUserMessage => {
+                        "replace_from must name a user message, not an answer, tool result or \
+                         notice"
+                    }
+                    Unreplaceable::AlreadyReplaced => {
+                        "the message replace_from names has already been replaced; name the \
+                         message that took its place"
+                    }
+                },
+            ),
             StoreError::Invalid(detail) => Self::Unprocessable {
                 message: detail,
                 field: None,

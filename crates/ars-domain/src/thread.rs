@@ -205,6 +205,10 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<MessageNotice>,
     pub created_at: DateTime<Utc>,
+    /// The run that replaced this message (a regenerate or an edit started with
+    /// `replace_from`): it has left the thread's history. Absent for the current history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by_run_id: Option<RunId>,
 }
 
 /// What a completion notice (a system message written when a background subagent run ends
@@ -289,6 +293,7 @@ mod tests {
             is_error: false,
             notice: None,
             created_at: crate::time::now(),
+            replaced_by_run_id: None,
         }
     }
 

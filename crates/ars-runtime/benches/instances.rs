@@ -119,6 +119,7 @@ fn start(thread: &Thread, caller: Caller) -> StartRun {
         caller,
         input: "go".into(),
         parent: None,
+        replace_from: None,
     }
 }
 

@@ -95,6 +95,7 @@ async fn main() {
                 caller,
                 input: "hi".into(),
                 parent: None,
+                replace_from: None,
             })
             .await
             .unwrap();
@@ -119,6 +120,7 @@ async fn main() {
                 caller,
                 input: "hi".into(),
                 parent: None,
+                replace_from: None,
             })
             .await
             .unwrap();

@@ -144,6 +144,7 @@ async fn main() {
                     caller,
                     input: "delegate".into(),
                     parent: None,
+                    replace_from: None,
                 })
                 .await
                 .unwrap();

@@ -401,6 +401,7 @@ mod tests {
                 subagent_slug: Some("r".into()),
                 status: RunStatus::Success,
             }),
+            replaced_by_run_id: None,
             created_at: ars_domain::time::now(),
         };
         let plain = StoredMessage {

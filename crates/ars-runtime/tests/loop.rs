@@ -247,6 +247,7 @@ async fn a_second_run_on_a_busy_thread_is_refused_naming_the_active_run() {
             caller: h.caller,
             input: "two".into(),
             parent: None,
+            replace_from: None,
         })
         .await
         .unwrap_err();

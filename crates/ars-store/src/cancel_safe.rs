@@ -13,14 +13,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill,
-    Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId,
-    Thread, ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, MessageId, NewMessage, NewRun,
+    NewSkill, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
+    SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
 use crate::metrics;
 use crate::{
-    AgentFilter, FinishedRun, NewToken, NewUser, Result, SkillFilter, Store, StoreError, UserUpdate,
+    AgentFilter, FinishedRun, NewToken, NewUser, Result, RunWithInput, SkillFilter, Store,
+    StoreError, UserUpdate,
 };
 
 /// Wraps a store so its writes survive the caller's cancellation.
@@ -254,6 +255,20 @@ impl Store for CancelSafe {
     }
     async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>> {
         self.inner.messages(thread).await
+    }
+    async fn all_messages(&self, thread: &ThreadId) -> Result<Vec<Message>> {
+        self.inner.all_messages(thread).await
+    }
+    async fn create_run_with_input(
+        &self,
+        new: &NewRun,
+        replace_from: Option<MessageId>,
+    ) -> Result<RunWithInput> {
+        let new = new.clone();
+        self.detached("create_run_with_input", |s| async move {
+            s.create_run_with_input(&new, replace_from).await
+        })
+        .await
     }
 
     async fn create_run(&self, new: &NewRun) -> Result<Run> {

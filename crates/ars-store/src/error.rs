@@ -27,6 +27,13 @@ pub enum StoreError {
     /// cut off — cancelled, reaped after its lease ran out — and must stop.
     #[error("run {run} has ended; nothing more is written for it")]
     RunEnded { run: ars_domain::RunId },
+    /// The `replace_from` of [`crate::Store::create_run_with_input`] names no message of the
+    /// thread's history that an input may replace (`reason` says why); nothing was written.
+    #[error("message {message} cannot be replaced: {reason}")]
+    NotReplaceable {
+        message: ars_domain::MessageId,
+        reason: Unreplaceable,
+    },
     /// Stored data could not be decoded into domain types.
     #[error("corrupt row: {0}")]
     Corrupt(String),
@@ -34,6 +41,20 @@ pub enum StoreError {
     Database(#[source] sqlx::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Why a message cannot be replaced by a new input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unreplaceable {
+    /// No message of this thread has that id (there is none, or it is another thread's).
+    #[error("the thread has no such message")]
+    NotInThread,
+    /// It is an assistant, tool or system message: only the user's own messages are replaced.
+    #[error("it is not a user message")]
+    NotUserMessage,
+    /// A run already replaced it: it has left the thread's history.
+    #[error("it has already been replaced")]
+    AlreadyReplaced,
 }
 
 /// Unique constraints and the payload field each one guards: `(needle, field)`, the needle

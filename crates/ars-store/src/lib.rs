@@ -19,6 +19,9 @@
 //! **Invariant:** a thread has at most one active (pending or running) run, and its messages
 //! are numbered 1, 2, 3, … without gaps: the schema enforces both, so they hold across the
 //! several instances sharing one PostgreSQL database.
+//! **Invariant:** a replaced message keeps its row and its seq; it only leaves the history
+//! (`messages`), in the same transaction that creates the run replacing it and commits that
+//! run's input, so the history never shows a half-made replacement.
 
 use std::sync::Arc;
 
@@ -26,9 +29,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, NewMessage, NewRun, NewSkill,
-    Role, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
-    SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, MessageId, NewMessage, NewRun,
+    NewSkill, Role, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile,
+    SkillFileInfo, SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
 mod cancel_safe;
@@ -46,7 +49,7 @@ pub mod test_support;
 
 pub use cancel_safe::CancelSafe;
 pub use control::PgControl;
-pub use error::StoreError;
+pub use error::{StoreError, Unreplaceable};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -267,8 +270,12 @@ pub trait Store: Send + Sync + 'static {
     /// `NotFound` when the thread is gone. A message of a run (`run_id` set) is written only
     /// while that run is active: otherwise `RunEnded` (the fence), and for an unknown run too.
     async fn append_message(&self, message: &NewMessage) -> Result<Message>;
-    /// A thread's messages in `seq` order (empty for an unknown thread).
+    /// A thread's history: its messages in `seq` order, without those a later run replaced
+    /// (empty for an unknown thread). This is what the model sees.
     async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;
+    /// Every message of a thread in `seq` order, replaced ones included (they carry
+    /// `replaced_by_run_id`).
+    async fn all_messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;
 
     // Runs.
 
@@ -277,6 +284,19 @@ pub trait Store: Send + Sync + 'static {
     /// decides, so of several concurrent creators (on any instance) exactly one wins. An unknown
     /// thread, agent, user or parent run is `Invalid`.
     async fn create_run(&self, new: &NewRun) -> Result<Run>;
+    /// Creates a `pending` run and commits its input (`new.input`) as the thread's next user
+    /// message, in one transaction, so a run never exists without its input. With
+    /// `replace_from` (a user message of the thread's history), that message and every message
+    /// after it leave the history first, marked as replaced by the new run (regenerate,
+    /// edit-and-resend). Nothing is written on any error: `Busy` exactly as [`Store::create_run`]
+    /// (checked first), `NotReplaceable` for a `replace_from` that is not in the thread, not a
+    /// user message or already replaced, `Invalid` for an unknown thread, agent, user or parent
+    /// run.
+    async fn create_run_with_input(
+        &self,
+        new: &NewRun,
+        replace_from: Option<MessageId>,
+    ) -> Result<RunWithInput>;
     /// The run with this id, if any.
     async fn run(&self, id: RunId) -> Result<Option<Run>>;
     /// The thread's active (pending or running) run, if any; there is at most one.
@@ -324,6 +344,17 @@ pub enum UserUpdate {
     /// Nothing changed: the user is the last active admin, and the change would demote or
     /// disable them. The user as they stand.
     LastAdmin(User),
+}
+
+/// What [`Store::create_run_with_input`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunWithInput {
+    /// The new run, `pending`.
+    pub run: Run,
+    /// Its input, the thread's newest message.
+    pub input: Message,
+    /// How many messages left the history for it (0 without `replace_from`).
+    pub replaced: u64,
 }
 
 /// What [`Store::finish_run`] did.

@@ -375,6 +375,7 @@ pub(crate) struct MessageRow {
     is_error: bool,
     notice: Option<Json<MessageNotice>>,
     created_at: DateTime<Utc>,
+    replaced_by_run_id: Option<String>,
 }
 
 impl MessageRow {
@@ -393,6 +394,11 @@ impl MessageRow {
             is_error: self.is_error,
             notice: self.notice.map(|n| n.0),
             created_at: self.created_at,
+            replaced_by_run_id: self
+                .replaced_by_run_id
+                .as_deref()
+                .map(parse_run_id)
+                .transpose()?,
         })
     }
 }

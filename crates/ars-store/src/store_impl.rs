@@ -158,6 +158,73 @@ macro_rules! impl_store {
                     .into_run()
             }
 
+            /// Inserts `new` as run `id`, `pending`; `None` when the thread already has an
+            /// active run (the one-active-run index refused it).
+            async fn insert_run(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                id: ars_domain::RunId,
+                new: &ars_domain::NewRun,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Option<$crate::rows::RunRow>> {
+                Ok(
+                    sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::INSERT_RUN)
+                        .bind(id.to_string())
+                        .bind(new.thread_id.as_str())
+                        .bind(new.agent_id.to_string())
+                        .bind(new.user_id.to_string())
+                        .bind(&new.input)
+                        .bind(new.parent_run_id.map(|id| id.to_string()))
+                        .bind(new.parent_tool_call_id.as_deref())
+                        .bind(now)
+                        .bind(new.delivery.map(ars_domain::Delivery::as_str))
+                        .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
+                        .bind(new.lease.as_ref().map(|l| l.expires_ms))
+                        .fetch_optional(&mut *conn)
+                        .await?,
+                )
+            }
+
+            /// Takes message `from` and every later message of `new`'s thread out of its
+            /// history, as replaced by `run`, inside the caller's transaction (which holds the
+            /// thread's lock); answers how many left. `NotReplaceable` unless `from` is a user
+            /// message of that thread's history.
+            async fn replace_from(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                new: &ars_domain::NewRun,
+                from: ars_domain::MessageId,
+                run: ars_domain::RunId,
+            ) -> $crate::Result<u64> {
+                let target: Option<(String, i64, String, Option<String>)> =
+                    sqlx::query_as($crate::sql::MESSAGE_TO_REPLACE)
+                        .bind(from.to_string())
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                let refused = |reason| $crate::StoreError::NotReplaceable {
+                    message: from,
+                    reason,
+                };
+                let seq = match target {
+                    Some((thread, _, _, _)) if thread != new.thread_id.as_str() => {
+                        return Err(refused($crate::Unreplaceable::NotInThread));
+                    }
+                    None => return Err(refused($crate::Unreplaceable::NotInThread)),
+                    Some((_, _, role, _)) if role != ars_domain::MessageRole::User.as_str() => {
+                        return Err(refused($crate::Unreplaceable::NotUserMessage));
+                    }
+                    Some((_, _, _, Some(_))) => {
+                        return Err(refused($crate::Unreplaceable::AlreadyReplaced));
+                    }
+                    Some((_, seq, _, None)) => seq,
+                };
+                let done = sqlx::query($crate::sql::REPLACE_MESSAGES)
+                    .bind(new.thread_id.as_str())
+                    .bind(seq)
+                    .bind(run.to_string())
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(done.rows_affected())
+            }
+
             /// The threads that `sql` selects by its one bind, `key`.
             async fn threads_where(
                 &self,
@@ -918,6 +985,88 @@ macro_rules! impl_store {
                     .collect()
             }
 
+            async fn all_messages(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                sqlx::query_as::<_, $crate::rows::MessageRow>($crate::sql::ALL_THREAD_MESSAGES)
+                    .bind(thread.as_str())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::rows::MessageRow::into_message)
+                    .collect()
+            }
+
+            async fn create_run_with_input(
+                &self,
+                new: &ars_domain::NewRun,
+                replace_from: Option<ars_domain::MessageId>,
+            ) -> $crate::Result<$crate::RunWithInput> {
+                let id = ars_domain::RunId::new();
+                for _ in 0..$crate::CREATE_RUN_ATTEMPTS {
+                    let now = ars_domain::time::now();
+                    let mut tx = self.begin_write().await?;
+                    // The thread's row lock first, as in `append_message`: appends and
+                    // replacements on this thread queue behind this transaction.
+                    let touched = sqlx::query($crate::sql::TOUCH_THREAD)
+                        .bind(new.thread_id.as_str())
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                    if touched.rows_affected() == 0 {
+                        return Err($crate::StoreError::Invalid(format!(
+                            "no thread {}",
+                            new.thread_id
+                        )));
+                    }
+                    let row = Self::insert_run(&mut tx, id, new, now).await?;
+                    let Some(row) = row else {
+                        // Busy: the one-active-run index refused it. Under READ COMMITTED this
+                        // statement sees the run that holds the thread, once committed.
+                        let active: Option<(String,)> = sqlx::query_as($crate::sql::ACTIVE_RUN_ID)
+                            .bind(new.thread_id.as_str())
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                        drop(tx);
+                        if let Some((active,)) = active {
+                            let active = $crate::rows::parse_run_id(&active)?;
+                            return Err($crate::StoreError::Busy { active });
+                        }
+                        // That run ended in between: the thread is free again.
+                        continue;
+                    };
+                    let run = row.into_run()?;
+                    let replaced = match replace_from {
+                        Some(from) => Self::replace_from(&mut tx, new, from, run.id).await?,
+                        None => 0,
+                    };
+                    let input =
+                        sqlx::query_as::<_, $crate::rows::MessageRow>($crate::sql::APPEND_MESSAGE)
+                            .bind(ars_domain::MessageId::new().to_string())
+                            .bind(new.thread_id.as_str())
+                            .bind(run.id.to_string())
+                            .bind(ars_domain::MessageRole::User.as_str())
+                            .bind(&new.input)
+                            .bind(sqlx::types::Json(Vec::<ars_domain::ToolCallRecord>::new()))
+                            .bind(None::<&str>)
+                            .bind(None::<&str>)
+                            .bind(false)
+                            .bind(None::<sqlx::types::Json<ars_domain::MessageNotice>>)
+                            .bind(now)
+                            .fetch_one(&mut *tx)
+                            .await?
+                            .into_message()?;
+                    tx.commit().await?;
+                    return Ok($crate::RunWithInput {
+                        run,
+                        input,
+                        replaced,
+                    });
+                }
+                Err($crate::StoreError::Conflict { field: "thread_id" })
+            }
+
             async fn create_run(
                 &self,
                 new: &ars_domain::NewRun,
@@ -925,20 +1074,11 @@ macro_rules! impl_store {
                 let id = ars_domain::RunId::new();
                 let now = ars_domain::time::now();
                 for _ in 0..$crate::CREATE_RUN_ATTEMPTS {
-                    let row = sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::INSERT_RUN)
-                        .bind(id.to_string())
-                        .bind(new.thread_id.as_str())
-                        .bind(new.agent_id.to_string())
-                        .bind(new.user_id.to_string())
-                        .bind(&new.input)
-                        .bind(new.parent_run_id.map(|id| id.to_string()))
-                        .bind(new.parent_tool_call_id.as_deref())
-                        .bind(now)
-                        .bind(new.delivery.map(ars_domain::Delivery::as_str))
-                        .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
-                        .bind(new.lease.as_ref().map(|l| l.expires_ms))
-                        .fetch_optional(self.writer())
-                        .await?;
+                    // The writer connection is given back before the busy check reads the pool.
+                    let row = {
+                        let mut conn = self.writer().acquire().await?;
+                        Self::insert_run(&mut conn, id, new, now).await?
+                    };
                     if let Some(row) = row {
                         return row.into_run();
                     }

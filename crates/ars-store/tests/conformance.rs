@@ -13,6 +13,8 @@
 mod agents;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/replace.rs"]
+mod replace;
 #[path = "conformance/runs.rs"]
 mod runs;
 #[path = "conformance/schema.rs"]
@@ -110,4 +112,9 @@ conformance!(
     runs::check_interrupt_active_runs,
     runs::check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped,
     runs::check_child_and_subagent_runs,
+    replace::check_create_run_with_input_writes_the_run_and_its_user_message,
+    replace::check_replace_from_takes_the_message_and_everything_after_it_out_of_the_history,
+    replace::check_replace_while_busy_is_busy_and_replaces_nothing,
+    replace::check_unreplaceable_messages_are_refused_and_nothing_is_written,
+    replace::check_concurrent_replacements_have_one_winner,
 );

@@ -495,8 +495,9 @@ export interface paths {
         };
         /**
          * The thread's committed messages in order: user inputs, assistant messages with their tool
-         *     calls, and tool results. A tool call that never got a result and whose run has ended (cut
-         *     off by a stop, crash or cancel) is marked `interrupted`.
+         *     calls, tool results and notices. A tool call that never got a result and whose run has
+         *     ended (cut off by a stop, crash or cancel) is marked `interrupted`. Messages a later run
+         *     replaced (`replace_from`) are left out unless `include_replaced=true`.
          */
         get: operations["list_messages"];
         put?: never;
@@ -519,7 +520,9 @@ export interface paths {
         put?: never;
         /**
          * Sends the user's message and starts the agent on it, in the background. Follow the run with
-         *     `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`.
+         *     `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`. With `replace_from`, the
+         *     message replaces one of the thread's user messages and everything after it (regenerate,
+         *     edit-and-resend).
          */
         post: operations["start_run"];
         delete?: never;
@@ -947,6 +950,7 @@ export interface components {
             /** @description Tool messages: whether the call failed (the content is then the error the model saw). */
             is_error?: boolean;
             notice?: null | components["schemas"]["MessageNotice"];
+            replaced_by_run_id?: null | components["schemas"]["RunId"];
             role: components["schemas"]["MessageRole"];
             run_id?: null | components["schemas"]["RunId"];
             /**
@@ -1275,6 +1279,16 @@ export interface components {
         StartRunBody: {
             /** @description The user's message: 1 to 100 000 characters, not blank. */
             input: string;
+            /**
+             * Format: uuid
+             * @description Regenerate or edit: the id of a user message of this thread's history. It and every
+             *     message after it leave the history (the model no longer sees them; they are listed only
+             *     with `GET /api/threads/{id}/messages?include_replaced=true`), and `input` takes its
+             *     place, in the same step that starts the run. Regenerate: the same text; edit: new
+             *     text. Their runs stay in the thread's runs; their subagent threads and the workdir's
+             *     files stay as they are.
+             */
+            replace_from?: string | null;
         };
         /**
          * @description One subagent run of a thread: the whole entry, so a client that gets a newer one (from the
@@ -3618,7 +3632,13 @@ export interface operations {
     };
     list_messages: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Also list the messages a later run replaced (regenerate, edit-and-resend), each with
+                 *     `replaced_by_run_id`, in their places. Default `false`: the current history only.
+                 */
+                include_replaced?: boolean;
+            };
             header?: never;
             path: {
                 /** @description Thread id */
@@ -3634,6 +3654,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"][];
+                };
+            };
+            /** @description Unreadable query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             401: {
@@ -3766,7 +3795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Blank or over-long `input` */
+            /** @description Blank or over-long `input`; a `replace_from` that is not a user message of the thread's history */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -17,7 +17,7 @@ import { FilesPanel } from "../files/FilesPanel";
 import { StatusPanel, type PanelTab } from "./StatusPanel";
 import { SubagentPopup } from "./SubagentPopup";
 import { ThreadSidebar } from "./ThreadSidebar";
-import type { ToolItem } from "./transcript";
+import type { AssistantItem, ToolItem, UserItem } from "./transcript";
 import { useSubagents } from "./useSubagents";
 import { useThreadChat } from "./useThreadChat";
 
@@ -67,6 +67,7 @@ export function ChatPage() {
   const [openEntry, setOpenEntry] = useState<string | null>(null);
   const [panelOpen, setPanelOpen] = useState(false);
   const [panelTab, setPanelTab] = useState<PanelTab>("subagents");
+  const [editing, setEditing] = useState<string | null>(null);
   const [workdir, setWorkdir] = useState<string | null>(null);
   const [fileRequest, setFileRequest] = useState<{ path: string; n: number } | null>(null);
   // A new thread whose first run could not start arrives with that error in the navigation.
@@ -201,6 +202,48 @@ export function ChatPage() {
     );
   };
 
+  // Regenerate the last answer, or edit and resend the last message (not while a run goes).
+  const items = chat.transcript.items;
+  let lastUserAt = -1;
+  for (let i = items.length - 1; i >= 0 && lastUserAt < 0; i--) if (items[i]!.kind === "user") lastUserAt = i;
+  const lastUser = lastUserAt >= 0 ? (items[lastUserAt] as UserItem) : undefined;
+  const lastAnswer = items
+    .slice(lastUserAt + 1)
+    .filter((item) => item.kind === "assistant")
+    .at(-1);
+  const messageActions = (item: UserItem | AssistantItem) => {
+    if (chat.active || !threadId || !lastUser) return null;
+    if (item.kind === "assistant" && item.key === lastAnswer?.key) {
+      return (
+        <button
+          type="button"
+          data-testid="message-regenerate"
+          onClick={() => void chat.send(lastUser.text, lastUser.messageId ?? "last")}
+        >
+          {t("chat.regenerate")}
+        </button>
+      );
+    }
+    if (item.kind === "user" && item.key === lastUser.key) {
+      return (
+        <button type="button" data-testid="message-edit" onClick={() => setEditing(item.key)}>
+          {t("common.edit")}
+        </button>
+      );
+    }
+    return null;
+  };
+  const editor = (item: UserItem) =>
+    editing === item.key && !chat.active ? (
+      <EditMessage
+        text={item.text}
+        onCancel={() => setEditing(null)}
+        onSend={async (text) => {
+          if (await chat.send(text, item.messageId ?? "last")) setEditing(null);
+        }}
+      />
+    ) : null;
+
   const popupEntry = entries.find((e) => e.run_id === openEntry);
   const error = pageError ?? chat.error;
   const agentName = normalAgents.find((a) => a.id === agentId)?.name;
@@ -266,6 +309,8 @@ export function ChatPage() {
             transcript={chat.transcript}
             toolExtra={toolExtra}
             onOpenRun={setOpenEntry}
+            messageActions={messageActions}
+            editor={editor}
             empty={
               needsSetup && !threadId ? (
                 <SetupCard isAdmin={user.role === "admin"} />
@@ -354,5 +399,56 @@ function SetupCard({ isAdmin }: { isAdmin: boolean }) {
         </Link>
       )}
     </section>
+  );
+}
+
+/** The last message, edited in place: sending replaces it and everything after it. */
+function EditMessage({
+  text,
+  onSend,
+  onCancel,
+}: {
+  text: string;
+  onSend: (text: string) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const { t } = useTranslation();
+  const [draft, setDraft] = useState(text);
+  const [busy, setBusy] = useState(false);
+  return (
+    <form
+      className="message user edit-message"
+      data-testid="message-editor"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        if (!draft.trim()) return;
+        setBusy(true);
+        await onSend(draft);
+        setBusy(false);
+      }}
+    >
+      <textarea
+        aria-label={t("chat.editLabel")}
+        data-testid="message-edit-input"
+        rows={3}
+        autoFocus
+        value={draft}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => e.key === "Escape" && onCancel()}
+      />
+      <div className="message-foot">
+        <button
+          type="submit"
+          className="primary"
+          data-testid="message-edit-send"
+          disabled={busy || !draft.trim()}
+        >
+          {t("chat.editSend")}
+        </button>
+        <button type="button" onClick={onCancel}>
+          {t("common.cancel")}
+        </button>
+      </div>
+    </form>
   );
 }

@@ -14,6 +14,8 @@ interface ConversationProps {
   onOpenRun?: (runId: string) => void;
   /** Extra actions under a message (regenerate, edit). */
   messageActions?: (item: UserItem | AssistantItem) => ReactNode;
+  /** An editor shown instead of a user message (edit-and-resend), or `null`. */
+  editor?: (item: UserItem) => ReactNode;
   empty?: ReactNode;
 }
 
@@ -64,19 +66,22 @@ function MessageFoot({ item, actions }: { item: UserItem | AssistantItem; action
 
 interface EntryProps {
   item: Item;
+  editor?: (item: UserItem) => ReactNode;
   onOpenRun?: (runId: string) => void;
   toolExtra?: (item: ToolItem) => ReactNode;
   messageActions?: (item: UserItem | AssistantItem) => ReactNode;
 }
 
-function Entry({ item, toolExtra, messageActions, onOpenRun }: EntryProps) {
+function Entry({ item, toolExtra, messageActions, onOpenRun, editor }: EntryProps) {
   switch (item.kind) {
     case "user":
       return (
-        <div className="message user" data-testid="message-user">
-          <p className="pre">{item.text}</p>
-          <MessageFoot item={item} actions={messageActions?.(item)} />
-        </div>
+        editor?.(item) ?? (
+          <div className="message user" data-testid="message-user">
+            <p className="pre">{item.text}</p>
+            <MessageFoot item={item} actions={messageActions?.(item)} />
+          </div>
+        )
       );
     case "assistant":
       return (
@@ -98,7 +103,14 @@ function Entry({ item, toolExtra, messageActions, onOpenRun }: EntryProps) {
 }
 
 /** The messages and tool calls of a transcript, kept scrolled to the newest while at the end. */
-export function Conversation({ transcript, toolExtra, messageActions, onOpenRun, empty }: ConversationProps) {
+export function Conversation({
+  transcript,
+  toolExtra,
+  messageActions,
+  onOpenRun,
+  editor,
+  empty,
+}: ConversationProps) {
   const end = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -126,6 +138,7 @@ export function Conversation({ transcript, toolExtra, messageActions, onOpenRun,
           toolExtra={toolExtra}
           messageActions={messageActions}
           onOpenRun={onOpenRun}
+          editor={editor}
         />
       ))}
       <div ref={end} />

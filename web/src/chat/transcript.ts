@@ -161,6 +161,18 @@ export function addCommitted(transcript: Transcript, message: Message): Transcri
   };
 }
 
+/** The transcript before its last user message: what a regenerated or edited turn replaces. */
+export function truncateAtLastUser(transcript: Transcript): Transcript {
+  let at = -1;
+  for (let i = transcript.items.length - 1; i >= 0; i--) {
+    if (transcript.items[i]!.kind === "user") {
+      at = i;
+      break;
+    }
+  }
+  return at < 0 ? transcript : { ...transcript, items: transcript.items.slice(0, at) };
+}
+
 /** Shows the user's input of a run just started (the server commits it without an event). */
 export function addUserInput(transcript: Transcript, runId: string, text: string): Transcript {
   const item: UserItem = {

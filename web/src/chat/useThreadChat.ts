@@ -10,7 +10,7 @@ import type { RunStatus, Usage } from "../api/types";
 import i18n from "../i18n";
 import { loadResumePoint } from "../sse/resume";
 import type { Message, RunDetail } from "../api/types";
-import { addCommitted, addUserInput } from "./transcript";
+import { addCommitted, addUserInput, truncateAtLastUser } from "./transcript";
 import { useRunFollower } from "./useRunFollower";
 
 export interface RunState {
@@ -140,16 +140,32 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     };
   }, [threadId, show, reset, stop]);
 
+  /**
+   * Starts a run with `input`. With `replaceFrom` (a user message's id, or `"last"` for the
+   * thread's last user message), that message and everything after it are replaced:
+   * regenerate (the same text) or edit-and-resend (new text).
+   */
   const send = useCallback(
-    async (input: string): Promise<boolean> => {
+    async (input: string, replaceFrom?: string): Promise<boolean> => {
       const id = latest.current.threadId;
       if (!id) return false;
       setError(null);
       try {
+        let replaced: string | undefined = replaceFrom;
+        if (replaceFrom === "last") {
+          // A message sent from this page has no id here yet: the stored history has it.
+          const messages = await unwrap(api.GET("/api/threads/{id}/messages", { params: { path: { id } } }));
+          replaced = messages.filter((m) => m.role === "user").at(-1)?.id;
+          if (!replaced) return false;
+        }
         const { run: started } = await unwrap(
-          api.POST("/api/threads/{id}/runs", { params: { path: { id } }, body: { input } }),
+          api.POST("/api/threads/{id}/runs", {
+            params: { path: { id } },
+            body: replaced ? { input, replace_from: replaced } : { input },
+          }),
         );
-        setTranscript(addUserInput(current.current, started.id, input));
+        const kept = replaced ? truncateAtLastUser(current.current) : current.current;
+        setTranscript(addUserInput(kept, started.id, input));
         setRun({ id: started.id, status: started.status });
         setUsage(null);
         attach(started.id, 0);

@@ -228,6 +228,9 @@ export const en = {
     deleteThreadTitle: "Delete this conversation?",
     deleteThreadBody: "“{{title}}” will be deleted with its messages, runs and subagent threads.",
     runGone: "This run no longer exists.",
+    regenerate: "Regenerate",
+    editLabel: "Edit the message",
+    editSend: "Send instead",
     usageWithSubagents: "{{own}}; with subagents {{total}}",
   },
   threads: {

@@ -223,6 +223,9 @@ export const zhCN: Translations = {
     deleteThreadTitle: "删除这个对话？",
     deleteThreadBody: "“{{title}}”将与其消息、运行和子智能体线程一起删除。",
     runGone: "这个运行已不存在。",
+    regenerate: "重新生成",
+    editLabel: "编辑消息",
+    editSend: "改为发送",
     usageWithSubagents: "{{own}}；含子智能体共 {{total}}",
   },
   threads: {

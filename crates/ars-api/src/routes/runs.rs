@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use ars_domain::{Run, RunId};
+use ars_domain::{MessageId, Run, RunId};
 use ars_runtime::{StartRun, Waited};
 
 use super::threads::owned_thread;
@@ -38,6 +38,15 @@ pub struct StartRunBody {
         pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     input: String,
+    /// Regenerate or edit: the id of a user message of this thread's history. It and every
+    /// message after it leave the history (the model no longer sees them; they are listed only
+    /// with `GET /api/threads/{id}/messages?include_replaced=true`), and `input` takes its
+    /// place, in the same step that starts the run. Regenerate: the same text; edit: new
+    /// text. Their runs stay in the thread's runs; their subagent threads and the workdir's
+    /// files stay as they are.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    replace_from: Option<MessageId>,
 }
 
 /// The answer to `POST /api/threads/{id}/runs`: the run, still `pending`.
@@ -95,7 +104,9 @@ fn valid_input(input: &str) -> Result<(), ApiError> {
 }
 
 /// Sends the user's message and starts the agent on it, in the background. Follow the run with
-/// `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`.
+/// `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`. With `replace_from`, the
+/// message replaces one of the thread's user messages and everything after it (regenerate,
+/// edit-and-resend).
 #[utoipa::path(post, path = "/threads/{id}/runs", tag = "runs", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id")), request_body = StartRunBody,
     responses(
@@ -104,7 +115,8 @@ fn valid_input(input: &str) -> Result<(), ApiError> {
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The thread has an active run; `active_run_id` names it"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "Blank or over-long `input`"),
+        (status = 422, body = ErrorBody, description = "Blank or over-long `input`; a \
+            `replace_from` that is not a user message of the thread's history"),
     ))]
 pub async fn start_run(
     State(state): State<AppState>,
@@ -121,6 +133,7 @@ pub async fn start_run(
             caller: auth.caller(),
             input: body.input,
             parent: None,
+            replace_from: body.replace_from,
         })
         .await?;
     Ok((StatusCode::ACCEPTED, Json(RunAccepted { run })))

@@ -7,12 +7,12 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use ars_domain::{Message, Thread, ThreadId};
 
 use super::agents::visible_agent;
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
 /// Longest thread title, in characters.
@@ -199,20 +199,40 @@ pub async fn delete_thread(
     }
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct MessagesQuery {
+    /// Also list the messages a later run replaced (regenerate, edit-and-resend), each with
+    /// `replaced_by_run_id`, in their places. Default `false`: the current history only.
+    #[serde(default)]
+    include_replaced: bool,
+}
+
 /// The thread's committed messages in order: user inputs, assistant messages with their tool
-/// calls, and tool results. A tool call that never got a result and whose run has ended (cut
-/// off by a stop, crash or cancel) is marked `interrupted`.
+/// calls, tool results and notices. A tool call that never got a result and whose run has
+/// ended (cut off by a stop, crash or cancel) is marked `interrupted`. Messages a later run
+/// replaced (`replace_from`) are left out unless `include_replaced=true`.
 #[utoipa::path(get, path = "/threads/{id}/messages", tag = "threads", security(("bearer" = [])),
-    params(("id" = String, Path, description = "Thread id")),
-    responses((status = 200, body = [Message]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = String, Path, description = "Thread id"), MessagesQuery),
+    responses(
+        (status = 200, body = [Message]),
+        (status = 400, body = ErrorBody, description = "Unreadable query"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    ))]
 pub async fn list_messages(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<MessagesQuery>,
 ) -> Result<Json<Vec<Message>>, ApiError> {
     let thread = owned_thread(&state, &auth, &id).await?;
     let active = state.store.active_run(&thread.id).await?.map(|r| r.id);
-    let mut messages = state.store.messages(&thread.id).await?;
+    let mut messages = if query.include_replaced {
+        state.store.all_messages(&thread.id).await?
+    } else {
+        state.store.messages(&thread.id).await?
+    };
     ars_domain::thread::mark_interrupted_calls(&mut messages, active);
     Ok(Json(messages))
 }

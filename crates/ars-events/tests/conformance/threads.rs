@@ -69,6 +69,7 @@ fn notice(thread: &ThreadId) -> ThreadEvent {
                 subagent_slug: Some("helper".into()),
                 status: run.status,
             }),
+            replaced_by_run_id: None,
             created_at: ars_domain::time::now(),
         },
         run,

@@ -43,6 +43,7 @@ fn message() -> Message {
         is_error: false,
         notice: None,
         created_at: at(),
+        replaced_by_run_id: None,
     }
 }
 

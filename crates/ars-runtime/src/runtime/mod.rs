@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use ars_domain::{
-    Caller, ContextDefaults, Delivery, Lease, MessageRole, NewMessage, NewRun, Run, RunId,
-    RunOutcome, RunStatus, Thread, Usage, UserId,
+    Caller, ContextDefaults, Delivery, Lease, MessageId, NewRun, Run, RunId, RunOutcome, RunStatus,
+    Thread, Usage, UserId,
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
@@ -105,6 +105,9 @@ pub struct StartRun {
     pub input: String,
     /// Set for subagent runs.
     pub parent: Option<ParentLink>,
+    /// A user message of the thread's history that this input replaces, with every message
+    /// after it (regenerate, edit-and-resend): they leave the history the model sees.
+    pub replace_from: Option<MessageId>,
 }
 
 /// Which tool call of which run started a child run, and how the parent takes its result.
@@ -354,8 +357,9 @@ impl Runtime {
         Ok(())
     }
 
-    /// Creates a run (status `pending`), commits the user's message, and executes the run in
-    /// the background. Answers at once.
+    /// Creates a run (status `pending`) and commits the user's message in one store
+    /// transaction (with `replace_from`, the replaced messages leave the history in it too),
+    /// and executes the run in the background. Answers at once.
     pub async fn start_run(&self, start: StartRun) -> Result<Run, RuntimeError> {
         let store = &self.inner.store;
         let new = NewRun {
@@ -371,29 +375,12 @@ impl Runtime {
                 expires_ms: now_ms() + lease::ttl_ms(&self.inner.config),
             }),
         };
-        let run = match store.create_run(&new).await {
+        let run = match store.create_run_with_input(&new, start.replace_from).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
-            other => other?,
+            other => other?.run,
         };
         metrics::run_started();
         let feed = self.feed(&run, &start.thread);
-        let message = NewMessage::text(
-            start.thread.id.clone(),
-            Some(run.id),
-            MessageRole::User,
-            start.input,
-        );
-        if let Err(e) = store.append_message(&message).await {
-            let outcome = RunOutcome::Error {
-                message: format!("cannot save the input: {e}"),
-                usage: Usage::default(),
-            };
-            if let FinishedRun::Ended(ended) = store.finish_run(run.id, &outcome).await? {
-                metrics::run_ended(&ended);
-                feed.changed(&ended).await;
-            }
-            return Err(e.into());
-        }
         let run_ref = run_ref(&run, &start.thread);
         let emitter = Emitter {
             bus: Arc::clone(&self.inner.events),

@@ -94,6 +94,7 @@ mod tests {
             is_error: false,
             notice: None,
             created_at: ars_domain::time::now(),
+            replaced_by_run_id: None,
         }
     }
 

@@ -177,6 +177,7 @@ impl Shared {
                     Mode::Background => ChildDelivery::Background,
                 },
             }),
+            replace_from: None,
         };
         match self.runtime.start_run(start).await {
             Ok(run) => {

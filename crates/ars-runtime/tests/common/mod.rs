@@ -213,6 +213,7 @@ impl Harness {
                 caller,
                 input: input.into(),
                 parent: None,
+                replace_from: None,
             })
             .await
             .unwrap()

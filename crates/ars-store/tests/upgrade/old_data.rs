@@ -204,6 +204,7 @@ impl Old {
             is_error: false,
             notice: None,
             created_at: at(time),
+            replaced_by_run_id: None,
         };
         let call = |id: &str, name: &str, arguments: &str| ToolCallRecord {
             id: id.into(),

@@ -13,6 +13,8 @@
 mod agents;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/providers.rs"]
+mod providers;
 #[path = "conformance/runs.rs"]
 mod runs;
 #[path = "conformance/schema.rs"]
@@ -105,4 +107,10 @@ conformance!(
     runs::check_interrupt_active_runs,
     runs::check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped,
     runs::check_child_and_subagent_runs,
+    providers::check_model_providers_round_trip,
+    providers::check_model_provider_names_are_unique,
+    providers::check_update_model_provider_replaces_fields,
+    providers::check_default_model_follows_renames_and_deletions,
+    providers::check_model_provider_schema_rejects_forbidden_rows,
+    providers::check_failed_runs_keep_their_error_code,
 );

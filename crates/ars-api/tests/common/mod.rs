@@ -9,8 +9,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use ars_api::{ApiConfig, AppState, accounts};
-use ars_domain::Role;
 use ars_domain::user::PasswordPolicy;
+use ars_domain::{Role, SecretKey};
 use ars_events::{InProcessBus, InProcessConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
@@ -34,6 +34,11 @@ pub struct Setup {
     pub models: ModelsConfig,
     /// What one `execute` may consume.
     pub sandbox_limits: SandboxLimits,
+    /// A store to share with another `TestApp` (two instances on one database); default: a
+    /// fresh SQLite store of its own.
+    pub store: Option<Arc<dyn Store>>,
+    /// The server key for stored secrets; default: a fresh one.
+    pub secret_key: Option<SecretKey>,
 }
 
 impl Default for Setup {
@@ -44,6 +49,8 @@ impl Default for Setup {
             event_memory_budget: InProcessConfig::default().memory_budget,
             models: ModelsConfig::default(),
             sandbox_limits: SandboxLimits::default(),
+            store: None,
+            secret_key: None,
         }
     }
 }
@@ -52,6 +59,8 @@ pub struct TestApp {
     pub base: String,
     pub store: Arc<dyn Store>,
     pub runtime: Runtime,
+    /// The key this server seals stored secrets with.
+    pub secret_key: SecretKey,
     pub client: reqwest::Client,
     /// The admin's bearer token.
     pub admin: String,
@@ -94,8 +103,15 @@ impl TestApp {
     /// providers of `setup.models` besides the built-in `scripted` one, the bubblewrap sandbox
     /// in the test's temp dir, and every built-in tool.
     pub async fn spawn_setup(setup: Setup) -> Self {
-        let (store, dir) = ars_store::test_support::sqlite_fresh().await;
-        let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+        let (store, dir) = match setup.store {
+            Some(store) => (store, tempfile::tempdir().unwrap()),
+            None => {
+                let (store, dir) = ars_store::test_support::sqlite_fresh().await;
+                let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+                (store, dir)
+            }
+        };
+        let secret_key = setup.secret_key.unwrap_or_else(SecretKey::generate);
         accounts::ensure_admin(&*store, setup.api.password_policy, Some(ADMIN_PASSWORD))
             .await
             .unwrap();
@@ -113,6 +129,7 @@ impl TestApp {
             store: Arc::clone(&store),
             events: Arc::new(events),
             models: Arc::new(models),
+            secret_key: secret_key.clone(),
             sandbox,
             tools: builtin_tools(),
             config: RuntimeConfig {
@@ -136,6 +153,7 @@ impl TestApp {
             base,
             store,
             runtime,
+            secret_key,
             client: reqwest::Client::new(),
             admin: String::new(),
             _dir: dir,

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use ars_domain::{Agent, Caller, ModelConfig, Run, RunOutcome, RunStatus, Thread, Usage};
+use ars_domain::{
+    Agent, Caller, ModelConfig, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Thread, Usage,
+};
 use ars_events::EventKind;
 use ars_sandbox::Scope;
 use ars_store::FinishedRun;
@@ -53,22 +55,13 @@ impl Runtime {
             Some(_permit) => {
                 let _active = InGauge::enter(metrics::RUNS_ACTIVE);
                 let _ = store.mark_run_running(run.id).await;
-                emitter
-                    .emit(EventKind::RunStatus {
-                        status: RunStatus::Running,
-                        error: None,
-                        output: None,
-                    })
-                    .await;
+                emitter.emit(EventKind::status(RunStatus::Running)).await;
                 let usage = Arc::new(Mutex::new(Usage::default()));
                 match self
                     .prepare(&run, &thread, &caller, &mut emitter, &cancel, &usage)
                     .await
                 {
-                    Err(message) => RunOutcome::Error {
-                        message,
-                        usage: Usage::default(),
-                    },
+                    Err(failure) => RunOutcome::failed(failure, Usage::default()),
                     Ok(spec) => self.drive(&spec, &cancel, &usage).await,
                 }
             }
@@ -92,6 +85,7 @@ impl Runtime {
             .emit(EventKind::RunStatus {
                 status: finished.status,
                 error: finished.error.clone(),
+                error_code: finished.error_code,
                 output: finished.output.clone(),
             })
             .await;
@@ -118,7 +112,7 @@ impl Runtime {
         let usage = usage.lock().map(|u| *u).unwrap_or_default();
         match ending {
             Ending::Loop(LoopEnd::Answer(output)) => RunOutcome::Success { output, usage },
-            Ending::Loop(LoopEnd::Failed(message)) => RunOutcome::Error { message, usage },
+            Ending::Loop(LoopEnd::Failed(failure)) => RunOutcome::failed(failure, usage),
             Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
             Ending::Cancelled => self.cancelled_outcome(usage),
         }
@@ -136,7 +130,9 @@ impl Runtime {
         }
     }
 
-    /// Resolves the agent's context and assembles model, tools, prompt and plug-ins.
+    /// Resolves the agent's context and assembles model, tools, prompt and plug-ins. The
+    /// providers and default model are those in force now, so an admin's change applies from
+    /// the next run on.
     async fn prepare(
         &self,
         run: &Run,
@@ -145,7 +141,7 @@ impl Runtime {
         emitter: &mut Emitter,
         cancel: &CancellationToken,
         usage: &Arc<Mutex<Usage>>,
-    ) -> Result<LoopSpec, String> {
+    ) -> Result<LoopSpec, RunFailure> {
         let store = &self.inner.store;
         let agent: Agent = store
             .agent(thread.agent_id)
@@ -154,19 +150,26 @@ impl Runtime {
             .filter(|a| caller.can_view(a))
             .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
         crate::spans::record_agent(&tracing::Span::current(), &agent);
-        let context = self
-            .inner
-            .config
-            .defaults
-            .resolve(agent.backend_id, &agent.config_json.context);
-        let model_config: &ModelConfig = context.model.as_ref().ok_or(
-            "no model configured: set config_json.context.model on the agent or ARS_DEFAULT_MODEL on the server",
-        )?;
-        let model = self
+        let models = self
             .inner
             .models
+            .snapshot()
+            .await
+            .map_err(|e| format!("cannot load the model providers: {e}"))?;
+        let context = models
+            .defaults(&self.inner.config.defaults)
+            .resolve(agent.backend_id, &agent.config_json.context);
+        let model_config: &ModelConfig = context.model.as_ref().ok_or_else(|| {
+            RunFailure::new(
+                RunErrorCode::NoModelConfigured,
+                "no model configured: set config_json.context.model on the agent, or a server \
+                 default model (an admin's model settings, or ARS_DEFAULT_MODEL)",
+            )
+        })?;
+        let model = models
+            .registry
             .model_for(model_config)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| crate::model_step::failure(&e))?;
 
         let mut tools = Vec::new();
         for name in &context.tools {

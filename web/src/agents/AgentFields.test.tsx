@@ -7,7 +7,7 @@ import { AgentFields } from "./AgentFields";
 import { emptyForm, type AgentFormState, type FieldErrors } from "./formModel";
 
 const models: ModelCatalog = {
-  providers: [{ name: "scripted", kind: "scripted", models: ["scripted"] }],
+  providers: [{ name: "scripted", kind: "scripted", source: "builtin", models: ["scripted"] }],
   default_model: null,
 };
 const subagent = {

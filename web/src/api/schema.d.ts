@@ -156,6 +156,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/model-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every provider: the built-in one, the configured ones (read-only), then the stored ones,
+         *     each group by name.
+         */
+        get: operations["list_model_providers"];
+        put?: never;
+        /** Stores a new provider; agents may name it at once, and runs use it from the next one on. */
+        post: operations["create_model_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-providers/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a tiny chat request with settings not saved yet (a form testing before it saves). */
+        post: operations["test_unsaved_model_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One provider, by id (`<uuid>`, `config:<name>` or `builtin:scripted`). */
+        get: operations["get_model_provider"];
+        /**
+         * Replaces a stored provider's name, kind, base URL and models; its secrets merge (absent
+         *     keeps, `null` removes, a string sets).
+         */
+        put: operations["put_model_provider"];
+        post?: never;
+        /**
+         * Deletes a stored provider. Agents that name it stay as they are (their runs fail with
+         *     `unknown_provider` until they name another): the answer says how many; a server default
+         *     model of this provider is unset.
+         */
+        delete: operations["delete_model_provider"];
+        options?: never;
+        head?: never;
+        /** Changes some fields of a stored provider (see `ModelProviderPatch`), validated as a `PUT`. */
+        patch: operations["patch_model_provider"];
+        trace?: never;
+    };
+    "/api/model-providers/{id}/refresh-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetches the models a stored provider lists (`GET {base_url}/models`) and stores them. */
+        post: operations["refresh_model_provider_models"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-providers/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a tiny chat request to a stored or configured provider and says how it went. */
+        post: operations["test_model_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The server default model and where it comes from. */
+        get: operations["get_model_settings"];
+        /** Sets (or, with `null`, unsets) the server default model. Applies to the next run. */
+        put: operations["set_model_settings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -163,7 +280,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The configured model providers and the default model. Base URLs are for admins only. */
+        /**
+         * Every model provider and the default model in force. Base URLs and problems are for admins
+         *     only.
+         */
         get: operations["list_models"];
         put?: never;
         post?: never;
@@ -668,6 +788,11 @@ export interface components {
             token: string;
         };
         /**
+         * @description Where the default model in force comes from.
+         * @enum {string}
+         */
+        DefaultModelSourceView: "database" | "config";
+        /**
          * @description How a parent run receives a child run's result.
          * @enum {string}
          */
@@ -768,6 +893,11 @@ export interface components {
         /** @description The answer to `GET /api/models`. */
         ModelCatalog: {
             default_model?: null | components["schemas"]["ModelRef"];
+            /**
+             * @description Where `default_model` comes from: `database` (an admin's setting) or `config`; `null`
+             *     when there is none.
+             */
+            default_model_source?: string | null;
             providers: components["schemas"]["ModelProvider"][];
         };
         /** @description Which chat model an agent talks to, and with what parameters. */
@@ -815,7 +945,7 @@ export interface components {
             /** Format: double */
             top_p?: number | null;
         };
-        /** @description A configured model provider. */
+        /** @description A model provider agents can name. */
         ModelProvider: {
             /** @description The API root, shown to admins only; absent for `scripted`, which needs no server. */
             base_url?: string | null;
@@ -825,11 +955,148 @@ export interface components {
             models: string[];
             /** @description What agents write in `config_json.context.model.provider`. */
             name: string;
+            /** @description Admins only: why it may not work, in plain words. */
+            problem?: string | null;
+            /**
+             * @description `builtin` (`scripted`), `config` (the server configuration) or `database` (added by an
+             *     admin).
+             */
+            source: string;
+        };
+        /** @description The answer to a `DELETE`. */
+        ModelProviderDeleted: {
+            /**
+             * Format: int64
+             * @description Agents (subagents included) that named the provider: their runs now fail with
+             *     `unknown_provider` until they name another.
+             */
+            agents_using: number;
+            /**
+             * @description The server default model was this provider's and is now unset (the configuration's
+             *     default, if any, applies again).
+             */
+            default_model_cleared: boolean;
+        };
+        /**
+         * @description How a stored provider is spoken to.
+         * @enum {string}
+         */
+        ModelProviderKind: "openai-compatible";
+        /**
+         * @description The body of `PATCH /api/model-providers/{id}`: any of `ModelProviderWrite`'s fields.
+         *     Absent fields keep their value; `null` resets `kind` and `models`, removes the API key or
+         *     (for `extra_headers`) every header; `name` and `base_url` cannot be removed. In
+         *     `extra_headers`, each name merges on its own, as in a `PUT`.
+         */
+        ModelProviderPatch: {
+            api_key?: string | null;
+            /** @description Cannot be removed, only changed. */
+            base_url?: string;
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            models?: string[] | null;
+            /** @description Cannot be removed, only changed. */
+            name?: string;
+        };
+        /**
+         * @description A model provider as admins see it. Never a secret: `api_key_set` and
+         *     `extra_header_names` say what is set, not what it is.
+         */
+        ModelProviderView: {
+            /**
+             * Format: int64
+             * @description How many agents (subagents included) name this provider in their model.
+             */
+            agents_using: number;
+            /** @description Whether an API key is set (it is never shown). */
+            api_key_set: boolean;
+            /** @description The API root; absent for `scripted`. */
+            base_url?: string | null;
+            /** Format: date-time */
+            created_at?: string | null;
+            created_by?: null | components["schemas"]["UserId"];
+            /** @description The extra headers sent, by name (lower case); their values are never shown. */
+            extra_header_names: string[];
+            /** @description A UUID for stored providers, `config:<name>` for configured ones, `builtin:scripted`. */
+            id: string;
+            kind: components["schemas"]["ProviderKindView"];
+            /** @description The models offered, as typed or fetched. */
+            models: string[];
+            /**
+             * Format: date-time
+             * @description When `models` was last fetched from the provider; absent when typed.
+             */
+            models_refreshed_at?: string | null;
+            /**
+             * @description What agents write in `config_json.context.model.provider` (and `provider/model`
+             *     references).
+             */
+            name: string;
+            /**
+             * @description Why it may not work, in plain words (a secret this server's key cannot decrypt, a
+             *     name the configuration also uses, an unset key variable).
+             */
+            problem?: string | null;
+            /** @description `true` unless stored in the database: change it in the server configuration. */
+            read_only: boolean;
+            source: components["schemas"]["ProviderSourceView"];
+            /** Format: date-time */
+            updated_at?: string | null;
+        };
+        /** @description The body of `POST /api/model-providers` and `PUT /api/model-providers/{id}`. */
+        ModelProviderWrite: {
+            /**
+             * @description Write-only. Absent: keep the stored key (none for a new provider); `null`: remove it;
+             *     a string: set it. 1-4096 visible ASCII characters.
+             */
+            api_key?: string | null;
+            /**
+             * @description `http://` or `https://`, a host, an optional port and path; no credentials, query or
+             *     fragment. E.g. `http://127.0.0.1:11434/v1` (Ollama), `https://api.openai.com/v1`.
+             */
+            base_url: string;
+            /**
+             * @description Write-only values by header name. Absent: keep every stored header; a name with a
+             *     string: set it; a name with `null`: remove it. At most 32 headers; `Authorization`
+             *     and the HTTP client's own headers are refused.
+             */
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            /** @description The models offered (absent: none), as typed; `refresh-models` fetches them instead. */
+            models?: string[];
+            /**
+             * @description 1-64 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a letter or digit;
+             *     unique, and neither `scripted` nor a configured provider's name.
+             */
+            name: string;
         };
         /** @description A model reference: provider and model name. */
         ModelRef: {
             name: string;
             provider: string;
+        };
+        /** @description The model settings. */
+        ModelSettingsView: {
+            /** @description The configuration's default model, which applies when this setting is unset. */
+            config_default_model?: string | null;
+            /**
+             * @description The server default model in force, `provider/model`: what agents without a model of
+             *     their own use; `null` when neither this setting nor the configuration names one.
+             */
+            default_model?: string | null;
+            source?: null | components["schemas"]["DefaultModelSourceView"];
+        };
+        /** @description The body of `PUT /api/model-settings`. */
+        ModelSettingsWrite: {
+            /**
+             * @description `provider/model` of a provider that exists (stored, configured or `scripted`); `null`
+             *     unsets it, so the configuration's default applies again.
+             */
+            default_model?: string | null;
         };
         /** @description One skill a run would list in its prompt (see `GET /api/agent/{id}/resolved-context`). */
         OfferedSkill: {
@@ -837,6 +1104,34 @@ export interface components {
             /** @description The virtual path of its SKILL.md. */
             path: string;
             source: components["schemas"]["SkillSourceView"];
+        };
+        /** @description Why a probe failed. */
+        ProbeError: {
+            kind: components["schemas"]["ProbeErrorKind"];
+            /** @description In plain words, with the provider's own message where it gave one (never a secret). */
+            message: string;
+        };
+        /**
+         * @description What kind of failure a probe met, for the UI to say in its words.
+         * @enum {string}
+         */
+        ProbeErrorKind: "bad_key" | "unknown_model" | "unreachable" | "other";
+        /**
+         * @description How a provider is spoken to.
+         * @enum {string}
+         */
+        ProviderKindView: "openai-compatible" | "scripted";
+        /**
+         * @description Where a provider is defined.
+         * @enum {string}
+         */
+        ProviderSourceView: "database" | "config" | "builtin";
+        /** @description The answer of a model refresh. */
+        RefreshResult: {
+            error?: null | components["schemas"]["ProbeError"];
+            /** @description Whether the provider listed its models (and they were stored). */
+            ok: boolean;
+            provider?: null | components["schemas"]["ModelProviderView"];
         };
         /** @description The body of `PATCH /api/threads/{id}`. */
         RenameThread: {
@@ -894,6 +1189,7 @@ export interface components {
             created_at: string;
             delivery?: null | components["schemas"]["Delivery"];
             error?: string | null;
+            error_code?: null | components["schemas"]["RunErrorCode"];
             /** Format: date-time */
             finished_at?: string | null;
             id: components["schemas"]["RunId"];
@@ -921,6 +1217,12 @@ export interface components {
             /** @description `usage` plus the usage of every child (subagent) run of this run. */
             total_usage: components["schemas"]["Usage"];
         };
+        /**
+         * @description Why a run failed, for clients to translate: a stable code beside the run's `error` words.
+         *     Only failures a user can act on have one.
+         * @enum {string}
+         */
+        RunErrorCode: "no_model_configured" | "unknown_provider" | "model_config_invalid" | "model_bad_key" | "model_unknown_model" | "model_unreachable" | "model_error" | "step_limit" | "token_budget" | "invalid_tool_arguments";
         /**
          * @description One message of a run's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
          *     a stream, so this describes each message).
@@ -1070,6 +1372,46 @@ export interface components {
             /** @description The child thread: continue it, or read its history. */
             thread_id: components["schemas"]["ThreadId"];
             usage: components["schemas"]["Usage"];
+        };
+        /** @description The body of `POST /api/model-providers/{id}/test` (or none). */
+        TestRequest: {
+            /** @description The model to ask; default: the provider's first listed model. */
+            model?: string | null;
+        };
+        /** @description The answer of a connection test. */
+        TestResult: {
+            error?: null | components["schemas"]["ProbeError"];
+            /**
+             * Format: int64
+             * @description How long the whole answer took, in milliseconds (when `ok`).
+             */
+            latency_ms?: number | null;
+            /** @description The model tested. */
+            model: string;
+            /** @description Whether the model answered. */
+            ok: boolean;
+        };
+        /** @description The body of `POST /api/model-providers/test`: a provider's settings, not saved. */
+        TestUnsavedRequest: {
+            /** @description As in a write: with `provider_id`, absent keeps that provider's key. */
+            api_key?: string | null;
+            base_url: string;
+            /** @description As in a write: with `provider_id`, they merge over that provider's headers. */
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            /** @description The model to ask; default: the first of `models`. */
+            model?: string | null;
+            models?: string[];
+            /** @description Named in the answer's messages; default `unsaved`. */
+            name?: string | null;
+            /**
+             * Format: uuid
+             * @description A stored provider whose secrets fill in what the body leaves out (editing a provider
+             *     whose key the form cannot show).
+             */
+            provider_id?: string | null;
         };
         /** @description A conversation with one agent. */
         Thread: {
@@ -1824,6 +2166,756 @@ export interface operations {
                 };
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_model_providers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelProviderWrite"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken, by a stored or a configured provider */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    test_unsaved_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestUnsavedRequest"];
+            };
+        };
+        responses: {
+            /** @description The test ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestResult"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `provider_id` names no stored provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID, `config:<name>` or `builtin:scripted` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelProviderWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken, agents still use the old name, or the provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderDeleted"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelProviderPatch"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken, agents still use the old name, or the provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    refresh_model_provider_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refresh ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefreshResult"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    test_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID or `config:<name>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: the model to test */
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["TestRequest"];
+            };
+        };
+        responses: {
+            /** @description The test ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestResult"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The built-in test model has no connection to test */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No model to test */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_model_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelSettingsView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    set_model_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelSettingsWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelSettingsView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not `provider/model`, or no such provider */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -148,14 +148,16 @@ pub struct ModelProviderWrite {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelProviderPatch {
+    /// Cannot be removed, only changed.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>, pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+    #[schema(value_type = String, required = false, pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")]
     name: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<ModelProviderKind>)]
     kind: Option<Option<ModelProviderKind>>,
+    /// Cannot be removed, only changed.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>, max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
+    #[schema(value_type = String, required = false, max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
     base_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]

@@ -2,6 +2,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod openai;
+
 use std::sync::Arc;
 use std::time::Duration;
 

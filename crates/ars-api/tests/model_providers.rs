@@ -1281,3 +1281,54 @@ async fn secrets_never_appear_in_answers_logs_or_debug_output() {
         }
     }
 }
+
+#[tokio::test]
+async fn every_provider_and_settings_body_is_read_like_any_other_body() {
+    let app = fast_app().await;
+    let t = &app.admin;
+    let id = create(&app, provider("lab", "http://127.0.0.1:9/v1", None)).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let huge = json!({"model": "x".repeat(1_100_000)})
+        .to_string()
+        .into_bytes();
+    for (method, path) in [
+        (Method::PUT, "/api/model-settings".to_string()),
+        (Method::POST, "/api/model-providers/test".to_string()),
+        (Method::POST, format!("/api/model-providers/{id}/test")),
+        (Method::PUT, format!("/api/model-providers/{id}")),
+        (Method::PATCH, format!("/api/model-providers/{id}")),
+    ] {
+        let json = "application/json";
+        let r = app
+            .raw(method.clone(), &path, t, json, b"{\"x\":".to_vec())
+            .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{method} {path}");
+        let r = app
+            .raw(method.clone(), &path, t, "text/plain", b"x".to_vec())
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{method} {path}"
+        );
+        let r = app.raw(method.clone(), &path, t, json, huge.clone()).await;
+        assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{method} {path}");
+        let r = app
+            .raw(method.clone(), &path, t, json, b"[]".to_vec())
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{method} {path}"
+        );
+    }
+    // Nothing changed.
+    let r = app.get(&format!("/api/model-providers/{id}"), t).await;
+    assert_eq!(r.body["base_url"], "http://127.0.0.1:9/v1");
+    assert_eq!(
+        app.get("/api/model-settings", t).await.body["default_model"],
+        Value::Null
+    );
+}

@@ -26,13 +26,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         let is_json = req
             .headers()
             .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|mime| {
-                let mime = mime.trim();
-                mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
-            })
-            .unwrap_or(false);
+            .is_some_and(is_json_type);
         if !is_json {
             return Err(ApiError::UnsupportedMediaType {
                 expected: "a JSON body with `Content-Type: application/json`",
@@ -41,6 +35,42 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         let ApiBytes(bytes) = ApiBytes::from_request(req, state).await?;
         parse_json(&bytes).map(ApiJson)
     }
+}
+
+/// An optional JSON body: an empty body is `T::default()`; anything else is read exactly like
+/// [`ApiJson`] (a JSON content type, 400/413/415/422 as there).
+#[derive(Debug)]
+pub struct ApiJsonOrEmpty<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for ApiJsonOrEmpty<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req.headers().get(header::CONTENT_TYPE).cloned();
+        let ApiBytes(bytes) = ApiBytes::from_request(req, state).await?;
+        if bytes.is_empty() {
+            return Ok(Self(T::default()));
+        }
+        if !content_type.as_ref().is_some_and(is_json_type) {
+            return Err(ApiError::UnsupportedMediaType {
+                expected: "a JSON body with `Content-Type: application/json`, or none",
+            });
+        }
+        parse_json(&bytes).map(ApiJsonOrEmpty)
+    }
+}
+
+/// Whether a `Content-Type` value names JSON (`application/json` or `…+json`).
+fn is_json_type(value: &header::HeaderValue) -> bool {
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.split(';').next())
+        .map(|mime| {
+            let mime = mime.trim();
+            mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+        })
+        .unwrap_or(false)
 }
 
 /// A raw body of any type, read up to the body limit in force; an oversized body is a 413.

@@ -4,8 +4,8 @@
 //! shutdown future resolves. Tests start the server exactly as the binary does.
 //!
 //! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads
-//! (and each thread's workdir as files), runs, run events and thread events (SSE) and the
-//! catalog of models and tools. `metrics` serves `GET /metrics`
+//! (and each thread's workdir as files), runs, run events and thread events (SSE), model
+//! providers and settings (admins), and the catalog of models and tools. `metrics` serves `GET /metrics`
 //! (Prometheus text, for scrapers; not in the OpenAPI document), on this listener behind a
 //! token or on one of its own. Every other path belongs to the web UI (`ui`), served from the
 //! same listener.
@@ -164,14 +164,7 @@ pub fn app(state: AppState) -> Router {
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
-    let providers: Vec<String> = state
-        .runtime
-        .models()
-        .list()
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
-    openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names(), &providers);
+    openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names());
     openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
     let doc = Arc::new(doc);
     router

@@ -24,7 +24,8 @@ use crate::routes::{ThreadNotice, ThreadSnapshot};
         (name = "threads", description = "Conversations with an agent and their messages"),
         (name = "files", description = "A thread's workdir, shared with its subagents: list, download, upload, delete"),
         (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
-        (name = "catalog", description = "Configured model providers and built-in tools"),
+        (name = "models", description = "Model providers and the server default model (admins)"),
+        (name = "catalog", description = "The model providers and built-in tools agents can use"),
         (name = "system", description = "Health and metadata"),
     )
 )]
@@ -214,29 +215,20 @@ pub fn state_script_grammar(openapi: &mut utoipa::openapi::OpenApi) {
 }
 
 /// What this server can run, in its served document: the built-in tools an agent may name
-/// and the configured model providers (agent writes naming anything else are refused).
-pub fn state_runtime_catalog(
-    openapi: &mut utoipa::openapi::OpenApi,
-    tools: &[String],
-    providers: &[String],
-) {
+/// (agent writes naming anything else are refused). Model providers are not listed: an admin
+/// adds and removes them at run time, so the document would go stale.
+pub fn state_runtime_catalog(openapi: &mut utoipa::openapi::OpenApi, tools: &[String]) {
     use utoipa::openapi::schema::ArrayItems;
     use utoipa::openapi::{RefOr, Schema};
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    let as_values = |names: &[String]| names.iter().map(|n| n.as_str().into()).collect();
     if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext")
         && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut("tools")
         && let ArrayItems::RefOrSchema(item) = &mut array.items
         && let RefOr::T(Schema::Object(item)) = item.as_mut()
     {
-        item.enum_values = Some(as_values(tools));
-    }
-    if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfig")
-        && let Some(RefOr::T(Schema::Object(provider))) = model.properties.get_mut("provider")
-    {
-        provider.enum_values = Some(as_values(providers));
+        item.enum_values = Some(tools.iter().map(|n| n.as_str().into()).collect());
     }
 }
 

@@ -17,7 +17,11 @@ async fn models_lists_the_configured_providers_and_the_default_model() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(
         r.body,
-        json!({"providers": [{"name": "scripted", "kind": "scripted", "models": ["scripted"]}], "default_model": null})
+        json!({
+            "providers": [{"name": "scripted", "kind": "scripted", "source": "builtin", "models": ["scripted"]}],
+            "default_model": null,
+            "default_model_source": null,
+        })
     );
 
     let mut config = ars_api::ApiConfig::default();
@@ -28,6 +32,7 @@ async fn models_lists_the_configured_providers_and_the_default_model() {
         r.body["default_model"],
         json!({"provider": "scripted", "name": "demo"})
     );
+    assert_eq!(r.body["default_model_source"], "config");
 }
 
 #[tokio::test]

@@ -75,6 +75,10 @@ uuid_id!(
     MessageId
 );
 uuid_id!(
+    /// Identifies a model provider stored in the database (config providers have none).
+    ModelProviderId
+);
+uuid_id!(
     /// Identifies a shared skill (its name is unique too, but may be what a client typed).
     SkillId
 );

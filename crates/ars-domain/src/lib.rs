@@ -10,8 +10,10 @@ pub mod context;
 pub mod credentials;
 pub mod error;
 pub mod ids;
+pub mod model_provider;
 pub mod object;
 pub mod run;
+pub mod secret;
 pub mod skill;
 pub mod thread;
 pub mod time;
@@ -21,8 +23,12 @@ pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
-pub use ids::{AgentId, MessageId, RunId, SkillId, TokenId, UserId};
-pub use run::{Delivery, Lease, NewRun, Run, RunOutcome, RunStatus, Usage};
+pub use ids::{AgentId, MessageId, ModelProviderId, RunId, SkillId, TokenId, UserId};
+pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
+pub use run::{
+    Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage,
+};
+pub use secret::{Sealed, SecretError, SecretKey};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
 pub use thread::{
     Message, MessageNotice, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord,

@@ -83,6 +83,9 @@ pub struct Run {
     /// The final assistant text, once there is one.
     pub output: Option<String>,
     pub error: Option<String>,
+    /// Set on some failed runs: what went wrong as a stable code a client can translate
+    /// (`error` keeps the words).
+    pub error_code: Option<RunErrorCode>,
     /// This run's own tokens (children's are reported separately and rolled up by the caller).
     pub usage: Usage,
     /// Set on subagent runs: the run whose tool call started this one.
@@ -125,8 +128,13 @@ pub struct Lease {
 pub enum RunOutcome {
     /// The model gave its final answer.
     Success { output: String, usage: Usage },
-    /// The run failed; `message` says why in plain words.
-    Error { message: String, usage: Usage },
+    /// The run failed; `message` says why in plain words, `code` (when known) as a stable
+    /// code.
+    Error {
+        message: String,
+        code: Option<RunErrorCode>,
+        usage: Usage,
+    },
     /// Someone cancelled it (the user, the parent run, the API).
     Cancelled { usage: Usage },
     /// It hit its wall-clock limit.
@@ -167,6 +175,23 @@ impl RunOutcome {
         }
     }
 
+    /// The stable code of a failure, when it has one.
+    pub fn error_code(&self) -> Option<RunErrorCode> {
+        match self {
+            Self::Error { code, .. } => *code,
+            _ => None,
+        }
+    }
+
+    /// A failure with its code and words.
+    pub fn failed(failure: RunFailure, usage: Usage) -> Self {
+        Self::Error {
+            message: failure.message,
+            code: failure.code,
+            usage,
+        }
+    }
+
     pub fn usage(&self) -> Usage {
         match self {
             Self::Success { usage, .. }
@@ -175,6 +200,98 @@ impl RunOutcome {
             | Self::Timeout { usage, .. }
             | Self::Interrupted { usage, .. } => *usage,
         }
+    }
+}
+
+/// Why a run failed, for clients to translate: a stable code beside the run's `error` words.
+/// Only failures a user can act on have one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunErrorCode {
+    /// Neither the agent nor the server names a model.
+    NoModelConfigured,
+    /// The agent's model provider is not (or no longer) configured.
+    UnknownProvider,
+    /// The provider's configuration cannot work (e.g. its stored key cannot be decrypted).
+    ModelConfigInvalid,
+    /// The provider refused the API key (HTTP 401/403).
+    ModelBadKey,
+    /// The provider does not serve the model.
+    ModelUnknownModel,
+    /// The provider could not be reached, or did not answer in time.
+    ModelUnreachable,
+    /// Any other failure of the model or its provider.
+    ModelError,
+    /// The run took its most model steps without a final answer.
+    StepLimit,
+    /// The run spent its token budget.
+    TokenBudget,
+    /// The model kept producing tool calls whose arguments are not JSON.
+    InvalidToolArguments,
+}
+
+impl RunErrorCode {
+    pub const ALL: [Self; 10] = [
+        Self::NoModelConfigured,
+        Self::UnknownProvider,
+        Self::ModelConfigInvalid,
+        Self::ModelBadKey,
+        Self::ModelUnknownModel,
+        Self::ModelUnreachable,
+        Self::ModelError,
+        Self::StepLimit,
+        Self::TokenBudget,
+        Self::InvalidToolArguments,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoModelConfigured => "no_model_configured",
+            Self::UnknownProvider => "unknown_provider",
+            Self::ModelConfigInvalid => "model_config_invalid",
+            Self::ModelBadKey => "model_bad_key",
+            Self::ModelUnknownModel => "model_unknown_model",
+            Self::ModelUnreachable => "model_unreachable",
+            Self::ModelError => "model_error",
+            Self::StepLimit => "step_limit",
+            Self::TokenBudget => "token_budget",
+            Self::InvalidToolArguments => "invalid_tool_arguments",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+}
+
+/// A failure on its way to a run's end: its words and, when it has one, its code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFailure {
+    pub code: Option<RunErrorCode>,
+    pub message: String,
+}
+
+impl RunFailure {
+    pub fn new(code: RunErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code: Some(code),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for RunFailure {
+    fn from(message: String) -> Self {
+        Self {
+            code: None,
+            message,
+        }
+    }
+}
+
+impl From<&str> for RunFailure {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
     }
 }
 
@@ -201,5 +318,19 @@ impl Delivery {
         [Self::Wait, Self::Background]
             .into_iter()
             .find(|d| d.as_str() == text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_codes_round_trip_and_match_their_wire_names() {
+        for code in RunErrorCode::ALL {
+            assert_eq!(RunErrorCode::parse(code.as_str()), Some(code));
+            let wire = serde_json::to_value(code).unwrap_or_default();
+            assert_eq!(wire, code.as_str());
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! streams them as SSE, serializing [`RunEvent`] as-is): adding a variant is a wire change, and
 //! the conformance suite snapshots each variant's JSON shape.
 
-use ars_domain::{Message, MessageRole, RunId, RunStatus, ThreadId, Usage};
+use ars_domain::{Message, MessageRole, RunErrorCode, RunId, RunStatus, ThreadId, Usage};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +75,9 @@ pub enum EventKind {
         status: RunStatus,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         error: Option<String>,
+        /// A failed run's stable code (see [`RunErrorCode`]), beside `error`'s words.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        error_code: Option<RunErrorCode>,
         /// The final assistant text, on `success`.
         #[serde(skip_serializing_if = "Option::is_none", default)]
         output: Option<String>,
@@ -130,6 +133,7 @@ impl EventKind {
         Self::RunStatus {
             status,
             error: None,
+            error_code: None,
             output: None,
         }
     }

@@ -169,6 +169,7 @@ mod tests {
                 input: "go".into(),
                 output: None,
                 error: None,
+                error_code: None,
                 usage: Usage::default(),
                 parent_run_id: None,
                 parent_tool_call_id: None,

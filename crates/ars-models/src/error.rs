@@ -69,6 +69,11 @@ pub enum ModelError {
     #[error("provider `{provider}` sent a malformed stream: {message}")]
     MalformedStream { provider: String, message: String },
 
+    /// The provider answered something that is not the OpenAI format (outside a stream: a
+    /// model list, a test answer).
+    #[error("provider `{provider}` answered in an unexpected format: {message}")]
+    Malformed { provider: String, message: String },
+
     /// The provider refused the request itself (another 4xx): a bug in what we sent, or a
     /// parameter this server does not accept.
     #[error("provider `{provider}` rejected the request (HTTP {status}): {message}")]

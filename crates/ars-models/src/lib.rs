@@ -29,7 +29,7 @@ pub use error::ModelError;
 pub use model::{ChatModel, ChatStream};
 pub use providers::openai::{OpenAiModel, OpenAiProvider};
 pub use providers::scripted::{ScriptedModel, validate_script};
-pub use registry::{ModelRegistry, ProviderInfo};
+pub use registry::{ExtraProvider, ModelRegistry, ProviderInfo, ProviderSource};
 pub use secret::ApiKey;
 pub use types::{
     AssistantTurn, ChatEvent, ChatRequest, FinishReason, Message, Role, SamplingParams, ToolCall,

@@ -59,6 +59,7 @@ impl Setup {
             store: Arc::clone(&self.store),
             events,
             models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+            secret_key: ars_domain::SecretKey::generate(),
             sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
                 self.dir.path().to_path_buf(),
             ))),

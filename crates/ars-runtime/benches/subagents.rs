@@ -102,6 +102,7 @@ async fn main() {
         store: Arc::clone(&store),
         events: Arc::new(InProcessBus::new(Default::default())),
         models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+        secret_key: ars_domain::SecretKey::generate(),
         sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
             dir.path().to_path_buf(),
         ))),

@@ -12,7 +12,10 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use ars_domain::context::ResolvedLimits;
-use ars_domain::{Message as StoredMessage, MessageRole, NewMessage, ToolCallRecord, Usage};
+use ars_domain::{
+    Message as StoredMessage, MessageRole, NewMessage, RunErrorCode, RunFailure, ToolCallRecord,
+    Usage,
+};
 use ars_events::{EventBus, EventKind, RunRef, preview};
 use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition};
 use ars_store::Store;
@@ -80,8 +83,8 @@ pub struct LoopSpec {
 pub enum LoopEnd {
     /// A final answer.
     Answer(String),
-    /// A limit or an error ended the run; the message says which.
-    Failed(String),
+    /// A limit or an error ended the run; the failure says which.
+    Failed(RunFailure),
 }
 
 /// Runs the loop over the thread's committed history (which already holds the user's input).
@@ -92,7 +95,7 @@ pub async fn run_loop(spec: &LoopSpec) -> LoopEnd {
     }
 }
 
-async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
+async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let thread_id = &spec.tool_ctx.thread_id;
     let history = spec
         .store
@@ -131,9 +134,12 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
                 && total.total() > budget
             {
                 commit(spec, assistant_message(spec, &turn.text, &[])).await?;
-                return Ok(LoopEnd::Failed(format!(
-                    "token budget exceeded: {} of {budget} tokens used",
-                    total.total()
+                return Ok(LoopEnd::Failed(RunFailure::new(
+                    RunErrorCode::TokenBudget,
+                    format!(
+                        "token budget exceeded: {} of {budget} tokens used",
+                        total.total()
+                    ),
                 )));
             }
         }
@@ -178,14 +184,20 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, String> {
         }
         invalid_turns = if any_invalid { invalid_turns + 1 } else { 0 };
         if invalid_turns >= MAX_INVALID_ARGUMENT_TURNS {
-            return Ok(LoopEnd::Failed(format!(
-                "the model produced invalid tool-call arguments {MAX_INVALID_ARGUMENT_TURNS} turns in a row"
+            return Ok(LoopEnd::Failed(RunFailure::new(
+                RunErrorCode::InvalidToolArguments,
+                format!(
+                    "the model produced invalid tool-call arguments {MAX_INVALID_ARGUMENT_TURNS} turns in a row"
+                ),
             )));
         }
     }
-    Ok(LoopEnd::Failed(format!(
-        "step limit reached: {} model steps without a final answer",
-        spec.limits.max_steps
+    Ok(LoopEnd::Failed(RunFailure::new(
+        RunErrorCode::StepLimit,
+        format!(
+            "step limit reached: {} model steps without a final answer",
+            spec.limits.max_steps
+        ),
     )))
 }
 

@@ -5,6 +5,8 @@
 //!   wrapping, events), built per run by the factories the server assembly passes in.
 //! - [`agent_loop`]: the ReAct loop, checkpointing each complete message.
 //! - [`model_step`]: one streamed model answer, asked again when the stream breaks mid-answer.
+//! - [`models`]: the providers a run may use — configured and stored — and the default model,
+//!   reloaded when an admin changes them.
 //! - [`runtime`]: durable runs as background tasks: start, cancel, wait, recover, shut down.
 //! - [`metrics`]: what the runtime measures (runs, model requests, tool calls, leases).
 //!
@@ -20,6 +22,7 @@ pub mod builtin;
 pub mod metrics;
 pub mod middleware;
 pub mod model_step;
+pub mod models;
 pub mod runtime;
 pub mod skills;
 mod spans;
@@ -30,6 +33,7 @@ pub use agent_loop::Emitter;
 pub use builtin::builtin_tools;
 pub use middleware::{Middleware, MiddlewareFactory, PendingCall, RunSetup};
 pub use model_step::StreamRetry;
+pub use models::{DefaultModel, DefaultModelSource, ModelSnapshot, ModelSource};
 pub use runtime::{
     ChildDelivery, ParentLink, Recovery, Runtime, RuntimeConfig, RuntimeError, RuntimeParts,
     StartRun, Waited, now_ms, run_ref, thread_scope,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use tracing::Instrument;
 
-use ars_domain::MessageRole;
+use ars_domain::{MessageRole, RunErrorCode, RunFailure};
 use ars_events::EventKind;
 use ars_models::{AssistantTurn, ChatEvent, ChatRequest, ModelError, TurnAccumulator};
 
@@ -52,13 +52,36 @@ impl StreamRetry {
     }
 }
 
+/// The stable code of a run that a model error ended.
+pub fn error_code(error: &ModelError) -> RunErrorCode {
+    match error {
+        ModelError::Auth { .. } => RunErrorCode::ModelBadKey,
+        ModelError::UnknownModel { .. } => RunErrorCode::ModelUnknownModel,
+        ModelError::Connect { .. } | ModelError::Timeout { .. } => RunErrorCode::ModelUnreachable,
+        ModelError::UnknownProvider { .. } => RunErrorCode::UnknownProvider,
+        ModelError::Config(_) => RunErrorCode::ModelConfigInvalid,
+        ModelError::Unavailable { .. }
+        | ModelError::StreamCut { .. }
+        | ModelError::Idle { .. }
+        | ModelError::MalformedStream { .. }
+        | ModelError::Malformed { .. }
+        | ModelError::Rejected { .. }
+        | ModelError::Provider(_) => RunErrorCode::ModelError,
+    }
+}
+
+/// A model error as the failure of a run: its words and its code.
+pub fn failure(error: &ModelError) -> RunFailure {
+    RunFailure::new(error_code(error), error.to_string())
+}
+
 /// Streams one model answer, forwarding its text deltas, and returns the whole turn. Each
 /// attempt starts with a fresh `MessageStarted`, so listeners restart the streaming message;
-/// a retry is announced by an `Error` event first. The error is a message fit for the run.
+/// a retry is announced by an `Error` event first. The error is fit for the run's end.
 pub(crate) async fn model_turn(
     spec: &LoopSpec,
     request: &ChatRequest,
-) -> Result<AssistantTurn, String> {
+) -> Result<AssistantTurn, RunFailure> {
     let retry = &spec.retry;
     let max_attempts = retry.max_attempts.max(1);
     let mut attempt = 1;
@@ -73,13 +96,14 @@ pub(crate) async fn model_turn(
             Err(error) => error,
         };
         if !error.is_stream_fault() {
-            return Err(error.to_string());
+            return Err(failure(&error));
         }
         if attempt >= max_attempts {
-            return Err(match attempt {
-                1 => error.to_string(),
-                n => format!("{error} (after {n} attempts)"),
-            });
+            let mut failure = failure(&error);
+            if attempt > 1 {
+                failure.message = format!("{error} (after {attempt} attempts)");
+            }
+            return Err(failure);
         }
         tracing::warn!(
             run_id = %spec.tool_ctx.run_id,

@@ -82,6 +82,7 @@ impl Cluster {
             store: Arc::clone(&self.store),
             events: Arc::new(InProcessBus::new(Default::default())),
             models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+            secret_key: ars_domain::SecretKey::generate(),
             sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(
                 self._dirs[self._dirs.len() - 1].path().to_path_buf(),
             ))),

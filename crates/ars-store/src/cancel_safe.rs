@@ -13,15 +13,16 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, MessageId, NewMessage, NewRun,
-    NewSkill, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
-    SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, MessageId, ModelProvider,
+    ModelProviderFields, ModelProviderId, NewMessage, NewRun, NewSkill, Run, RunId, RunOutcome,
+    ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, TokenId,
+    Usage, User, UserId,
 };
 
 use crate::metrics;
 use crate::{
-    AgentFilter, FinishedRun, NewToken, NewUser, Result, RunWithInput, SkillFilter, Store,
-    StoreError, UserUpdate,
+    AgentFilter, DeletedProvider, FinishedRun, ModelSettings, NewToken, NewUser, Result,
+    RunWithInput, SkillFilter, Store, StoreError, UserUpdate,
 };
 
 /// Wraps a store so its writes survive the caller's cancellation.
@@ -212,6 +213,67 @@ impl Store for CancelSafe {
     }
     async fn skill_contents(&self, id: SkillId) -> Result<Vec<SkillFile>> {
         self.inner.skill_contents(id).await
+    }
+
+    async fn create_model_provider(
+        &self,
+        id: ModelProviderId,
+        fields: &ModelProviderFields,
+        created_by: Option<UserId>,
+    ) -> Result<ModelProvider> {
+        let fields = fields.clone();
+        self.detached("create_model_provider", move |s| async move {
+            s.create_model_provider(id, &fields, created_by).await
+        })
+        .await
+    }
+    async fn model_provider(&self, id: ModelProviderId) -> Result<Option<ModelProvider>> {
+        self.inner.model_provider(id).await
+    }
+    async fn list_model_providers(&self) -> Result<Vec<ModelProvider>> {
+        self.inner.list_model_providers().await
+    }
+    async fn update_model_provider(
+        &self,
+        id: ModelProviderId,
+        fields: &ModelProviderFields,
+    ) -> Result<ModelProvider> {
+        let fields = fields.clone();
+        self.detached("update_model_provider", move |s| async move {
+            s.update_model_provider(id, &fields).await
+        })
+        .await
+    }
+    async fn set_model_provider_models(
+        &self,
+        id: ModelProviderId,
+        models: &[String],
+        refreshed_at: DateTime<Utc>,
+    ) -> Result<ModelProvider> {
+        let models = models.to_vec();
+        self.detached("set_model_provider_models", move |s| async move {
+            s.set_model_provider_models(id, &models, refreshed_at).await
+        })
+        .await
+    }
+    async fn delete_model_provider(&self, id: ModelProviderId) -> Result<Option<DeletedProvider>> {
+        self.detached("delete_model_provider", move |s| async move {
+            s.delete_model_provider(id).await
+        })
+        .await
+    }
+    async fn model_settings(&self) -> Result<ModelSettings> {
+        self.inner.model_settings().await
+    }
+    async fn model_settings_version(&self) -> Result<i64> {
+        self.inner.model_settings_version().await
+    }
+    async fn set_default_model(&self, model: Option<&str>) -> Result<ModelSettings> {
+        let model = model.map(str::to_string);
+        self.detached("set_default_model", move |s| async move {
+            s.set_default_model(model.as_deref()).await
+        })
+        .await
     }
 
     async fn create_thread(&self, thread: &Thread) -> Result<Thread> {

@@ -60,15 +60,17 @@ pub enum Unreplaceable {
 /// Unique constraints and the payload field each one guards: `(needle, field)`, the needle
 /// matched against the constraint name (PostgreSQL: `users_username_key`) or the message
 /// (SQLite: `… failed: users.username`). The first match wins; anything else (a primary key) is
-/// reported as `id`. Skill names are matched with their table, since `name` alone would also
-/// match `username`.
-const UNIQUE_FIELDS: [(&str, &str); 6] = [
+/// reported as `id`. Skill and provider names are matched with their table, since `name` alone
+/// would also match `username`.
+const UNIQUE_FIELDS: [(&str, &str); 8] = [
     ("username", "username"),
     ("slug", "slug"),
     ("token_hash", "token_hash"),
     ("is_default", "is_default"),
     ("skills_name_key", "name"),
     ("skills.name", "name"),
+    ("model_providers_name_key", "name"),
+    ("model_providers.name", "name"),
 ];
 
 impl From<sqlx::Error> for StoreError {

@@ -11,7 +11,8 @@ use sqlx::types::Json;
 
 use ars_domain::{
     Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageNotice,
-    MessageRole, Role, Run, RunId, RunStatus, ShareConfig, Skill, SkillContent, SkillFile,
+    MessageRole, Role, Run, RunErrorCode, RunId, RunStatus, ShareConfig, Skill, SkillContent,
+    SkillFile,
     SkillFileInfo, SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId,
     Visibility,
 };
@@ -421,6 +422,7 @@ pub(crate) struct RunRow {
     started_at: Option<DateTime<Utc>>,
     finished_at: Option<DateTime<Utc>>,
     delivery: Option<String>,
+    error_code: Option<String>,
 }
 
 impl RunRow {
@@ -435,6 +437,11 @@ impl RunRow {
             input: self.input,
             output: self.output,
             error: self.error,
+            error_code: self
+                .error_code
+                .as_deref()
+                .map(|c| RunErrorCode::parse(c).ok_or_else(|| corrupt("runs.error_code", c)))
+                .transpose()?,
             usage: Usage {
                 prompt_tokens: token_count("runs.prompt_tokens", self.prompt_tokens)?,
                 completion_tokens: token_count("runs.completion_tokens", self.completion_tokens)?,
@@ -487,6 +494,6 @@ pub(crate) fn parse_token_id(text: &str) -> Result<TokenId> {
     TokenId::parse(text).ok_or_else(|| corrupt("token id", text))
 }
 
-fn corrupt(what: &str, value: &str) -> StoreError {
+pub(crate) fn corrupt(what: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("unexpected {what} `{value}`"))
 }

@@ -148,6 +148,18 @@ macro_rules! impl_store {
                 Ok(skill)
             }
 
+            /// Raises the model settings' version inside the caller's write transaction.
+            async fn bump_model_settings(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<()> {
+                sqlx::query($crate::sql::BUMP_MODEL_SETTINGS)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(())
+            }
+
             /// The run with this id; `NotFound` when there is none.
             async fn existing_run(&self, id: ars_domain::RunId) -> $crate::Result<ars_domain::Run> {
                 sqlx::query_as::<_, $crate::rows::RunRow>($crate::sql::RUN_BY_ID)
@@ -840,6 +852,184 @@ macro_rules! impl_store {
                     .collect())
             }
 
+            async fn create_model_provider(
+                &self,
+                id: ars_domain::ModelProviderId,
+                fields: &ars_domain::ModelProviderFields,
+                created_by: Option<ars_domain::UserId>,
+            ) -> $crate::Result<ars_domain::ModelProvider> {
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                Self::bump_model_settings(&mut tx, now).await?;
+                let row = sqlx::query_as::<_, $crate::provider_rows::ModelProviderRow>(
+                    $crate::sql::INSERT_MODEL_PROVIDER,
+                )
+                .bind(id.to_string())
+                .bind(&fields.name)
+                .bind(fields.kind.as_str())
+                .bind(&fields.base_url)
+                .bind(fields.api_key.as_ref().map(ars_domain::Sealed::as_str))
+                .bind($crate::provider_rows::stored_headers(fields))
+                .bind(sqlx::types::Json(&fields.models))
+                .bind(created_by.map(|user| user.to_string()))
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                // Decoded before the commit: a row that cannot be read back is not written.
+                let provider = row.into_provider()?;
+                tx.commit().await?;
+                Ok(provider)
+            }
+
+            async fn model_provider(
+                &self,
+                id: ars_domain::ModelProviderId,
+            ) -> $crate::Result<Option<ars_domain::ModelProvider>> {
+                sqlx::query_as::<_, $crate::provider_rows::ModelProviderRow>(
+                    $crate::sql::MODEL_PROVIDER_BY_ID,
+                )
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await?
+                .map($crate::provider_rows::ModelProviderRow::into_provider)
+                .transpose()
+            }
+
+            async fn list_model_providers(&self) -> $crate::Result<Vec<ars_domain::ModelProvider>> {
+                sqlx::query_as::<_, $crate::provider_rows::ModelProviderRow>(
+                    $crate::sql::LIST_MODEL_PROVIDERS,
+                )
+                .fetch_all(&self.pool)
+                .await?
+                .into_iter()
+                .map($crate::provider_rows::ModelProviderRow::into_provider)
+                .collect()
+            }
+
+            async fn update_model_provider(
+                &self,
+                id: ars_domain::ModelProviderId,
+                fields: &ars_domain::ModelProviderFields,
+            ) -> $crate::Result<ars_domain::ModelProvider> {
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                Self::bump_model_settings(&mut tx, now).await?;
+                let old: Option<(String,)> = sqlx::query_as($crate::sql::MODEL_PROVIDER_NAME)
+                    .bind(id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let (old,) = old.ok_or($crate::StoreError::NotFound)?;
+                let row = sqlx::query_as::<_, $crate::provider_rows::ModelProviderRow>(
+                    $crate::sql::UPDATE_MODEL_PROVIDER,
+                )
+                .bind(id.to_string())
+                .bind(&fields.name)
+                .bind(fields.kind.as_str())
+                .bind(&fields.base_url)
+                .bind(fields.api_key.as_ref().map(ars_domain::Sealed::as_str))
+                .bind($crate::provider_rows::stored_headers(fields))
+                .bind(sqlx::types::Json(&fields.models))
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or($crate::StoreError::NotFound)?;
+                if old != fields.name {
+                    sqlx::query($crate::sql::RENAME_DEFAULT_MODEL_PROVIDER)
+                        .bind(&old)
+                        .bind(&fields.name)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                let provider = row.into_provider()?;
+                tx.commit().await?;
+                Ok(provider)
+            }
+
+            async fn set_model_provider_models(
+                &self,
+                id: ars_domain::ModelProviderId,
+                models: &[String],
+                refreshed_at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<ars_domain::ModelProvider> {
+                let mut tx = self.begin_write().await?;
+                Self::bump_model_settings(&mut tx, refreshed_at).await?;
+                let row = sqlx::query_as::<_, $crate::provider_rows::ModelProviderRow>(
+                    $crate::sql::SET_MODEL_PROVIDER_MODELS,
+                )
+                .bind(id.to_string())
+                .bind(sqlx::types::Json(models))
+                .bind(refreshed_at)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or($crate::StoreError::NotFound)?;
+                let provider = row.into_provider()?;
+                tx.commit().await?;
+                Ok(provider)
+            }
+
+            async fn delete_model_provider(
+                &self,
+                id: ars_domain::ModelProviderId,
+            ) -> $crate::Result<Option<$crate::DeletedProvider>> {
+                let mut tx = self.begin_write().await?;
+                Self::bump_model_settings(&mut tx, ars_domain::time::now()).await?;
+                let name: Option<(String,)> = sqlx::query_as($crate::sql::MODEL_PROVIDER_NAME)
+                    .bind(id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                // Dropping `tx` rolls the version back too: nothing changed.
+                let Some((name,)) = name else {
+                    return Ok(None);
+                };
+                sqlx::query($crate::sql::DELETE_MODEL_PROVIDER)
+                    .bind(id.to_string())
+                    .execute(&mut *tx)
+                    .await?;
+                let cleared = sqlx::query($crate::sql::CLEAR_DEFAULT_MODEL_OF)
+                    .bind(&name)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(Some($crate::DeletedProvider {
+                    default_model_cleared: cleared.rows_affected() > 0,
+                }))
+            }
+
+            async fn model_settings(&self) -> $crate::Result<$crate::ModelSettings> {
+                let row = sqlx::query_as::<_, $crate::provider_rows::ModelSettingsRow>(
+                    $crate::sql::MODEL_SETTINGS,
+                )
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or_else(|| $crate::StoreError::Corrupt("model_settings has no row".into()))?;
+                Ok(row.into_settings())
+            }
+
+            async fn model_settings_version(&self) -> $crate::Result<i64> {
+                let (version,): (i64,) = sqlx::query_as($crate::sql::MODEL_SETTINGS_VERSION)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or_else(|| {
+                        $crate::StoreError::Corrupt("model_settings has no row".into())
+                    })?;
+                Ok(version)
+            }
+
+            async fn set_default_model(
+                &self,
+                model: Option<&str>,
+            ) -> $crate::Result<$crate::ModelSettings> {
+                let row = sqlx::query_as::<_, $crate::provider_rows::ModelSettingsRow>(
+                    $crate::sql::SET_DEFAULT_MODEL,
+                )
+                .bind(model)
+                .bind(ars_domain::time::now())
+                .fetch_optional(self.writer())
+                .await?
+                .ok_or_else(|| $crate::StoreError::Corrupt("model_settings has no row".into()))?;
+                Ok(row.into_settings())
+            }
+
             async fn create_thread(
                 &self,
                 thread: &ars_domain::Thread,
@@ -1201,6 +1391,7 @@ macro_rules! impl_store {
                     .bind($crate::rows::stored_tokens(usage.prompt_tokens)?)
                     .bind($crate::rows::stored_tokens(usage.completion_tokens)?)
                     .bind(ars_domain::time::now())
+                    .bind(outcome.error_code().map(ars_domain::RunErrorCode::as_str))
                     .fetch_optional(self.writer())
                     .await?;
                 match row {

@@ -15,6 +15,8 @@ mod agents;
 mod fixtures;
 #[path = "conformance/replace.rs"]
 mod replace;
+#[path = "conformance/providers.rs"]
+mod providers;
 #[path = "conformance/runs.rs"]
 mod runs;
 #[path = "conformance/schema.rs"]
@@ -117,4 +119,10 @@ conformance!(
     replace::check_replace_while_busy_is_busy_and_replaces_nothing,
     replace::check_unreplaceable_messages_are_refused_and_nothing_is_written,
     replace::check_concurrent_replacements_have_one_winner,
+    providers::check_model_providers_round_trip,
+    providers::check_model_provider_names_are_unique,
+    providers::check_update_model_provider_replaces_fields,
+    providers::check_default_model_follows_renames_and_deletions,
+    providers::check_model_provider_schema_rejects_forbidden_rows,
+    providers::check_failed_runs_keep_their_error_code,
 );

@@ -28,6 +28,12 @@ pub struct Config {
     /// one is generated and written to `<data dir>/admin-password.txt` (mode 0600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<String>,
+    /// The key for secrets at rest such as provider API keys (`ARS_SECRET_KEY`): the base64
+    /// of 32 bytes (`openssl rand -base64 32`). When absent, `<data dir>/secret.key` is
+    /// generated on first start (mode 0600) and reused. Instances sharing a database need the
+    /// same key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_key: Option<SecretText>,
     /// Largest accepted request body in bytes (`ARS_BODY_LIMIT`).
     pub body_limit: usize,
     /// Largest file uploaded into a thread's workdir, in bytes (`ARS_FILE_UPLOAD_LIMIT`).
@@ -88,6 +94,18 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
 }
 
+/// A secret setting: serialized as itself (the configuration's layers need it), never shown
+/// by `Debug`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SecretText(pub String);
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
 /// `[sandbox]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -133,6 +151,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./data"),
             database_url: None,
             admin_password: None,
+            secret_key: None,
             body_limit: ars_api::DEFAULT_BODY_LIMIT,
             file_upload_limit: ars_api::DEFAULT_FILE_UPLOAD_LIMIT,
             session_ttl_hours: 24 * 30,
@@ -161,11 +180,12 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 22] = [
+const SETTINGS: [&str; 23] = [
     "bind",
     "data_dir",
     "database_url",
     "admin_password",
+    "secret_key",
     "body_limit",
     "file_upload_limit",
     "session_ttl_hours",
@@ -291,6 +311,15 @@ impl Config {
         PasswordPolicy {
             min_chars: self.password_min_length,
         }
+    }
+
+    /// The key for secrets at rest: the configured one, or the data dir's key file (created
+    /// on first start).
+    pub fn secret_key(&self) -> anyhow::Result<ars_domain::SecretKey> {
+        crate::secret_key::load(
+            self.secret_key.as_ref().map(|s| s.0.as_str()),
+            &self.data_dir,
+        )
     }
 
     /// Where a generated first-start admin password is written.
@@ -549,6 +578,7 @@ mod tests {
         let all_set = Config {
             database_url: text.clone(),
             admin_password: text.clone(),
+            secret_key: Some(SecretText("x".into())),
             default_model: text.clone(),
             redis_url: text.clone(),
             metrics_token: text,
@@ -565,6 +595,20 @@ mod tests {
             let table = key == "defaults" || key == "models";
             assert!(table || SETTINGS.contains(&key.as_str()), "ARS_{key}");
         }
+    }
+
+    #[test]
+    fn the_secret_key_comes_from_the_environment_and_never_prints() {
+        figment::Jail::expect_with(|jail| {
+            let key = ars_domain::SecretKey::generate();
+            jail.set_env("ARS_SECRET_KEY", key.to_base64().as_str());
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            let loaded = config.secret_key().map_err(|e| e.to_string())?;
+            assert_eq!(loaded.id(), key.id());
+            let debug = format!("{config:?}");
+            assert!(!debug.contains(key.to_base64().as_str()), "{debug}");
+            Ok(())
+        });
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod config;
 mod metrics;
+mod secret_key;
 mod server;
 mod telemetry;
 

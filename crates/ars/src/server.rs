@@ -153,15 +153,7 @@ pub(crate) fn describe(error: &ApiError) -> String {
 /// bus (Redis Streams when `redis_url` is set, else in-process) and the runtime.
 pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState> {
     let models = ModelRegistry::from_env(&config.models).context("invalid model configuration")?;
-    if let Some(model) = &config.defaults.base.model
-        && !models.contains(&model.provider)
-    {
-        tracing::warn!(
-            provider = %model.provider,
-            "the default model's provider is not configured: agents without a model of their own \
-             will fail until it is (set OPENAI_BASE_URL/OPENAI_API_KEY or add it under [models])"
-        );
-    }
+    let secret_key = config.secret_key()?;
     let mut sandbox = SandboxConfig::new(&config.data_dir);
     sandbox.shell = config.sandbox.mode.into();
     sandbox.limits = config.sandbox.limits.clone();
@@ -213,12 +205,14 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         store: Arc::clone(&store),
         events,
         models: Arc::new(models),
+        secret_key,
         sandbox: Arc::clone(&sandbox) as Arc<dyn Sandbox>,
         tools: builtin_tools(),
         config: config.runtime_config(),
         plugins: plugins(&skills),
         control,
     });
+    check_models(&runtime).await;
     if !runtime.control_listening(CONTROL_LISTEN).await {
         tracing::warn!(
             "not yet listening on the control channel: cancels from other instances take up to a \
@@ -231,6 +225,35 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         access: config.metrics_access(),
     });
     Ok(AppState::new(store, api, runtime, skills))
+}
+
+/// Reads the model providers once (so the first run finds them loaded) and says at start-up
+/// what will not work: a default model whose provider is missing, stored providers whose
+/// secrets this server's key does not open (those were logged as they were read).
+async fn check_models(runtime: &Runtime) {
+    let snapshot = match runtime.model_snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the stored model providers");
+            return;
+        }
+    };
+    if let Some(default) = &snapshot.default_model
+        && !snapshot.registry.contains(&default.model.provider)
+    {
+        tracing::warn!(
+            provider = %default.model.provider,
+            "the default model's provider is not configured: agents without a model of their own \
+             will fail until it is (add it as an admin under model configuration, set \
+             OPENAI_BASE_URL/OPENAI_API_KEY, or add it under [models])"
+        );
+    }
+    if snapshot.registry.list().len() == 1 {
+        tracing::info!(
+            "no model provider is configured besides the built-in test model: an admin can \
+             connect one from the web UI (model configuration)"
+        );
+    }
 }
 
 /// Binds `addr` (`ARS_METRICS_LISTEN`) and serves `/metrics` there, without credentials, for as

@@ -8,7 +8,7 @@ import { EXAMPLE_SCRIPT } from "./ScriptHelp";
 import { emptyForm, formFromAgent, type AgentFormState, type FieldErrors } from "./formModel";
 
 const models: ModelCatalog = {
-  providers: [{ name: "scripted", kind: "scripted", models: ["scripted"] }],
+  providers: [{ name: "scripted", kind: "scripted", source: "builtin", models: ["scripted"] }],
   default_model: null,
 };
 const subagent = {

@@ -16,8 +16,13 @@ import {
 
 const catalog: ModelCatalog = {
   providers: [
-    { name: "scripted", kind: "scripted", models: ["scripted"] },
-    { name: "openai", kind: "openai-compatible", models: ["gpt-4o-mini"] },
+    { name: "scripted", kind: "scripted", source: "builtin", models: ["scripted"] },
+    {
+      name: "openai",
+      kind: "openai-compatible",
+      source: "config",
+      models: ["gpt-4o-mini"],
+    },
   ],
   default_model: null,
 };

@@ -156,7 +156,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/me/password": {
+    "/api/model-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every provider: the built-in one, the configured ones (read-only), then the stored ones,
+         *     each group by name.
+         */
+        get: operations["list_model_providers"];
+        put?: never;
+        /** Stores a new provider; agents may name it at once, and runs use it from the next one on. */
+        post: operations["create_model_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-providers/test": {
         parameters: {
             query?: never;
             header?: never;
@@ -164,12 +185,87 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        put?: never;
+        /** Sends a tiny chat request with settings not saved yet (a form testing before it saves). */
+        post: operations["test_unsaved_model_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One provider, by id (`<uuid>`, `config:<name>` or `builtin:scripted`). */
+        get: operations["get_model_provider"];
         /**
-         * Changes the caller's password. The current one is checked like a login (a wrong one counts
-         *     as a failed login for the throttle); on success every other token and session of the
-         *     caller is revoked, and the one this request came with keeps working.
+         * Replaces a stored provider's name, kind, base URL and models; its secrets merge (absent
+         *     keeps, `null` removes, a string sets).
          */
-        put: operations["change_own_password"];
+        put: operations["put_model_provider"];
+        post?: never;
+        /**
+         * Deletes a stored provider. Agents that name it stay as they are (their runs fail with
+         *     `unknown_provider` until they name another): the answer says how many; a server default
+         *     model of this provider is unset.
+         */
+        delete: operations["delete_model_provider"];
+        options?: never;
+        head?: never;
+        /** Changes some fields of a stored provider (see `ModelProviderPatch`), validated as a `PUT`. */
+        patch: operations["patch_model_provider"];
+        trace?: never;
+    };
+    "/api/model-providers/{id}/refresh-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetches the models a stored provider lists (`GET {base_url}/models`) and stores them. */
+        post: operations["refresh_model_provider_models"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-providers/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a tiny chat request to a stored or configured provider and says how it went. */
+        post: operations["test_model_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The server default model and where it comes from. */
+        get: operations["get_model_settings"];
+        /** Sets (or, with `null`, unsets) the server default model. Applies to the next run. */
+        put: operations["set_model_settings"];
         post?: never;
         delete?: never;
         options?: never;
@@ -184,7 +280,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The configured model providers and the default model. Base URLs are for admins only. */
+        /**
+         * Every model provider and the default model in force. Base URLs and problems are for admins
+         *     only.
+         */
         get: operations["list_models"];
         put?: never;
         post?: never;
@@ -412,80 +511,6 @@ export interface paths {
         patch: operations["rename_thread"];
         trace?: never;
     };
-    "/api/threads/{id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Follows a thread (SSE): a `snapshot` of its subagent runs and active run, then every change
-         *     as `subagent`, `run` and `notice` messages. Never ends by itself; reconnecting gives a fresh
-         *     snapshot.
-         */
-        get: operations["thread_events"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/threads/{id}/files": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The entries of a folder of the thread's workdir, or (recursive) of everything below it. */
-        get: operations["list_files"];
-        put?: never;
-        post?: never;
-        /**
-         * Deletes a file, a symlink (the link, never what it points to) or a folder of the thread's
-         *     workdir: an empty folder as it is, one with entries only with `recursive=true`. The
-         *     workdir itself cannot be deleted.
-         */
-        delete: operations["delete_file"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/threads/{id}/files/content": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Downloads a file of the thread's workdir, streamed. `Content-Type` comes from the extension
-         *     (or, when that says nothing, from the first bytes: UTF-8 text is `text/plain`), with
-         *     `charset=utf-8` for text; text, images, audio, video, PDF and JSON are `inline`, anything
-         *     else (and everything with `download=true`) an `attachment`, named in ASCII and in UTF-8
-         *     (RFC 6266). Every answer carries `X-Content-Type-Options: nosniff` and a
-         *     `Content-Security-Policy` that runs no script and gives the document an origin of its own,
-         *     so an HTML or SVG file the agent wrote cannot act as the UI.
-         */
-        get: operations["download_file"];
-        /**
-         * Uploads a file into the thread's workdir: the request body is the file's bytes, whatever its
-         *     type. Missing folders are created; the file appears whole (written beside and renamed into
-         *     place) and is charged to the workspace quota first. `If-None-Match: *` refuses to replace a
-         *     file that is already there (412).
-         */
-        put: operations["upload_file"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/threads/{id}/messages": {
         parameters: {
             query?: never;
@@ -495,9 +520,8 @@ export interface paths {
         };
         /**
          * The thread's committed messages in order: user inputs, assistant messages with their tool
-         *     calls, tool results and notices. A tool call that never got a result and whose run has
-         *     ended (cut off by a stop, crash or cancel) is marked `interrupted`. Messages a later run
-         *     replaced (`replace_from`) are left out unless `include_replaced=true`.
+         *     calls, and tool results. A tool call that never got a result and whose run has ended (cut
+         *     off by a stop, crash or cancel) is marked `interrupted`.
          */
         get: operations["list_messages"];
         put?: never;
@@ -520,9 +544,7 @@ export interface paths {
         put?: never;
         /**
          * Sends the user's message and starts the agent on it, in the background. Follow the run with
-         *     `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`. With `replace_from`, the
-         *     message replaces one of the thread's user messages and everything after it (regenerate,
-         *     edit-and-resend).
+         *     `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`.
          */
         post: operations["start_run"];
         delete?: never;
@@ -608,58 +630,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every user, so sharing can name them: id and username, plus role, whether disabled and
-         *     timestamps for admins (who manage accounts).
+         * Every user, so sharing can name them: id and username, plus role and timestamps for
+         *     admins (who manage accounts).
          */
         get: operations["list_users"];
         put?: never;
         /** Creates a user (admins only). */
         post: operations["create_user"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/users/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One user: the whole account (but the password) for admins and for the user themselves, id
-         *     and username for everyone else.
-         */
-        get: operations["get_user"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Changes a user's role or disables or enables the account (admins only). Nobody may demote
-         *     or disable themselves, and the last active admin stays one (409, field `role` or
-         *     `disabled`).
-         */
-        patch: operations["update_user"];
-        trace?: never;
-    };
-    "/api/users/{id}/password": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Sets a user's password (admins only) and revokes every token and session of theirs (but the
-         *     caller's own, when resetting their own password), so the old password's holder is out.
-         */
-        post: operations["reset_password"];
         delete?: never;
         options?: never;
         head?: never;
@@ -693,10 +670,6 @@ export interface components {
         AgentConfig: {
             context?: components["schemas"]["AgentContext"];
         };
-        /** @description `AgentConfig` in a merge patch: `null` removes a member (back to its default). */
-        AgentConfigPatch: {
-            context?: null | components["schemas"]["AgentContext"];
-        };
         /** @description `config_json.context`: one form for every agent. */
         AgentContext: {
             knowledge_bases?: string[] | null;
@@ -727,7 +700,7 @@ export interface components {
          */
         AgentPatch: {
             backend_id?: null | components["schemas"]["Backend"];
-            config_json?: null | components["schemas"]["AgentConfigPatch"];
+            config_json?: null | components["schemas"]["AgentConfig"];
             description?: string | null;
             is_default?: boolean | null;
             /** @description Derived from `backend_id` (read-only, as in `AgentWrite`). */
@@ -759,10 +732,7 @@ export interface components {
              */
             slug: string;
         };
-        /**
-         * @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash.
-         *     Login sessions are tokens too (named `login`, expiring after the session lifetime).
-         */
+        /** @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash. */
         ApiToken: {
             /** Format: date-time */
             created_at: string;
@@ -772,11 +742,6 @@ export interface components {
              */
             expires_at?: string | null;
             id: components["schemas"]["TokenId"];
-            /**
-             * Format: date-time
-             * @description When a request last came with it (recorded at most once a minute); `None`: never.
-             */
-            last_used_at?: string | null;
             name: string;
             user_id: components["schemas"]["UserId"];
         };
@@ -785,15 +750,6 @@ export interface components {
          * @enum {string}
          */
         Backend: "DefaultBackend" | "SubAgentBackend";
-        ChangePasswordRequest: {
-            /** @description The password the account has now. */
-            current_password: string;
-            /**
-             * @description At least the server's minimum (12 characters unless configured otherwise; the served
-             *     document states the configured one), at most 1024.
-             */
-            new_password: string;
-        };
         /** @description The body of `POST /api/threads`. */
         CreateThread: {
             /**
@@ -832,6 +788,11 @@ export interface components {
             token: string;
         };
         /**
+         * @description Where the default model in force comes from.
+         * @enum {string}
+         */
+        DefaultModelSourceView: "database" | "config";
+        /**
          * @description How a parent run receives a child run's result.
          * @enum {string}
          */
@@ -850,51 +811,6 @@ export interface components {
             field?: string | null;
             /** @description A sentence for people. */
             message: string;
-        };
-        /**
-         * Format: binary
-         * @description A file's bytes, as downloaded or uploaded.
-         */
-        FileBytes: string;
-        /** @description One file or folder of a workdir. */
-        FileEntry: {
-            kind: components["schemas"]["FileKind"];
-            /**
-             * Format: date-time
-             * @description When its content last changed, where the file system tells.
-             */
-            modified_at?: string | null;
-            /** @description The file name. */
-            name: string;
-            /** @description Its path relative to the workdir, `/`-separated: what `path=` takes. */
-            path: string;
-            /**
-             * Format: int64
-             * @description Bytes (of the link itself for a symlink).
-             */
-            size: number;
-        };
-        /**
-         * @description What kind of entry a workdir listing shows.
-         * @enum {string}
-         */
-        FileKind: "file" | "dir" | "symlink" | "other";
-        /** @description A folder of a workdir. */
-        FileListing: {
-            /**
-             * @description Folders first, then files, each by name; depth first when recursive (a folder's entries
-             *     follow it).
-             */
-            entries: components["schemas"]["FileEntry"][];
-            /** @description The listed folder relative to the workdir (empty for the workdir itself). */
-            path: string;
-            /** @description True when entries were left out: more than 2000, or (recursive) deeper than `max_depth`. */
-            truncated: boolean;
-            /**
-             * @description The workdir as the agent sees it, e.g. `/home/gem/user-data/threads/<id>`: tool calls
-             *     name files relative to it or absolutely under it.
-             */
-            workdir: string;
         };
         Health: {
             /** @description Always `ok` when the server answers. */
@@ -949,8 +865,6 @@ export interface components {
             id: components["schemas"]["MessageId"];
             /** @description Tool messages: whether the call failed (the content is then the error the model saw). */
             is_error?: boolean;
-            notice?: null | components["schemas"]["MessageNotice"];
-            replaced_by_run_id?: null | components["schemas"]["RunId"];
             role: components["schemas"]["MessageRole"];
             run_id?: null | components["schemas"]["RunId"];
             /**
@@ -972,20 +886,6 @@ export interface components {
          */
         MessageId: string;
         /**
-         * @description What a completion notice (a system message written when a background subagent run ends
-         *     after its parent's run) reports on: the child run as it ended.
-         */
-        MessageNotice: {
-            /** @description The child run. */
-            run_id: components["schemas"]["RunId"];
-            /** @description How it ended (a terminal status). */
-            status: components["schemas"]["RunStatus"];
-            /** @description The subagent that ran it. */
-            subagent_slug?: string | null;
-            /** @description The child thread: its history, or where to continue it. */
-            thread_id: components["schemas"]["ThreadId"];
-        };
-        /**
          * @description Who wrote a message.
          * @enum {string}
          */
@@ -993,6 +893,11 @@ export interface components {
         /** @description The answer to `GET /api/models`. */
         ModelCatalog: {
             default_model?: null | components["schemas"]["ModelRef"];
+            /**
+             * @description Where `default_model` comes from: `database` (an admin's setting) or `config`; `null`
+             *     when there is none.
+             */
+            default_model_source?: string | null;
             providers: components["schemas"]["ModelProvider"][];
         };
         /** @description Which chat model an agent talks to, and with what parameters. */
@@ -1040,7 +945,7 @@ export interface components {
             /** Format: double */
             top_p?: number | null;
         };
-        /** @description A configured model provider. */
+        /** @description A model provider agents can name. */
         ModelProvider: {
             /** @description The API root, shown to admins only; absent for `scripted`, which needs no server. */
             base_url?: string | null;
@@ -1050,11 +955,148 @@ export interface components {
             models: string[];
             /** @description What agents write in `config_json.context.model.provider`. */
             name: string;
+            /** @description Admins only: why it may not work, in plain words. */
+            problem?: string | null;
+            /**
+             * @description `builtin` (`scripted`), `config` (the server configuration) or `database` (added by an
+             *     admin).
+             */
+            source: string;
+        };
+        /** @description The answer to a `DELETE`. */
+        ModelProviderDeleted: {
+            /**
+             * Format: int64
+             * @description Agents (subagents included) that named the provider: their runs now fail with
+             *     `unknown_provider` until they name another.
+             */
+            agents_using: number;
+            /**
+             * @description The server default model was this provider's and is now unset (the configuration's
+             *     default, if any, applies again).
+             */
+            default_model_cleared: boolean;
+        };
+        /**
+         * @description How a stored provider is spoken to.
+         * @enum {string}
+         */
+        ModelProviderKind: "openai-compatible";
+        /**
+         * @description The body of `PATCH /api/model-providers/{id}`: any of `ModelProviderWrite`'s fields.
+         *     Absent fields keep their value; `null` resets `kind` and `models`, removes the API key or
+         *     (for `extra_headers`) every header; `name` and `base_url` cannot be removed. In
+         *     `extra_headers`, each name merges on its own, as in a `PUT`.
+         */
+        ModelProviderPatch: {
+            api_key?: string | null;
+            /** @description Cannot be removed, only changed. */
+            base_url?: string;
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            models?: string[] | null;
+            /** @description Cannot be removed, only changed. */
+            name?: string;
+        };
+        /**
+         * @description A model provider as admins see it. Never a secret: `api_key_set` and
+         *     `extra_header_names` say what is set, not what it is.
+         */
+        ModelProviderView: {
+            /**
+             * Format: int64
+             * @description How many agents (subagents included) name this provider in their model.
+             */
+            agents_using: number;
+            /** @description Whether an API key is set (it is never shown). */
+            api_key_set: boolean;
+            /** @description The API root; absent for `scripted`. */
+            base_url?: string | null;
+            /** Format: date-time */
+            created_at?: string | null;
+            created_by?: null | components["schemas"]["UserId"];
+            /** @description The extra headers sent, by name (lower case); their values are never shown. */
+            extra_header_names: string[];
+            /** @description A UUID for stored providers, `config:<name>` for configured ones, `builtin:scripted`. */
+            id: string;
+            kind: components["schemas"]["ProviderKindView"];
+            /** @description The models offered, as typed or fetched. */
+            models: string[];
+            /**
+             * Format: date-time
+             * @description When `models` was last fetched from the provider; absent when typed.
+             */
+            models_refreshed_at?: string | null;
+            /**
+             * @description What agents write in `config_json.context.model.provider` (and `provider/model`
+             *     references).
+             */
+            name: string;
+            /**
+             * @description Why it may not work, in plain words (a secret this server's key cannot decrypt, a
+             *     name the configuration also uses, an unset key variable).
+             */
+            problem?: string | null;
+            /** @description `true` unless stored in the database: change it in the server configuration. */
+            read_only: boolean;
+            source: components["schemas"]["ProviderSourceView"];
+            /** Format: date-time */
+            updated_at?: string | null;
+        };
+        /** @description The body of `POST /api/model-providers` and `PUT /api/model-providers/{id}`. */
+        ModelProviderWrite: {
+            /**
+             * @description Write-only. Absent: keep the stored key (none for a new provider); `null`: remove it;
+             *     a string: set it. 1-4096 visible ASCII characters.
+             */
+            api_key?: string | null;
+            /**
+             * @description `http://` or `https://`, a host, an optional port and path; no credentials, query or
+             *     fragment. E.g. `http://127.0.0.1:11434/v1` (Ollama), `https://api.openai.com/v1`.
+             */
+            base_url: string;
+            /**
+             * @description Write-only values by header name. Absent: keep every stored header; a name with a
+             *     string: set it; a name with `null`: remove it. At most 32 headers; `Authorization`
+             *     and the HTTP client's own headers are refused.
+             */
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            /** @description The models offered (absent: none), as typed; `refresh-models` fetches them instead. */
+            models?: string[];
+            /**
+             * @description 1-64 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a letter or digit;
+             *     unique, and neither `scripted` nor a configured provider's name.
+             */
+            name: string;
         };
         /** @description A model reference: provider and model name. */
         ModelRef: {
             name: string;
             provider: string;
+        };
+        /** @description The model settings. */
+        ModelSettingsView: {
+            /** @description The configuration's default model, which applies when this setting is unset. */
+            config_default_model?: string | null;
+            /**
+             * @description The server default model in force, `provider/model`: what agents without a model of
+             *     their own use; `null` when neither this setting nor the configuration names one.
+             */
+            default_model?: string | null;
+            source?: null | components["schemas"]["DefaultModelSourceView"];
+        };
+        /** @description The body of `PUT /api/model-settings`. */
+        ModelSettingsWrite: {
+            /**
+             * @description `provider/model` of a provider that exists (stored, configured or `scripted`); `null`
+             *     unsets it, so the configuration's default applies again.
+             */
+            default_model?: string | null;
         };
         /** @description One skill a run would list in its prompt (see `GET /api/agent/{id}/resolved-context`). */
         OfferedSkill: {
@@ -1063,17 +1105,38 @@ export interface components {
             path: string;
             source: components["schemas"]["SkillSourceView"];
         };
+        /** @description Why a probe failed. */
+        ProbeError: {
+            kind: components["schemas"]["ProbeErrorKind"];
+            /** @description In plain words, with the provider's own message where it gave one (never a secret). */
+            message: string;
+        };
+        /**
+         * @description What kind of failure a probe met, for the UI to say in its words.
+         * @enum {string}
+         */
+        ProbeErrorKind: "bad_key" | "unknown_model" | "unreachable" | "other";
+        /**
+         * @description How a provider is spoken to.
+         * @enum {string}
+         */
+        ProviderKindView: "openai-compatible" | "scripted";
+        /**
+         * @description Where a provider is defined.
+         * @enum {string}
+         */
+        ProviderSourceView: "database" | "config" | "builtin";
+        /** @description The answer of a model refresh. */
+        RefreshResult: {
+            error?: null | components["schemas"]["ProbeError"];
+            /** @description Whether the provider listed its models (and they were stored). */
+            ok: boolean;
+            provider?: null | components["schemas"]["ModelProviderView"];
+        };
         /** @description The body of `PATCH /api/threads/{id}`. */
         RenameThread: {
             /** @description Not blank; at most 200 characters, stored trimmed. */
             title: string;
-        };
-        ResetPasswordRequest: {
-            /**
-             * @description At least the server's minimum (12 characters unless configured otherwise; the served
-             *     document states the configured one), at most 1024.
-             */
-            new_password: string;
         };
         /** @description The context an agent actually runs with. */
         ResolvedContext: {
@@ -1126,6 +1189,7 @@ export interface components {
             created_at: string;
             delivery?: null | components["schemas"]["Delivery"];
             error?: string | null;
+            error_code?: null | components["schemas"]["RunErrorCode"];
             /** Format: date-time */
             finished_at?: string | null;
             id: components["schemas"]["RunId"];
@@ -1153,6 +1217,12 @@ export interface components {
             /** @description `usage` plus the usage of every child (subagent) run of this run. */
             total_usage: components["schemas"]["Usage"];
         };
+        /**
+         * @description Why a run failed, for clients to translate: a stable code beside the run's `error` words.
+         *     Only failures a user can act on have one.
+         * @enum {string}
+         */
+        RunErrorCode: "no_model_configured" | "unknown_provider" | "model_config_invalid" | "model_bad_key" | "model_unknown_model" | "model_unreachable" | "model_error" | "step_limit" | "token_budget" | "invalid_tool_arguments";
         /**
          * @description One message of a run's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
          *     a stream, so this describes each message).
@@ -1279,27 +1349,13 @@ export interface components {
         StartRunBody: {
             /** @description The user's message: 1 to 100 000 characters, not blank. */
             input: string;
-            /**
-             * Format: uuid
-             * @description Regenerate or edit: the id of a user message of this thread's history. It and every
-             *     message after it leave the history (the model no longer sees them; they are listed only
-             *     with `GET /api/threads/{id}/messages?include_replaced=true`), and `input` takes its
-             *     place, in the same step that starts the run. Regenerate: the same text; edit: new
-             *     text. Their runs stay in the thread's runs; their subagent threads and the workdir's
-             *     files stay as they are.
-             */
-            replace_from?: string | null;
         };
-        /**
-         * @description One subagent run of a thread: the whole entry, so a client that gets a newer one (from the
-         *     thread's event stream) replaces the one it has with the same `run_id`.
-         */
+        /** @description One subagent run of a thread. */
         SubagentRun: {
             /** Format: date-time */
             created_at: string;
             /** @description The task it was given (the child run's input). */
             description: string;
-            /** @description Why it failed (`error`, `timeout`, `interrupted`), in words. */
             error?: string | null;
             /** Format: date-time */
             finished_at?: string | null;
@@ -1315,12 +1371,47 @@ export interface components {
             subagent_slug?: string | null;
             /** @description The child thread: continue it, or read its history. */
             thread_id: components["schemas"]["ThreadId"];
-            /**
-             * @description `usage` plus that of the runs it started: subagents start none, so today the same as
-             *     `usage` (and the same field as a run's `total_usage`).
-             */
-            total_usage: components["schemas"]["Usage"];
             usage: components["schemas"]["Usage"];
+        };
+        /** @description The body of `POST /api/model-providers/{id}/test` (or none). */
+        TestRequest: {
+            /** @description The model to ask; default: the provider's first listed model. */
+            model?: string | null;
+        };
+        /** @description The answer of a connection test. */
+        TestResult: {
+            error?: null | components["schemas"]["ProbeError"];
+            /**
+             * Format: int64
+             * @description How long the whole answer took, in milliseconds (when `ok`).
+             */
+            latency_ms?: number | null;
+            /** @description The model tested. */
+            model: string;
+            /** @description Whether the model answered. */
+            ok: boolean;
+        };
+        /** @description The body of `POST /api/model-providers/test`: a provider's settings, not saved. */
+        TestUnsavedRequest: {
+            /** @description As in a write: with `provider_id`, absent keeps that provider's key. */
+            api_key?: string | null;
+            base_url: string;
+            /** @description As in a write: with `provider_id`, they merge over that provider's headers. */
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            /** @description The model to ask; default: the first of `models`. */
+            model?: string | null;
+            models?: string[];
+            /** @description Named in the answer's messages; default `unsaved`. */
+            name?: string | null;
+            /**
+             * Format: uuid
+             * @description A stored provider whose secrets fill in what the body leaves out (editing a provider
+             *     whose key the form cannot show).
+             */
+            provider_id?: string | null;
         };
         /** @description A conversation with one agent. */
         Thread: {
@@ -1341,49 +1432,10 @@ export interface components {
             workdir_path: string;
         };
         /**
-         * @description One message of a thread's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
-         *     a stream, so this describes each message).
-         */
-        ThreadEventMessage: {
-            /**
-             * @description JSON: a `ThreadSnapshot` (`snapshot`), `SubagentRun` (`subagent`), `RunDetail` (`run`),
-             *     `ThreadNotice` (`notice`) or `ErrorBody` (`stream_error`).
-             */
-            data: string;
-            event: components["schemas"]["ThreadEventName"];
-        };
-        /**
-         * @description The `event:` names of a thread's event stream.
-         * @enum {string}
-         */
-        ThreadEventName: "snapshot" | "subagent" | "run" | "notice" | "stream_error";
-        /**
          * @description Identifies a thread. Text, because child thread ids embed their parent's:
          *     `<parent_thread_id>_sub_<slug>_<uuid8>`. Top-level ids are UUIDv7 text.
          */
         ThreadId: string;
-        /**
-         * @description A completion notice committed to the thread: the message (as
-         *     `GET /api/threads/{id}/messages` lists it) and the background subagent run it reports on.
-         */
-        ThreadNotice: {
-            message: components["schemas"]["Message"];
-            /** @description The child run as it ended. */
-            subagent: components["schemas"]["SubagentRun"];
-        };
-        /**
-         * @description The first message of a thread's event stream (and of every catch-up): the thread as it
-         *     stands.
-         */
-        ThreadSnapshot: {
-            active_run?: null | components["schemas"]["RunDetail"];
-            /**
-             * @description Every subagent run started from the thread, oldest first (as
-             *     `GET /api/threads/{id}/subagents` lists them).
-             */
-            subagents: components["schemas"]["SubagentRun"][];
-            thread_id: components["schemas"]["ThreadId"];
-        };
         /**
          * Format: uuid
          * @description Identifies an API token (not the secret itself).
@@ -1410,15 +1462,6 @@ export interface components {
             /** @description The JSON Schema of its arguments. */
             parameters: Record<string, never>;
         };
-        /** @description The body of `PATCH /api/users/{id}`: what to change; an omitted (or null) field stays. */
-        UpdateUserRequest: {
-            /**
-             * @description `true` disables the account (its tokens are refused at once, login too); `false`
-             *     enables it again, and its tokens work again unless they were revoked or expired.
-             */
-            disabled?: boolean | null;
-            role?: null | components["schemas"]["Role"];
-        };
         /** @description Tokens spent. */
         Usage: {
             /** Format: int64 */
@@ -1430,12 +1473,6 @@ export interface components {
         User: {
             /** Format: date-time */
             created_at: string;
-            /**
-             * @description A disabled account cannot log in, and every request with one of its tokens is refused.
-             *     Its tokens are kept: enabling the account again makes them work again (reset the
-             *     password to revoke them).
-             */
-            disabled?: boolean;
             id: components["schemas"]["UserId"];
             role: components["schemas"]["Role"];
             /** Format: date-time */
@@ -1457,8 +1494,6 @@ export interface components {
              * @description Admins only.
              */
             created_at?: string | null;
-            /** @description Admins only: a disabled account cannot log in and its tokens are refused. */
-            disabled?: boolean | null;
             id: components["schemas"]["UserId"];
             role?: null | components["schemas"]["Role"];
             /**
@@ -2031,15 +2066,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The account is disabled (`account_disabled`; only with the right password) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2149,7 +2175,43 @@ export interface operations {
             };
         };
     };
-    change_own_password: {
+    list_model_providers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_model_provider: {
         parameters: {
             query?: never;
             header?: never;
@@ -2158,16 +2220,101 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ChangePasswordRequest"];
+                "application/json": components["schemas"]["ModelProviderWrite"];
             };
         };
         responses: {
-            /** @description Changed; the caller's other tokens are revoked */
-            204: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken, by a stored or a configured provider */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    test_unsaved_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestUnsavedRequest"];
+            };
+        };
+        responses: {
+            /** @description The test ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestResult"];
+                };
             };
             400: {
                 headers: {
@@ -2185,7 +2332,564 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `current_password` is wrong */
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `provider_id` names no stored provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID, `config:<name>` or `builtin:scripted` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelProviderWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken, agents still use the old name, or the provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderDeleted"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelProviderPatch"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The name is taken, agents still use the old name, or the provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    refresh_model_provider_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refresh ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefreshResult"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The provider is defined in the server configuration */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    test_model_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A stored provider's UUID or `config:<name>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: the model to test */
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["TestRequest"];
+            };
+        };
+        responses: {
+            /** @description The test ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestResult"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The built-in test model has no connection to test */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No model to test */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_model_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelSettingsView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    set_model_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelSettingsWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelSettingsView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2210,20 +2914,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `new_password` breaks the password rules */
+            /** @description Not `provider/model`, or no such provider */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Too many wrong passwords */
-            429: {
-                headers: {
-                    /** @description Seconds until it may be tried again */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3265,380 +3958,9 @@ export interface operations {
             };
         };
     };
-    thread_events: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Thread id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One SSE message per change: `event:` its kind, `data:` its JSON (no `id:`); a `snapshot` first */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": components["schemas"]["ThreadEventMessage"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    list_files: {
-        parameters: {
-            query?: {
-                /** @description A folder, relative to the workdir; default: the workdir itself. */
-                path?: string;
-                /** @description List everything below the folder too, depth first. */
-                recursive?: "true" | "false" | "1" | "0";
-                /** @description With `recursive`: how many levels (1-16, default 8; 1 is the folder's own entries). */
-                max_depth?: number;
-            };
-            header?: never;
-            path: {
-                /** @description Thread id (a subagent's child thread lists the same workdir) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FileListing"];
-                };
-            };
-            /** @description Malformed query string */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such thread of yours, or no such folder */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is a file */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is refused (`path_refused`) or `max_depth` is out of range */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    delete_file: {
-        parameters: {
-            query: {
-                /** @description A file, symlink or folder, relative to the workdir (not the workdir itself). */
-                path: string;
-                /** @description Delete a folder with everything in it (an empty folder needs no flag). */
-                recursive?: "true" | "false" | "1" | "0";
-            };
-            header?: never;
-            path: {
-                /** @description Thread id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Malformed query string or no `path` */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such thread of yours, or nothing at `path` */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description A folder with entries, without `recursive=true` */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is refused (`path_refused`): outside the workdir, or the workdir itself */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    download_file: {
-        parameters: {
-            query: {
-                /** @description A file, relative to the workdir. */
-                path: string;
-                /** @description `true` (or `1`): `Content-Disposition: attachment` whatever the type. */
-                download?: "true" | "false" | "1" | "0";
-            };
-            header?: never;
-            path: {
-                /** @description Thread id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The file's bytes, as the `Content-Type` header says */
-            200: {
-                headers: {
-                    /** @description `inline` or `attachment`, with `filename` and `filename*` */
-                    "Content-Disposition"?: string;
-                    /** @description No script, no requests, a sandboxed origin */
-                    "Content-Security-Policy"?: string;
-                    /** @description `nosniff` */
-                    "X-Content-Type-Options"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "*/*": components["schemas"]["FileBytes"];
-                };
-            };
-            /** @description Malformed query string */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such thread of yours, or no such file */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is a folder */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is refused (`path_refused`) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    upload_file: {
-        parameters: {
-            query: {
-                /** @description Where to put the file, relative to the workdir; missing folders are created. */
-                path: string;
-            };
-            header?: {
-                /** @description `*`: only create, never replace */
-                "If-None-Match"?: string | null;
-            };
-            path: {
-                /** @description Thread id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The file's bytes (any content type) */
-        requestBody: {
-            content: {
-                "application/octet-stream": components["schemas"]["FileBytes"];
-            };
-        };
-        responses: {
-            /** @description Replaced */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FileEntry"];
-                };
-            };
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FileEntry"];
-                };
-            };
-            /** @description Malformed query string */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such thread of yours */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is a folder, a folder on its way is a file, or the workspace quota is exceeded */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `If-None-Match: *` and the file exists */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The body is over the upload limit (25 MiB unless configured otherwise); nothing is written */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `path` is refused (`path_refused`) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
     list_messages: {
         parameters: {
-            query?: {
-                /**
-                 * @description Also list the messages a later run replaced (regenerate, edit-and-resend), each with
-                 *     `replaced_by_run_id`, in their places. Default `false`: the current history only.
-                 */
-                include_replaced?: boolean;
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @description Thread id */
@@ -3654,15 +3976,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"][];
-                };
-            };
-            /** @description Unreadable query */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             401: {
@@ -3795,7 +4108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Blank or over-long `input`; a `replace_from` that is not a user message of the thread's history */
+            /** @description Blank or over-long `input` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4095,219 +4408,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    get_user: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description User id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UserListEntry"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    update_user: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description User id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateUserRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Demoting or disabling yourself, or the last active admin */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    reset_password: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description User id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ResetPasswordRequest"];
-            };
-        };
-        responses: {
-            /** @description Set; the user's other tokens are revoked */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description `new_password` breaks the password rules */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
 //! The agent-write rules that need the runtime: tools must be built-in, the model's provider
-//! must be configured, and a scripted model's script must parse. The domain's own rules ran
+//! must exist (configured, built-in, or stored by an admin), and a scripted model's script
+//! must parse. The domain's own rules ran
 //! before these (see `agents::validated`), so the shapes here are already sound.
 
 use ars_domain::AgentContext;
@@ -8,8 +9,8 @@ use ars_runtime::Runtime;
 
 use crate::ApiError;
 
-/// Checks `context` against what this server can actually run.
-pub fn check(runtime: &Runtime, context: &AgentContext) -> Result<(), ApiError> {
+/// Checks `context` against what this server can actually run now.
+pub async fn check(runtime: &Runtime, context: &AgentContext) -> Result<(), ApiError> {
     if let Some(tools) = &context.tools {
         let available = runtime.tool_names();
         if let Some(unknown) = tools.iter().find(|t| !available.contains(t)) {
@@ -23,7 +24,8 @@ pub fn check(runtime: &Runtime, context: &AgentContext) -> Result<(), ApiError> 
         }
     }
     if let Some(model) = &context.model {
-        let models = runtime.models();
+        let snapshot = runtime.model_snapshot().await?;
+        let models = &snapshot.registry;
         if !models.contains(&model.provider) {
             let configured: Vec<String> = models.list().into_iter().map(|p| p.name).collect();
             return Err(ApiError::unprocessable(

@@ -165,7 +165,7 @@ async fn validated(
     existing: Option<&Agent>,
 ) -> Result<AgentDraft, ApiError> {
     let draft = input.validate(caller, existing)?;
-    super::agent_runtime_rules::check(&state.runtime, &draft.config.context)?;
+    super::agent_runtime_rules::check(&state.runtime, &draft.config.context).await?;
     check_share_users(state, &draft.share_config).await?;
     Ok(draft)
 }
@@ -523,9 +523,10 @@ pub async fn resolved_context(
 ) -> Result<Json<ResolvedContextView>, ApiError> {
     let caller = auth.caller();
     let agent = visible_agent(&state, &caller, &id).await?;
-    let context = state
-        .config
-        .defaults
+    // The defaults a run would use now: the server default model may be an admin's setting.
+    let snapshot = state.runtime.model_snapshot().await?;
+    let context = snapshot
+        .defaults(state.runtime.defaults())
         .resolve(agent.backend_id, &agent.config_json.context);
     let offered_skills = super::skills::offered_skills(&state, &caller, &context.skills).await?;
     Ok(Json(ResolvedContextView {

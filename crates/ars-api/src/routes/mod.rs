@@ -16,6 +16,8 @@ mod catalog;
 mod events;
 mod files;
 mod health;
+mod model_providers;
+mod model_settings;
 mod runs;
 mod skills;
 mod subagents;
@@ -75,6 +77,25 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::wait_run))
         .routes(routes!(runs::cancel_run))
         .routes(routes!(events::run_events))
+        .routes(routes!(
+            model_providers::list_model_providers,
+            model_providers::create_model_provider
+        ))
+        .routes(routes!(model_providers::probe::test_unsaved_model_provider))
+        .routes(routes!(
+            model_providers::get_model_provider,
+            model_providers::put_model_provider,
+            model_providers::patch_model_provider,
+            model_providers::delete_model_provider
+        ))
+        .routes(routes!(model_providers::probe::test_model_provider))
+        .routes(routes!(
+            model_providers::probe::refresh_model_provider_models
+        ))
+        .routes(routes!(
+            model_settings::get_model_settings,
+            model_settings::set_model_settings
+        ))
         .routes(routes!(catalog::list_models))
         .routes(routes!(catalog::list_tools))
 }

@@ -2,6 +2,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod openai;
 pub mod stream;
 
 use std::sync::Arc;
@@ -11,8 +12,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use ars_api::{ApiConfig, AppState, accounts};
-use ars_domain::Role;
 use ars_domain::user::PasswordPolicy;
+use ars_domain::{Role, SecretKey};
 use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
@@ -43,6 +44,8 @@ pub struct Setup {
     pub store: Option<Arc<dyn Store>>,
     /// Run events and thread events over Redis (URL, key prefix) instead of in process.
     pub redis: Option<(String, String)>,
+    /// The server key for stored secrets; default: a fresh one.
+    pub secret_key: Option<SecretKey>,
 }
 
 /// The PostgreSQL server tests may also run against (`ARS_TEST_DATABASE_URL`); `None` skips
@@ -62,6 +65,7 @@ impl Default for Setup {
             postgres: None,
             store: None,
             redis: None,
+            secret_key: None,
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct TestApp {
     pub base: String,
     pub store: Arc<dyn Store>,
     pub runtime: Runtime,
+    /// The key this server seals stored secrets with.
+    pub secret_key: SecretKey,
     pub client: reqwest::Client,
     /// The admin's bearer token.
     pub admin: String,
@@ -130,6 +136,7 @@ impl TestApp {
                 tempfile::tempdir().unwrap(),
             ),
         };
+        let secret_key = setup.secret_key.unwrap_or_else(SecretKey::generate);
         accounts::ensure_admin(&*store, setup.api.password_policy, Some(ADMIN_PASSWORD))
             .await
             .unwrap();
@@ -164,6 +171,7 @@ impl TestApp {
             store: Arc::clone(&store),
             events,
             models: Arc::new(models),
+            secret_key: secret_key.clone(),
             sandbox,
             tools: builtin_tools(),
             config: RuntimeConfig {
@@ -187,6 +195,7 @@ impl TestApp {
             base,
             store,
             runtime,
+            secret_key,
             client: reqwest::Client::new(),
             admin: String::new(),
             sandbox_dir,

@@ -146,6 +146,7 @@ pub fn success() -> EventKind {
     EventKind::RunStatus {
         status: RunStatus::Success,
         error: None,
+        error_code: None,
         output: Some("done".into()),
     }
 }

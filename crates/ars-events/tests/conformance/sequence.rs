@@ -102,6 +102,7 @@ pub async fn check_publish_after_terminal_is_closed(fx: &Fixture) {
             EventKind::RunStatus {
                 status: RunStatus::Error,
                 error: Some("model failed".into()),
+                error_code: None,
                 output: None,
             },
         )

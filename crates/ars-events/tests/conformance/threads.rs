@@ -29,6 +29,7 @@ fn child_run(status: RunStatus, prompt_tokens: u64) -> Run {
         input: "Summarise the notes — ünïcode ✓".into(),
         output: Some("partial".into()),
         error: Some("no model configured".into()),
+        error_code: None,
         usage: Usage {
             prompt_tokens,
             completion_tokens: 3,

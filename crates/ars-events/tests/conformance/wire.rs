@@ -58,9 +58,20 @@ fn every_kind() -> Vec<(EventKind, Value)> {
             EventKind::RunStatus {
                 status: RunStatus::Error,
                 error: Some("boom".into()),
+                error_code: None,
                 output: Some("partial".into()),
             },
             json!({"type": "run_status", "status": "error", "error": "boom", "output": "partial"}),
+        ),
+        (
+            EventKind::RunStatus {
+                status: RunStatus::Error,
+                error: Some("no model configured".into()),
+                error_code: Some(ars_domain::RunErrorCode::NoModelConfigured),
+                output: None,
+            },
+            json!({"type": "run_status", "status": "error", "error": "no model configured",
+                   "error_code": "no_model_configured"}),
         ),
         (
             EventKind::MessageStarted {

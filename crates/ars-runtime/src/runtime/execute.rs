@@ -8,7 +8,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
-    Agent, Caller, ModelConfig, ResolvedContext, Run, RunOutcome, RunStatus, Thread, Usage,
+    Agent, Caller, ModelConfig, ResolvedContext, Run, RunErrorCode, RunFailure, RunOutcome,
+    RunStatus, Thread, Usage,
 };
 use ars_events::EventKind;
 use ars_models::ChatModel;
@@ -57,22 +58,13 @@ impl Runtime {
                 if let Ok(running) = store.mark_run_running(run.id).await {
                     emitter.feed.changed(&running).await;
                 }
-                emitter
-                    .emit(EventKind::RunStatus {
-                        status: RunStatus::Running,
-                        error: None,
-                        output: None,
-                    })
-                    .await;
+                emitter.emit(EventKind::status(RunStatus::Running)).await;
                 let usage = Arc::new(Mutex::new(Usage::default()));
                 match self
                     .prepare(&run, &thread, &caller, &mut emitter, &cancel, &usage)
                     .await
                 {
-                    Err(message) => RunOutcome::Error {
-                        message,
-                        usage: Usage::default(),
-                    },
+                    Err(failure) => RunOutcome::failed(failure, Usage::default()),
                     Ok(spec) => self.drive(&spec, &cancel, &usage).await,
                 }
             }
@@ -101,6 +93,7 @@ impl Runtime {
             .emit(EventKind::RunStatus {
                 status: finished.status,
                 error: finished.error.clone(),
+                error_code: finished.error_code,
                 output: finished.output.clone(),
             })
             .await;
@@ -127,7 +120,7 @@ impl Runtime {
         let usage = usage.lock().map(|u| *u).unwrap_or_default();
         match ending {
             Ending::Loop(LoopEnd::Answer(output)) => RunOutcome::Success { output, usage },
-            Ending::Loop(LoopEnd::Failed(message)) => RunOutcome::Error { message, usage },
+            Ending::Loop(LoopEnd::Failed(failure)) => RunOutcome::failed(failure, usage),
             Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
             Ending::Cancelled => self.cancelled_outcome(usage),
         }
@@ -147,35 +140,38 @@ impl Runtime {
 
     /// Why a run of `agent` would fail before its first step (it has no model, or names a
     /// provider this server does not know), in words; `None` when it can start.
-    pub fn cannot_run(&self, agent: &Agent) -> Option<String> {
-        let context = self
-            .inner
-            .config
-            .defaults
+    pub async fn cannot_run(&self, agent: &Agent) -> Option<String> {
+        let models = match self.inner.models.snapshot().await {
+            Ok(models) => models,
+            Err(e) => return Some(format!("cannot load the model providers: {e}")),
+        };
+        let context = models
+            .defaults(&self.inner.config.defaults)
             .resolve(agent.backend_id, &agent.config_json.context);
-        self.model_of(agent, &context).err()
+        Self::model_of(&models, &context).err().map(|f| f.message)
     }
 
-    /// The model of `agent`'s runs, or why there is none.
+    /// The model of a run with `context`, or why there is none.
     fn model_of(
-        &self,
-        agent: &Agent,
+        models: &crate::models::ModelSnapshot,
         context: &ResolvedContext,
-    ) -> Result<Arc<dyn ChatModel>, String> {
+    ) -> Result<Arc<dyn ChatModel>, RunFailure> {
         let model_config: &ModelConfig = context.model.as_ref().ok_or_else(|| {
-            format!(
-                "no model configured for `{}`: set config_json.context.model on the agent or \
-                 ARS_DEFAULT_MODEL on the server",
-                agent.slug
+            RunFailure::new(
+                RunErrorCode::NoModelConfigured,
+                "no model configured: set config_json.context.model on the agent, or a server \
+                 default model (an admin's model settings, or ARS_DEFAULT_MODEL)",
             )
         })?;
-        self.inner
-            .models
+        models
+            .registry
             .model_for(model_config)
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::model_step::failure(&e))
     }
 
-    /// Resolves the agent's context and assembles model, tools, prompt and plug-ins.
+    /// Resolves the agent's context and assembles model, tools, prompt and plug-ins. The
+    /// providers and default model are those in force now, so an admin's change applies from
+    /// the next run on.
     async fn prepare(
         &self,
         run: &Run,
@@ -184,7 +180,7 @@ impl Runtime {
         emitter: &mut Emitter,
         cancel: &CancellationToken,
         usage: &Arc<Mutex<Usage>>,
-    ) -> Result<LoopSpec, String> {
+    ) -> Result<LoopSpec, RunFailure> {
         let store = &self.inner.store;
         let agent: Agent = store
             .agent(thread.agent_id)
@@ -193,12 +189,16 @@ impl Runtime {
             .filter(|a| caller.can_view(a))
             .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
         crate::spans::record_agent(&tracing::Span::current(), &agent);
-        let context = self
+        let models = self
             .inner
-            .config
-            .defaults
+            .models
+            .snapshot()
+            .await
+            .map_err(|e| format!("cannot load the model providers: {e}"))?;
+        let context = models
+            .defaults(&self.inner.config.defaults)
             .resolve(agent.backend_id, &agent.config_json.context);
-        let model = self.model_of(&agent, &context)?;
+        let model = Self::model_of(&models, &context)?;
 
         let mut tools = Vec::new();
         for name in &context.tools {

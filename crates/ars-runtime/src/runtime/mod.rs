@@ -20,7 +20,7 @@ use tracing::Instrument;
 
 use ars_domain::{
     Caller, ContextDefaults, Delivery, Lease, MessageId, NewRun, Run, RunId, RunOutcome, RunStatus,
-    Thread, Usage, UserId,
+    SecretKey, Thread, Usage, UserId,
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
@@ -30,6 +30,7 @@ use ars_store::{FinishedRun, Store, StoreError};
 use crate::agent_loop::Emitter;
 use crate::metrics;
 use crate::middleware::MiddlewareFactory;
+use crate::models::{ModelSnapshot, ModelSource};
 use crate::tool::{ToolInfo, ToolRegistry};
 
 mod control;
@@ -170,7 +171,9 @@ struct ActiveRun {
 struct Inner {
     store: Arc<dyn Store>,
     events: Arc<dyn EventBus>,
-    models: Arc<ModelRegistry>,
+    /// The configured providers, the stored ones and the default model, reloaded when they
+    /// change.
+    models: ModelSource,
     sandbox: Arc<dyn Sandbox>,
     tools: ToolRegistry,
     config: RuntimeConfig,
@@ -213,7 +216,11 @@ pub struct Runtime {
 pub struct RuntimeParts {
     pub store: Arc<dyn Store>,
     pub events: Arc<dyn EventBus>,
+    /// The configured model providers; those stored in the database are layered over them at
+    /// each run start.
     pub models: Arc<ModelRegistry>,
+    /// Opens the stored providers' secrets (and seals new ones, through the API).
+    pub secret_key: SecretKey,
     pub sandbox: Arc<dyn Sandbox>,
     pub tools: ToolRegistry,
     pub config: RuntimeConfig,
@@ -240,11 +247,17 @@ impl Runtime {
     fn assemble(parts: RuntimeParts, listening: watch::Receiver<bool>) -> Self {
         let slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
         let child_slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
+        let models = ModelSource::new(
+            (*parts.models).clone(),
+            parts.config.defaults.base.model.clone(),
+            Arc::clone(&parts.store),
+            parts.secret_key,
+        );
         Self {
             inner: Arc::new(Inner {
                 store: parts.store,
                 events: parts.events,
-                models: parts.models,
+                models,
                 sandbox: parts.sandbox,
                 tools: parts.tools,
                 config: parts.config,
@@ -269,10 +282,24 @@ impl Runtime {
         &self.inner.events
     }
 
-    pub fn models(&self) -> &ModelRegistry {
+    /// The configured model providers alone (built-in and from the server configuration).
+    pub fn config_models(&self) -> &ModelRegistry {
+        self.inner.models.config()
+    }
+
+    /// Where runs get their models: configured and stored providers, the default model, and
+    /// the key of the stored secrets.
+    pub fn model_source(&self) -> &ModelSource {
         &self.inner.models
     }
 
+    /// The providers and default model in force now (see [`ModelSource::snapshot`]).
+    pub async fn model_snapshot(&self) -> Result<Arc<ModelSnapshot>, StoreError> {
+        self.inner.models.snapshot().await
+    }
+
+    /// The configured `BaseContext` and `SubAgentContext` (see [`ModelSnapshot::defaults`]
+    /// for them with the default model in force).
     pub fn defaults(&self) -> &ContextDefaults {
         &self.inner.config.defaults
     }
@@ -343,6 +370,7 @@ impl Runtime {
                     EventKind::RunStatus {
                         status: run.status,
                         error: run.error.clone(),
+                        error_code: run.error_code,
                         output: run.output.clone(),
                     },
                 )
@@ -392,6 +420,7 @@ impl Runtime {
             .emit(EventKind::RunStatus {
                 status: RunStatus::Pending,
                 error: None,
+                error_code: None,
                 output: None,
             })
             .await;

@@ -123,6 +123,7 @@ mod tests {
             input: "Summarise\nthe   notes".into(),
             output: output.map(str::to_string),
             error: error.map(str::to_string),
+            error_code: None,
             usage: Usage::default(),
             parent_run_id: None,
             parent_tool_call_id: None,

@@ -161,7 +161,7 @@ impl Shared {
         }
         let agent = self.subagent(&args.subagent_slug)?.clone();
         // Started all the same, so its failure is on record where the user looks for it.
-        let doomed = self.runtime.cannot_run(&agent);
+        let doomed = self.runtime.cannot_run(&agent).await;
         let thread = self.child_thread(&agent, args).await?;
         let start = StartRun {
             thread: thread.clone(),

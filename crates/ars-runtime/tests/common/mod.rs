@@ -119,6 +119,7 @@ pub async fn harness_models(
         store: Arc::clone(&store),
         events: Arc::new(InProcessBus::new(Default::default())),
         models: Arc::new(ModelRegistry::new(&models, |_| None).unwrap()),
+        secret_key: ars_domain::SecretKey::generate(),
         sandbox: Arc::clone(&sandbox),
         tools: ToolRegistry::new(tools),
         config,

@@ -144,6 +144,7 @@ pub fn outcome(status: RunStatus) -> RunOutcome {
         },
         RunStatus::Error => RunOutcome::Error {
             message: "failed".into(),
+            code: None,
             usage,
         },
         RunStatus::Timeout => RunOutcome::Timeout { limit_s: 1, usage },

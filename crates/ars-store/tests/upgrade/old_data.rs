@@ -148,6 +148,7 @@ impl Old {
             input: "What is in the folder?".into(),
             output: Some("Two files.".into()),
             error: None,
+            error_code: None,
             usage: Usage {
                 prompt_tokens: 1200,
                 completion_tokens: 345,

@@ -90,6 +90,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 status,
                 error,
                 output,
+                ..
             } if status.is_terminal() => {
                 self.finish(*status, error.as_deref(), output.as_deref())?;
                 return Ok(Flow::Ended(*status));
@@ -216,6 +217,7 @@ mod tests {
             EventKind::RunStatus {
                 status: RunStatus::Success,
                 error: None,
+                error_code: None,
                 output: Some("Done.".into()),
             },
         ]);
@@ -233,6 +235,7 @@ mod tests {
         let (_, err, _) = render(&[EventKind::RunStatus {
             status: RunStatus::Error,
             error: Some("model error: boom".into()),
+            error_code: None,
             output: None,
         }]);
         assert_eq!(err, "✗ run ended with status `error`: model error: boom\n");

@@ -138,7 +138,7 @@ pub(super) fn refusal_error(
     }
 }
 
-fn request_headers(shared: &Shared) -> HeaderMap {
+pub(super) fn request_headers(shared: &Shared) -> HeaderMap {
     let mut headers = shared.headers.clone();
     headers.insert(
         CONTENT_TYPE,
@@ -151,7 +151,7 @@ fn request_headers(shared: &Shared) -> HeaderMap {
 }
 
 /// Reads an error body, giving up quietly: the status alone still says what went wrong.
-async fn read_body(response: reqwest::Response, limit: Duration) -> String {
+pub(super) async fn read_body(response: reqwest::Response, limit: Duration) -> String {
     match tokio::time::timeout(limit, response.text()).await {
         Ok(Ok(text)) => text,
         _ => String::new(),

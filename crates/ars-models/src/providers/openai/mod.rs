@@ -6,6 +6,7 @@
 //! replayed as events; the provider remembers such models so later calls skip the refusal.
 
 mod http;
+mod probe;
 mod sse;
 mod wire;
 
@@ -17,7 +18,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::secret::ApiKey;
+use crate::secret::{ApiKey, Redactor};
 use crate::{
     ChatModel, ChatRequest, ChatStream, ModelError, OpenAiOptions, ProviderConfig, SamplingParams,
 };
@@ -38,6 +39,8 @@ pub(crate) struct Shared {
     /// `Bearer <key>`, marked sensitive so the http stack never logs it.
     authorization: Option<HeaderValue>,
     api_key: Option<ApiKey>,
+    /// The key and the header values, blanked out of whatever the server echoes back.
+    redactor: Redactor,
     /// Said in an auth error when the key's environment variable was not set.
     missing_key_hint: Option<String>,
     /// Configured extra headers.
@@ -62,9 +65,7 @@ impl std::fmt::Debug for Shared {
 
 impl Shared {
     fn redact(&self, text: &str) -> String {
-        self.api_key
-            .as_ref()
-            .map_or_else(|| text.to_string(), |key| key.redact(text))
+        self.redactor.redact(text)
     }
 
     fn prefers_non_streaming(&self, model: &str) -> bool {
@@ -121,6 +122,10 @@ impl OpenAiProvider {
             .connect_timeout(options.connect_timeout)
             .build()
             .map_err(|e| invalid(format!("cannot build an HTTP client: {e}")))?;
+        let redactor = Redactor::new(
+            api_key.as_ref(),
+            config.headers.values().map(String::as_str),
+        );
         Ok(Self {
             shared: Arc::new(Shared {
                 name: config.name.clone(),
@@ -128,6 +133,7 @@ impl OpenAiProvider {
                 base_url,
                 authorization,
                 api_key,
+                redactor,
                 missing_key_hint,
                 headers,
                 client,
@@ -141,9 +147,61 @@ impl OpenAiProvider {
         &self.shared.name
     }
 
+    /// The timing this provider's calls obey.
+    pub fn options(&self) -> &OpenAiOptions {
+        &self.shared.options
+    }
+
+    /// The same server, key and headers with other timing (a probe's: one attempt, a short
+    /// connect limit), on a connection pool of its own.
+    pub fn with_options(&self, options: OpenAiOptions) -> Result<Self, ModelError> {
+        let shared = &self.shared;
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .build()
+            .map_err(|e| {
+                ModelError::Config(format!(
+                    "provider `{}`: cannot build an HTTP client: {e}",
+                    shared.name
+                ))
+            })?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                name: shared.name.clone(),
+                base_url: shared.base_url.clone(),
+                endpoint: shared.endpoint.clone(),
+                authorization: shared.authorization.clone(),
+                api_key: shared.api_key.clone(),
+                redactor: shared.redactor.clone(),
+                missing_key_hint: shared.missing_key_hint.clone(),
+                headers: shared.headers.clone(),
+                client,
+                options,
+                non_streaming_with_tools: Mutex::new(HashSet::new()),
+            }),
+        })
+    }
+
     /// The API root, without credentials; safe to show.
     pub fn base_url(&self) -> &str {
         &self.shared.base_url
+    }
+
+    /// Whether requests carry an API key (never the key itself).
+    pub fn has_api_key(&self) -> bool {
+        self.shared.api_key.is_some()
+    }
+
+    /// The names of the extra headers sent (never their values), in lower case.
+    pub fn header_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .shared
+            .headers
+            .keys()
+            .map(|name| name.as_str().to_string())
+            .collect();
+        names.sort_unstable();
+        names
     }
 
     /// A [`ChatModel`] for `model` on this server. `defaults` are the agent's configured
@@ -247,7 +305,7 @@ impl ChatModel for OpenAiModel {
                 response,
                 shared.name.clone(),
                 shared.options.idle_timeout,
-                shared.api_key.clone(),
+                shared.redactor.clone(),
             )),
             Err(http::Failure::Refused { status, body })
                 if has_tools

@@ -12,7 +12,7 @@ use eventsource_stream::{EventStreamError, Eventsource};
 use futures::stream::{BoxStream, StreamExt};
 
 use super::wire::{ChunkError, ChunkParser};
-use crate::secret::ApiKey;
+use crate::secret::Redactor;
 use crate::{ChatEvent, ChatStream, ModelError};
 
 /// Why the byte stream under the SSE parser stopped.
@@ -42,7 +42,7 @@ struct State {
     done: bool,
     provider: String,
     idle_timeout: Duration,
-    api_key: Option<ApiKey>,
+    redactor: Redactor,
 }
 
 impl State {
@@ -52,9 +52,7 @@ impl State {
     }
 
     fn redact(&self, text: &str) -> String {
-        self.api_key
-            .as_ref()
-            .map_or_else(|| text.to_string(), |key| key.redact(text))
+        self.redactor.redact(text)
     }
 
     /// The next item of the chat stream.
@@ -132,7 +130,7 @@ pub(super) fn chat_stream(
     response: reqwest::Response,
     provider: String,
     idle_timeout: Duration,
-    api_key: Option<ApiKey>,
+    redactor: Redactor,
 ) -> ChatStream {
     let bytes = futures::stream::unfold(
         Some(response.bytes_stream().boxed()),
@@ -156,7 +154,7 @@ pub(super) fn chat_stream(
         done: false,
         provider,
         idle_timeout,
-        api_key,
+        redactor,
     };
     futures::stream::unfold(state, |mut state| async move {
         let item = state.next().await?;

@@ -3020,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The thread has an active run; `active_run_id` names it */
+            /** @description `busy`: the thread has an active run, `active_run_id` names it; `conflict` naming `replace_from`: it is not a user message of the thread's history */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3045,7 +3045,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Blank or over-long `input`; a `replace_from` that is not a user message of the thread's history */
+            /** @description Blank or over-long `input`; a `replace_from` that is not a message id */
             422: {
                 headers: {
                     [name: string]: unknown;

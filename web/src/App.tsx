@@ -1,6 +1,8 @@
 import { BrowserRouter, Navigate, Route, Routes } from "react-router-dom";
 import { AccountPage } from "./account/AccountPage";
 import { UsersPage } from "./admin/UsersPage";
+import { ProviderFormPage } from "./providers/ProviderFormPage";
+import { ProvidersPage } from "./providers/ProvidersPage";
 import { AgentFormPage } from "./agents/AgentFormPage";
 import { AgentsPage } from "./agents/AgentsPage";
 import { AuthProvider } from "./auth/AuthContext";
@@ -29,6 +31,9 @@ export function AppRoutes() {
         <Route path="/agents/:id" element={<AgentFormPage />} />
         <Route path="/skills" element={<SkillsPage />} />
         <Route path="/skills/:id" element={<SkillDetailPage />} />
+        <Route path="/providers" element={<ProvidersPage />} />
+        <Route path="/providers/new" element={<ProviderFormPage />} />
+        <Route path="/providers/:id" element={<ProviderFormPage />} />
         <Route path="/account" element={<AccountPage />} />
         <Route path="/admin/users" element={<UsersPage />} />
       </Route>

@@ -221,9 +221,10 @@ impl From<StoreError> for ApiError {
                 message: format!("run {run} has ended"),
                 field: None,
             },
-            StoreError::NotReplaceable { reason, .. } => Self::unprocessable(
-                "replace_from",
-                match reason {
+            // Well-formed, but at odds with the stored thread: a 409 like every reference to a
+            // row that is not there (a 422 is only for what the schema itself refuses).
+            StoreError::NotReplaceable { reason, .. } => Self::Conflict {
+                message: match reason {
                     Unreplaceable::NotInThread => "replace_from names no message of this thread",
                     Unreplaceable::NotUserMessage => {
                         "replace_from must name a user message, not an answer, tool result or \
@@ -233,8 +234,10 @@ impl From<StoreError> for ApiError {
                         "the message replace_from names has already been replaced; name the \
                          message that took its place"
                     }
-                },
-            ),
+                }
+                .into(),
+                field: Some("replace_from".into()),
+            },
             StoreError::Invalid(detail) => Self::Unprocessable {
                 message: detail,
                 field: None,

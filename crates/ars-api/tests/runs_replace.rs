@@ -375,7 +375,7 @@ async fn replace_while_a_run_is_active_is_busy_and_removes_nothing() {
 }
 
 #[tokio::test]
-async fn invalid_replace_from_is_a_422_naming_it_and_removes_nothing() {
+async fn an_unusable_replace_from_is_refused_naming_it_and_removes_nothing() {
     let app = TestApp::spawn().await;
     let (_, alice) = app.user("alice").await;
     let (_, bob) = app.user("bob").await;
@@ -402,10 +402,31 @@ async fn invalid_replace_from_is_a_422_naming_it_and_removes_nothing() {
         .await
         .body;
 
-    let cases = [
-        ("not a uuid", json!("message-1")),
-        ("a number", json!(7)),
-        ("an object", json!({"id": current[0]["id"]})),
+    // Not a message id at all: the schema refuses it.
+    let malformed = [
+        json!("message-1"),
+        json!(7),
+        json!({"id": current[0]["id"]}),
+    ];
+    for replace_from in malformed {
+        let r = app
+            .post(
+                &format!("/api/threads/{thread}/runs"),
+                &alice,
+                json!({"input": "again", "replace_from": replace_from}),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{replace_from}: {}",
+            r.body
+        );
+        assert_eq!(r.code(), Some("validation_failed"));
+        assert_eq!(r.field(), Some("replace_from"), "{}", r.body);
+    }
+    // A message id the stored thread cannot take: a conflict naming the field.
+    let refused = [
         (
             "an unknown id",
             json!("0190f5b4-7c1d-7000-8000-000000000000"),
@@ -421,7 +442,7 @@ async fn invalid_replace_from_is_a_422_naming_it_and_removes_nothing() {
         ("an assistant message", current[1]["id"].clone()),
         ("a replaced message", first[0]["id"].clone()),
     ];
-    for (case, replace_from) in cases {
+    for (case, replace_from) in refused {
         let r = app
             .post(
                 &format!("/api/threads/{thread}/runs"),
@@ -429,16 +450,12 @@ async fn invalid_replace_from_is_a_422_naming_it_and_removes_nothing() {
                 json!({"input": "again", "replace_from": replace_from}),
             )
             .await;
-        assert_eq!(
-            r.status,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "{case}: {}",
-            r.body
-        );
-        assert_eq!(r.code(), Some("validation_failed"), "{case}");
+        assert_eq!(r.status, StatusCode::CONFLICT, "{case}: {}", r.body);
+        assert_eq!(r.code(), Some("conflict"), "{case}");
         assert_eq!(r.field(), Some("replace_from"), "{case}: {}", r.body);
+        assert!(r.body["error"].get("active_run_id").is_none(), "{case}");
         let message = r.body["error"]["message"].as_str().unwrap();
-        assert!(!message.contains("database"), "{case}: {message}");
+        assert!(message.contains("replace_from"), "{case}: {message}");
     }
     // A bad input is refused before anything is replaced.
     let r = app

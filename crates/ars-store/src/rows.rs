@@ -12,9 +12,8 @@ use sqlx::types::Json;
 use ars_domain::{
     Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageNotice,
     MessageRole, Role, Run, RunErrorCode, RunId, RunStatus, ShareConfig, Skill, SkillContent,
-    SkillFile,
-    SkillFileInfo, SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User, UserId,
-    Visibility,
+    SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User,
+    UserId, Visibility,
 };
 
 use crate::{Result, StoreError};

@@ -13,10 +13,10 @@
 mod agents;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
-#[path = "conformance/replace.rs"]
-mod replace;
 #[path = "conformance/providers.rs"]
 mod providers;
+#[path = "conformance/replace.rs"]
+mod replace;
 #[path = "conformance/runs.rs"]
 mod runs;
 #[path = "conformance/schema.rs"]

@@ -156,6 +156,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Changes the caller's password. The current one is checked like a login (a wrong one counts
+         *     as a failed login for the throttle); on success every other token and session of the
+         *     caller is revoked, and the one this request came with keeps working.
+         */
+        put: operations["change_own_password"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/model-providers": {
         parameters: {
             query?: never;
@@ -511,6 +532,80 @@ export interface paths {
         patch: operations["rename_thread"];
         trace?: never;
     };
+    "/api/threads/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follows a thread (SSE): a `snapshot` of its subagent runs and active run, then every change
+         *     as `subagent`, `run` and `notice` messages. Never ends by itself; reconnecting gives a fresh
+         *     snapshot.
+         */
+        get: operations["thread_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/threads/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The entries of a folder of the thread's workdir, or (recursive) of everything below it. */
+        get: operations["list_files"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a file, a symlink (the link, never what it points to) or a folder of the thread's
+         *     workdir: an empty folder as it is, one with entries only with `recursive=true`. The
+         *     workdir itself cannot be deleted.
+         */
+        delete: operations["delete_file"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/threads/{id}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Downloads a file of the thread's workdir, streamed. `Content-Type` comes from the extension
+         *     (or, when that says nothing, from the first bytes: UTF-8 text is `text/plain`), with
+         *     `charset=utf-8` for text; text, images, audio, video, PDF and JSON are `inline`, anything
+         *     else (and everything with `download=true`) an `attachment`, named in ASCII and in UTF-8
+         *     (RFC 6266). Every answer carries `X-Content-Type-Options: nosniff` and a
+         *     `Content-Security-Policy` that runs no script and gives the document an origin of its own,
+         *     so an HTML or SVG file the agent wrote cannot act as the UI.
+         */
+        get: operations["download_file"];
+        /**
+         * Uploads a file into the thread's workdir: the request body is the file's bytes, whatever its
+         *     type. Missing folders are created; the file appears whole (written beside and renamed into
+         *     place) and is charged to the workspace quota first. `If-None-Match: *` refuses to replace a
+         *     file that is already there (412).
+         */
+        put: operations["upload_file"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/threads/{id}/messages": {
         parameters: {
             query?: never;
@@ -520,8 +615,9 @@ export interface paths {
         };
         /**
          * The thread's committed messages in order: user inputs, assistant messages with their tool
-         *     calls, and tool results. A tool call that never got a result and whose run has ended (cut
-         *     off by a stop, crash or cancel) is marked `interrupted`.
+         *     calls, tool results and notices. A tool call that never got a result and whose run has
+         *     ended (cut off by a stop, crash or cancel) is marked `interrupted`. Messages a later run
+         *     replaced (`replace_from`) are left out unless `include_replaced=true`.
          */
         get: operations["list_messages"];
         put?: never;
@@ -544,7 +640,9 @@ export interface paths {
         put?: never;
         /**
          * Sends the user's message and starts the agent on it, in the background. Follow the run with
-         *     `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`.
+         *     `GET /api/runs/{id}/events` (SSE) or `GET /api/runs/{id}/wait`. With `replace_from`, the
+         *     message replaces one of the thread's user messages and everything after it (regenerate,
+         *     edit-and-resend).
          */
         post: operations["start_run"];
         delete?: never;
@@ -630,13 +728,58 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every user, so sharing can name them: id and username, plus role and timestamps for
-         *     admins (who manage accounts).
+         * Every user, so sharing can name them: id and username, plus role, whether disabled and
+         *     timestamps for admins (who manage accounts).
          */
         get: operations["list_users"];
         put?: never;
         /** Creates a user (admins only). */
         post: operations["create_user"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One user: the whole account (but the password) for admins and for the user themselves, id
+         *     and username for everyone else.
+         */
+        get: operations["get_user"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Changes a user's role or disables or enables the account (admins only). Nobody may demote
+         *     or disable themselves, and the last active admin stays one (409, field `role` or
+         *     `disabled`).
+         */
+        patch: operations["update_user"];
+        trace?: never;
+    };
+    "/api/users/{id}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sets a user's password (admins only) and revokes every token and session of theirs (but the
+         *     caller's own, when resetting their own password), so the old password's holder is out.
+         */
+        post: operations["reset_password"];
         delete?: never;
         options?: never;
         head?: never;
@@ -670,6 +813,10 @@ export interface components {
         AgentConfig: {
             context?: components["schemas"]["AgentContext"];
         };
+        /** @description `AgentConfig` in a merge patch: `null` removes a member (back to its default). */
+        AgentConfigPatch: {
+            context?: null | components["schemas"]["AgentContext"];
+        };
         /** @description `config_json.context`: one form for every agent. */
         AgentContext: {
             knowledge_bases?: string[] | null;
@@ -700,7 +847,7 @@ export interface components {
          */
         AgentPatch: {
             backend_id?: null | components["schemas"]["Backend"];
-            config_json?: null | components["schemas"]["AgentConfig"];
+            config_json?: null | components["schemas"]["AgentConfigPatch"];
             description?: string | null;
             is_default?: boolean | null;
             /** @description Derived from `backend_id` (read-only, as in `AgentWrite`). */
@@ -732,7 +879,10 @@ export interface components {
              */
             slug: string;
         };
-        /** @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash. */
+        /**
+         * @description An API token's metadata. The secret is shown once, at creation, and stored only as a hash.
+         *     Login sessions are tokens too (named `login`, expiring after the session lifetime).
+         */
         ApiToken: {
             /** Format: date-time */
             created_at: string;
@@ -742,6 +892,11 @@ export interface components {
              */
             expires_at?: string | null;
             id: components["schemas"]["TokenId"];
+            /**
+             * Format: date-time
+             * @description When a request last came with it (recorded at most once a minute); `None`: never.
+             */
+            last_used_at?: string | null;
             name: string;
             user_id: components["schemas"]["UserId"];
         };
@@ -750,6 +905,15 @@ export interface components {
          * @enum {string}
          */
         Backend: "DefaultBackend" | "SubAgentBackend";
+        ChangePasswordRequest: {
+            /** @description The password the account has now. */
+            current_password: string;
+            /**
+             * @description At least the server's minimum (12 characters unless configured otherwise; the served
+             *     document states the configured one), at most 1024.
+             */
+            new_password: string;
+        };
         /** @description The body of `POST /api/threads`. */
         CreateThread: {
             /**
@@ -812,6 +976,51 @@ export interface components {
             /** @description A sentence for people. */
             message: string;
         };
+        /**
+         * Format: binary
+         * @description A file's bytes, as downloaded or uploaded.
+         */
+        FileBytes: string;
+        /** @description One file or folder of a workdir. */
+        FileEntry: {
+            kind: components["schemas"]["FileKind"];
+            /**
+             * Format: date-time
+             * @description When its content last changed, where the file system tells.
+             */
+            modified_at?: string | null;
+            /** @description The file name. */
+            name: string;
+            /** @description Its path relative to the workdir, `/`-separated: what `path=` takes. */
+            path: string;
+            /**
+             * Format: int64
+             * @description Bytes (of the link itself for a symlink).
+             */
+            size: number;
+        };
+        /**
+         * @description What kind of entry a workdir listing shows.
+         * @enum {string}
+         */
+        FileKind: "file" | "dir" | "symlink" | "other";
+        /** @description A folder of a workdir. */
+        FileListing: {
+            /**
+             * @description Folders first, then files, each by name; depth first when recursive (a folder's entries
+             *     follow it).
+             */
+            entries: components["schemas"]["FileEntry"][];
+            /** @description The listed folder relative to the workdir (empty for the workdir itself). */
+            path: string;
+            /** @description True when entries were left out: more than 2000, or (recursive) deeper than `max_depth`. */
+            truncated: boolean;
+            /**
+             * @description The workdir as the agent sees it, e.g. `/home/gem/user-data/threads/<id>`: tool calls
+             *     name files relative to it or absolutely under it.
+             */
+            workdir: string;
+        };
         Health: {
             /** @description Always `ok` when the server answers. */
             status: string;
@@ -865,6 +1074,8 @@ export interface components {
             id: components["schemas"]["MessageId"];
             /** @description Tool messages: whether the call failed (the content is then the error the model saw). */
             is_error?: boolean;
+            notice?: null | components["schemas"]["MessageNotice"];
+            replaced_by_run_id?: null | components["schemas"]["RunId"];
             role: components["schemas"]["MessageRole"];
             run_id?: null | components["schemas"]["RunId"];
             /**
@@ -885,6 +1096,20 @@ export interface components {
          * @description Identifies a committed message.
          */
         MessageId: string;
+        /**
+         * @description What a completion notice (a system message written when a background subagent run ends
+         *     after its parent's run) reports on: the child run as it ended.
+         */
+        MessageNotice: {
+            /** @description The child run. */
+            run_id: components["schemas"]["RunId"];
+            /** @description How it ended (a terminal status). */
+            status: components["schemas"]["RunStatus"];
+            /** @description The subagent that ran it. */
+            subagent_slug?: string | null;
+            /** @description The child thread: its history, or where to continue it. */
+            thread_id: components["schemas"]["ThreadId"];
+        };
         /**
          * @description Who wrote a message.
          * @enum {string}
@@ -1138,6 +1363,13 @@ export interface components {
             /** @description Not blank; at most 200 characters, stored trimmed. */
             title: string;
         };
+        ResetPasswordRequest: {
+            /**
+             * @description At least the server's minimum (12 characters unless configured otherwise; the served
+             *     document states the configured one), at most 1024.
+             */
+            new_password: string;
+        };
         /** @description The context an agent actually runs with. */
         ResolvedContext: {
             knowledge_bases: string[];
@@ -1349,13 +1581,27 @@ export interface components {
         StartRunBody: {
             /** @description The user's message: 1 to 100 000 characters, not blank. */
             input: string;
+            /**
+             * Format: uuid
+             * @description Regenerate or edit: the id of a user message of this thread's history. It and every
+             *     message after it leave the history (the model no longer sees them; they are listed only
+             *     with `GET /api/threads/{id}/messages?include_replaced=true`), and `input` takes its
+             *     place, in the same step that starts the run. Regenerate: the same text; edit: new
+             *     text. Their runs stay in the thread's runs; their subagent threads and the workdir's
+             *     files stay as they are.
+             */
+            replace_from?: string | null;
         };
-        /** @description One subagent run of a thread. */
+        /**
+         * @description One subagent run of a thread: the whole entry, so a client that gets a newer one (from the
+         *     thread's event stream) replaces the one it has with the same `run_id`.
+         */
         SubagentRun: {
             /** Format: date-time */
             created_at: string;
             /** @description The task it was given (the child run's input). */
             description: string;
+            /** @description Why it failed (`error`, `timeout`, `interrupted`), in words. */
             error?: string | null;
             /** Format: date-time */
             finished_at?: string | null;
@@ -1371,6 +1617,11 @@ export interface components {
             subagent_slug?: string | null;
             /** @description The child thread: continue it, or read its history. */
             thread_id: components["schemas"]["ThreadId"];
+            /**
+             * @description `usage` plus that of the runs it started: subagents start none, so today the same as
+             *     `usage` (and the same field as a run's `total_usage`).
+             */
+            total_usage: components["schemas"]["Usage"];
             usage: components["schemas"]["Usage"];
         };
         /** @description The body of `POST /api/model-providers/{id}/test` (or none). */
@@ -1432,10 +1683,49 @@ export interface components {
             workdir_path: string;
         };
         /**
+         * @description One message of a thread's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
+         *     a stream, so this describes each message).
+         */
+        ThreadEventMessage: {
+            /**
+             * @description JSON: a `ThreadSnapshot` (`snapshot`), `SubagentRun` (`subagent`), `RunDetail` (`run`),
+             *     `ThreadNotice` (`notice`) or `ErrorBody` (`stream_error`).
+             */
+            data: string;
+            event: components["schemas"]["ThreadEventName"];
+        };
+        /**
+         * @description The `event:` names of a thread's event stream.
+         * @enum {string}
+         */
+        ThreadEventName: "snapshot" | "subagent" | "run" | "notice" | "stream_error";
+        /**
          * @description Identifies a thread. Text, because child thread ids embed their parent's:
          *     `<parent_thread_id>_sub_<slug>_<uuid8>`. Top-level ids are UUIDv7 text.
          */
         ThreadId: string;
+        /**
+         * @description A completion notice committed to the thread: the message (as
+         *     `GET /api/threads/{id}/messages` lists it) and the background subagent run it reports on.
+         */
+        ThreadNotice: {
+            message: components["schemas"]["Message"];
+            /** @description The child run as it ended. */
+            subagent: components["schemas"]["SubagentRun"];
+        };
+        /**
+         * @description The first message of a thread's event stream (and of every catch-up): the thread as it
+         *     stands.
+         */
+        ThreadSnapshot: {
+            active_run?: null | components["schemas"]["RunDetail"];
+            /**
+             * @description Every subagent run started from the thread, oldest first (as
+             *     `GET /api/threads/{id}/subagents` lists them).
+             */
+            subagents: components["schemas"]["SubagentRun"][];
+            thread_id: components["schemas"]["ThreadId"];
+        };
         /**
          * Format: uuid
          * @description Identifies an API token (not the secret itself).
@@ -1462,6 +1752,15 @@ export interface components {
             /** @description The JSON Schema of its arguments. */
             parameters: Record<string, never>;
         };
+        /** @description The body of `PATCH /api/users/{id}`: what to change; an omitted (or null) field stays. */
+        UpdateUserRequest: {
+            /**
+             * @description `true` disables the account (its tokens are refused at once, login too); `false`
+             *     enables it again, and its tokens work again unless they were revoked or expired.
+             */
+            disabled?: boolean | null;
+            role?: null | components["schemas"]["Role"];
+        };
         /** @description Tokens spent. */
         Usage: {
             /** Format: int64 */
@@ -1473,6 +1772,12 @@ export interface components {
         User: {
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description A disabled account cannot log in, and every request with one of its tokens is refused.
+             *     Its tokens are kept: enabling the account again makes them work again (reset the
+             *     password to revoke them).
+             */
+            disabled?: boolean;
             id: components["schemas"]["UserId"];
             role: components["schemas"]["Role"];
             /** Format: date-time */
@@ -1494,6 +1799,8 @@ export interface components {
              * @description Admins only.
              */
             created_at?: string | null;
+            /** @description Admins only: a disabled account cannot log in and its tokens are refused. */
+            disabled?: boolean | null;
             id: components["schemas"]["UserId"];
             role?: null | components["schemas"]["Role"];
             /**
@@ -2066,6 +2373,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The account is disabled (`account_disabled`; only with the right password) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2167,6 +2483,89 @@ export interface operations {
             };
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    change_own_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed; the caller's other tokens are revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `current_password` is wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `new_password` breaks the password rules */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many wrong passwords */
+            429: {
+                headers: {
+                    /** @description Seconds until it may be tried again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3958,9 +4357,380 @@ export interface operations {
             };
         };
     };
-    list_messages: {
+    thread_events: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One SSE message per change: `event:` its kind, `data:` its JSON (no `id:`); a `snapshot` first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ThreadEventMessage"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_files: {
+        parameters: {
+            query?: {
+                /** @description A folder, relative to the workdir; default: the workdir itself. */
+                path?: string;
+                /** @description List everything below the folder too, depth first. */
+                recursive?: "true" | "false" | "1" | "0";
+                /** @description With `recursive`: how many levels (1-16, default 8; 1 is the folder's own entries). */
+                max_depth?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Thread id (a subagent's child thread lists the same workdir) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileListing"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours, or no such folder */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is a file */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`) or `max_depth` is out of range */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_file: {
+        parameters: {
+            query: {
+                /** @description A file, symlink or folder, relative to the workdir (not the workdir itself). */
+                path: string;
+                /** @description Delete a folder with everything in it (an empty folder needs no flag). */
+                recursive?: "true" | "false" | "1" | "0";
+            };
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query string or no `path` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours, or nothing at `path` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A folder with entries, without `recursive=true` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`): outside the workdir, or the workdir itself */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    download_file: {
+        parameters: {
+            query: {
+                /** @description A file, relative to the workdir. */
+                path: string;
+                /** @description `true` (or `1`): `Content-Disposition: attachment` whatever the type. */
+                download?: "true" | "false" | "1" | "0";
+            };
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, as the `Content-Type` header says */
+            200: {
+                headers: {
+                    /** @description `inline` or `attachment`, with `filename` and `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description No script, no requests, a sandboxed origin */
+                    "Content-Security-Policy"?: string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": components["schemas"]["FileBytes"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours, or no such file */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is a folder */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    upload_file: {
+        parameters: {
+            query: {
+                /** @description Where to put the file, relative to the workdir; missing folders are created. */
+                path: string;
+            };
+            header?: {
+                /** @description `*`: only create, never replace */
+                "If-None-Match"?: string | null;
+            };
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The file's bytes (any content type) */
+        requestBody: {
+            content: {
+                "application/octet-stream": components["schemas"]["FileBytes"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such thread of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is a folder, a folder on its way is a file, or the workspace quota is exceeded */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `If-None-Match: *` and the file exists */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the upload limit (25 MiB unless configured otherwise); nothing is written */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `path` is refused (`path_refused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_messages: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Also list the messages a later run replaced (regenerate, edit-and-resend), each with
+                 *     `replaced_by_run_id`, in their places. Default `false`: the current history only.
+                 */
+                include_replaced?: boolean;
+            };
             header?: never;
             path: {
                 /** @description Thread id */
@@ -3976,6 +4746,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"][];
+                };
+            };
+            /** @description Unreadable query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             401: {
@@ -4083,7 +4862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The thread has an active run; `active_run_id` names it */
+            /** @description `busy`: the thread has an active run, `active_run_id` names it; `conflict` naming `replace_from`: it is not a user message of the thread's history */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4108,7 +4887,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Blank or over-long `input` */
+            /** @description Blank or over-long `input`; a `replace_from` that is not a message id */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4408,6 +5187,219 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserListEntry"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Demoting or disabling yourself, or the last active admin */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reset_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Set; the user's other tokens are revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `new_password` breaks the password rules */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -113,10 +113,12 @@ fn valid_input(input: &str) -> Result<(), ApiError> {
         (status = 202, body = RunAccepted),
         (status = 400, body = ErrorBody, description = "Malformed JSON"),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody, description = "The thread has an active run; `active_run_id` names it"),
+        (status = 409, body = ErrorBody, description = "`busy`: the thread has an active run, \
+            `active_run_id` names it; `conflict` naming `replace_from`: it is not a user message \
+            of the thread's history"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "Blank or over-long `input`; a \
-            `replace_from` that is not a user message of the thread's history"),
+            `replace_from` that is not a message id"),
     ))]
 pub async fn start_run(
     State(state): State<AppState>,

@@ -1,0 +1,391 @@
+import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
+import { Link, useNavigate, useParams, useSearchParams } from "react-router-dom";
+import { api, errorMessage, unwrap } from "../api";
+import { listChatAgents } from "../api/agents";
+import {
+  createProvider,
+  getModelSettings,
+  getProvider,
+  refreshModels,
+  setDefaultModel,
+  testUnsaved,
+  updateProvider,
+  type ProviderView,
+  type ProviderWrite,
+  type TestResult,
+} from "../api/providers";
+import { useAsync } from "../lib/useAsync";
+import { parseModels, PRESETS, suggestName } from "./presets";
+
+async function load(id: string | undefined) {
+  const [provider, settings] = await Promise.all([
+    id ? getProvider(id) : Promise.resolve(null),
+    getModelSettings(),
+  ]);
+  return { provider, hasDefault: settings.default_model != null };
+}
+
+/** `/providers/new` (`?setup=1` from the chat's first-run card) and `/providers/<id>`. */
+export function ProviderFormPage() {
+  const { id } = useParams();
+  const { t } = useTranslation();
+  const loaded = useAsync(() => load(id), id ?? "new");
+  if (loaded.error != null) {
+    return (
+      <main className="page">
+        <p className="error" role="alert">
+          {errorMessage(loaded.error)}
+        </p>
+        <Link to="/providers">{t("providers.back")}</Link>
+      </main>
+    );
+  }
+  if (!loaded.data) {
+    return (
+      <main className="page">
+        <p className="loading">{t("common.loading")}</p>
+      </main>
+    );
+  }
+  return (
+    <ProviderForm key={id ?? "new"} original={loaded.data.provider} hasDefault={loaded.data.hasDefault} />
+  );
+}
+
+interface HeaderRow {
+  name: string;
+  value: string;
+}
+
+function ProviderForm({ original, hasDefault }: { original: ProviderView | null; hasDefault: boolean }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const setup = useSearchParams()[0].get("setup") === "1";
+  const [preset, setPreset] = useState("");
+  const [name, setName] = useState(original?.name ?? "");
+  const [baseUrl, setBaseUrl] = useState(original?.base_url ?? "");
+  const [apiKey, setApiKey] = useState("");
+  const [removeKey, setRemoveKey] = useState(false);
+  const [headers, setHeaders] = useState<HeaderRow[]>([]);
+  const [removedHeaders, setRemovedHeaders] = useState<string[]>([]);
+  const [models, setModels] = useState((original?.models ?? []).join("\n"));
+  const [makeDefault, setMakeDefault] = useState(setup || !hasDefault);
+  const [defaultChoice, setDefaultChoice] = useState("");
+  const [testing, setTesting] = useState(false);
+  const [test, setTest] = useState<TestResult | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const modelList = parseModels(models);
+  const chosenModel = defaultChoice && modelList.includes(defaultChoice) ? defaultChoice : modelList[0];
+
+  function applyPreset(presetId: string) {
+    setPreset(presetId);
+    const chosen = PRESETS.find((p) => p.id === presetId);
+    if (!chosen) return;
+    setBaseUrl(chosen.baseUrl);
+    if (!original && (!name || PRESETS.some((p) => p.name === name))) setName(chosen.name);
+    if (!models.trim() && chosen.models.length) setModels(chosen.models.join("\n"));
+  }
+
+  function extraHeaders(): Record<string, string | null> | undefined {
+    const out: Record<string, string | null> = {};
+    for (const row of headers) if (row.name.trim()) out[row.name.trim()] = row.value;
+    for (const removed of removedHeaders) out[removed] = null;
+    return Object.keys(out).length ? out : undefined;
+  }
+
+  function body(): ProviderWrite {
+    const write: ProviderWrite = { name: name.trim(), base_url: baseUrl.trim(), models: modelList };
+    if (apiKey.trim()) write.api_key = apiKey.trim();
+    else if (removeKey) write.api_key = null;
+    const extra = extraHeaders();
+    if (extra) write.extra_headers = extra;
+    return write;
+  }
+
+  async function runTest() {
+    setTesting(true);
+    setTest(null);
+    setError(null);
+    try {
+      const request: Parameters<typeof testUnsaved>[0] = { ...body(), name: suggestName(name) || undefined };
+      if (chosenModel) request.model = chosenModel;
+      if (original) request.provider_id = original.id;
+      setTest(await testUnsaved(request));
+    } catch (failure) {
+      setError(errorMessage(failure));
+    } finally {
+      setTesting(false);
+    }
+  }
+
+  /** First run: an "Assistant" everyone can chat with, on the default model. */
+  async function ensureAssistant() {
+    const agents = await listChatAgents();
+    if (agents.length > 0) return;
+    await unwrap(
+      api.POST("/api/agent", {
+        body: {
+          slug: "assistant",
+          name: t("setup.assistantName"),
+          description: t("setup.assistantDescription"),
+          backend_id: "DefaultBackend",
+          config_json: { context: {} },
+          share_config: { visibility: "public" },
+          is_default: true,
+        },
+      }),
+    );
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setSaving(true);
+    setError(null);
+    setNotice(null);
+    try {
+      let saved = original ? await updateProvider(original.id, body()) : await createProvider(body());
+      if (saved.models.length === 0) {
+        const refreshed = await refreshModels(saved.id).catch(() => null);
+        if (refreshed?.provider) saved = refreshed.provider;
+      }
+      const model = chosenModel ?? saved.models[0];
+      if (makeDefault && model) await setDefaultModel(`${saved.name}/${model}`);
+      if (setup) {
+        if (!model) {
+          setNotice(t("providers.setupNeedsModel"));
+          navigate(`/providers/${encodeURIComponent(saved.id)}?setup=1`, { replace: true });
+          return;
+        }
+        await ensureAssistant();
+        navigate("/chat");
+        return;
+      }
+      navigate("/providers");
+    } catch (failure) {
+      setError(errorMessage(failure));
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  async function fetchModels() {
+    if (!original) return;
+    setError(null);
+    try {
+      const answer = await refreshModels(original.id);
+      if (answer.ok && answer.provider) setModels(answer.provider.models.join("\n"));
+      else
+        setError(
+          answer.error ? probeText(answer.error.kind, answer.error.message) : t("providers.refreshFailed"),
+        );
+    } catch (failure) {
+      setError(errorMessage(failure));
+    }
+  }
+
+  const probeText = (kind: string, message: string) =>
+    t("providers.probeError", { reason: t(`providers.probe.${kind as "bad_key"}`), message });
+
+  const title = original ? t("providers.editTitle", { name: original.name }) : t("providers.newTitle");
+  return (
+    <main className="page">
+      <h1>{title}</h1>
+      {setup && <p className="notice-box">{t("setup.formIntro")}</p>}
+      <form className="agent-form" onSubmit={submit} aria-label={title}>
+        <section className="form-section">
+          {!original && (
+            <div className="field">
+              <label htmlFor="provider-preset">{t("providers.preset")}</label>
+              <select
+                id="provider-preset"
+                data-testid="provider-preset"
+                value={preset}
+                onChange={(e) => applyPreset(e.target.value)}
+              >
+                <option value="">{t("providers.presetCustom")}</option>
+                {PRESETS.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.label}
+                  </option>
+                ))}
+              </select>
+              <p className="hint">{t("providers.presetHint")}</p>
+            </div>
+          )}
+          <div className="field">
+            <label htmlFor="provider-name">{t("providers.name")}</label>
+            <input
+              id="provider-name"
+              data-testid="provider-name"
+              required
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              onBlur={() => setName(suggestName(name))}
+            />
+            <p className="hint">{t("providers.nameHint")}</p>
+          </div>
+          <div className="field">
+            <label htmlFor="provider-url">{t("providers.baseUrl")}</label>
+            <input
+              id="provider-url"
+              data-testid="provider-url"
+              required
+              inputMode="url"
+              placeholder="https://api.example.com/v1"
+              value={baseUrl}
+              onChange={(e) => setBaseUrl(e.target.value)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor="provider-key">{t("providers.apiKey")}</label>
+            <input
+              id="provider-key"
+              data-testid="provider-key"
+              type="password"
+              autoComplete="off"
+              placeholder={original?.api_key_set ? t("providers.keyKeep") : ""}
+              value={apiKey}
+              onChange={(e) => setApiKey(e.target.value)}
+            />
+            <p className="hint">{original?.api_key_set ? t("providers.keyIsSet") : t("providers.keyHint")}</p>
+            {original?.api_key_set && (
+              <label className="check">
+                <input type="checkbox" checked={removeKey} onChange={(e) => setRemoveKey(e.target.checked)} />
+                {t("providers.removeKey")}
+              </label>
+            )}
+          </div>
+          <fieldset className="field">
+            <legend>{t("providers.headers")}</legend>
+            {(original?.extra_header_names ?? []).map((header) => (
+              <label className="check" key={header}>
+                <input
+                  type="checkbox"
+                  checked={removedHeaders.includes(header)}
+                  onChange={(e) =>
+                    setRemovedHeaders((old) =>
+                      e.target.checked ? [...old, header] : old.filter((h) => h !== header),
+                    )
+                  }
+                />
+                {t("providers.removeHeader", { name: header })}
+              </label>
+            ))}
+            {headers.map((row, i) => (
+              <div className="header-row" key={i}>
+                <input
+                  aria-label={t("providers.headerName")}
+                  placeholder={t("providers.headerName")}
+                  value={row.name}
+                  onChange={(e) =>
+                    setHeaders(headers.map((h, j) => (j === i ? { ...h, name: e.target.value } : h)))
+                  }
+                />
+                <input
+                  aria-label={t("providers.headerValue")}
+                  placeholder={t("providers.headerValue")}
+                  type="password"
+                  autoComplete="off"
+                  value={row.value}
+                  onChange={(e) =>
+                    setHeaders(headers.map((h, j) => (j === i ? { ...h, value: e.target.value } : h)))
+                  }
+                />
+              </div>
+            ))}
+            <button
+              type="button"
+              className="link"
+              onClick={() => setHeaders([...headers, { name: "", value: "" }])}
+            >
+              {t("providers.addHeader")}
+            </button>
+          </fieldset>
+          <div className="field">
+            <label htmlFor="provider-models">{t("providers.models")}</label>
+            <textarea
+              id="provider-models"
+              data-testid="provider-models"
+              rows={4}
+              value={models}
+              onChange={(e) => setModels(e.target.value)}
+            />
+            <p className="hint">{original ? t("providers.modelsHintEdit") : t("providers.modelsHintNew")}</p>
+            {original && (
+              <button type="button" data-testid="provider-refresh" onClick={() => void fetchModels()}>
+                {t("providers.refresh")}
+              </button>
+            )}
+          </div>
+          <div className="field">
+            <label className="check">
+              <input
+                type="checkbox"
+                data-testid="provider-make-default"
+                checked={makeDefault}
+                onChange={(e) => setMakeDefault(e.target.checked)}
+              />
+              {t("providers.makeDefault")}
+            </label>
+            {makeDefault && modelList.length > 1 && (
+              <select
+                aria-label={t("providers.defaultModel")}
+                data-testid="provider-default-choice"
+                value={chosenModel ?? ""}
+                onChange={(e) => setDefaultChoice(e.target.value)}
+              >
+                {modelList.map((m) => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
+              </select>
+            )}
+          </div>
+        </section>
+        <div className="test-connection">
+          <button
+            type="button"
+            data-testid="provider-test"
+            disabled={testing || !baseUrl.trim()}
+            onClick={() => void runTest()}
+          >
+            {testing ? t("providers.testing") : t("providers.test")}
+          </button>
+          {test && test.ok && (
+            <p className="success" role="status" data-testid="provider-test-ok">
+              {t("providers.testOk", { model: test.model, ms: test.latency_ms ?? 0 })}
+            </p>
+          )}
+          {test && !test.ok && test.error && (
+            <p className="error" role="alert" data-testid="provider-test-error" data-kind={test.error.kind}>
+              {probeText(test.error.kind, test.error.message)}
+            </p>
+          )}
+        </div>
+        {notice && (
+          <p className="notice-box" role="status">
+            {notice}
+          </p>
+        )}
+        {error && (
+          <p className="error" role="alert" data-testid="provider-error">
+            {error}
+          </p>
+        )}
+        <div className="form-actions">
+          <button type="submit" className="primary" data-testid="provider-save" disabled={saving}>
+            {saving ? t("common.saving") : setup ? t("setup.saveAndChat") : t("common.save")}
+          </button>
+          <button type="button" onClick={() => navigate(setup ? "/chat" : "/providers")}>
+            {t("common.cancel")}
+          </button>
+        </div>
+      </form>
+    </main>
+  );
+}

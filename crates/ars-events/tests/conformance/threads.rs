@@ -52,7 +52,7 @@ fn subagent(prompt_tokens: u64) -> ThreadEvent {
 fn notice(thread: &ThreadId) -> ThreadEvent {
     let run = child_run(RunStatus::Error, 1);
     ThreadEvent::Notice {
-        message: Message {
+        message: Box::new(Message {
             id: MessageId::new(),
             thread_id: thread.clone(),
             run_id: None,
@@ -70,7 +70,7 @@ fn notice(thread: &ThreadId) -> ThreadEvent {
                 status: run.status,
             }),
             created_at: ars_domain::time::now(),
-        },
+        }),
         run,
         subagent_slug: Some("helper".into()),
     }

@@ -39,9 +39,9 @@ pub enum ThreadEvent {
         subagent_slug: Option<String>,
     },
     /// A completion notice was committed to the thread: `message` as stored, about `run` (the
-    /// background child as it ended).
+    /// background child as it ended). Boxed: a message is large beside the other variants.
     Notice {
-        message: Message,
+        message: Box<Message>,
         run: Run,
         subagent_slug: Option<String>,
     },

@@ -433,7 +433,7 @@ async fn a_thread_stream_on_one_instance_follows_a_child_running_on_another_to_i
     // The parent, and so its child, executes on B; the stream is A's.
     let parent = c.start_run(1, &thread, "start it").await;
     let mut seen: Vec<(String, Value)> = Vec::new();
-    while !seen.last().is_some_and(|(event, _)| event == "notice") {
+    while seen.last().is_none_or(|(event, _)| event != "notice") {
         let next = tokio::time::timeout(Duration::from_secs(20), stream.next())
             .await
             .expect("the child's changes reach A")

@@ -226,7 +226,7 @@ impl Follower {
                 run,
                 subagent_slug,
             } => Event::default().event("notice").json_data(ThreadNotice {
-                message,
+                message: *message,
                 subagent: SubagentRun::new(run, subagent_slug),
             }),
         })

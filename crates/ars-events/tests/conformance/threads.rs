@@ -53,7 +53,7 @@ fn subagent(prompt_tokens: u64) -> ThreadEvent {
 fn notice(thread: &ThreadId) -> ThreadEvent {
     let run = child_run(RunStatus::Error, 1);
     ThreadEvent::Notice {
-        message: Message {
+        message: Box::new(Message {
             id: MessageId::new(),
             thread_id: thread.clone(),
             run_id: None,
@@ -72,7 +72,7 @@ fn notice(thread: &ThreadId) -> ThreadEvent {
             }),
             replaced_by_run_id: None,
             created_at: ars_domain::time::now(),
-        },
+        }),
         run,
         subagent_slug: Some("helper".into()),
     }

@@ -72,7 +72,7 @@ pub(super) async fn child_ended(
         }
     };
     let event = ThreadEvent::Notice {
-        message,
+        message: Box::new(message),
         run: child.clone(),
         subagent_slug: slug,
     };

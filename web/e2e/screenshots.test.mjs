@@ -191,3 +191,23 @@ flow(
   },
   { viewport: { width: 390, height: 844 } },
 );
+
+for (const [locale, suffix] of [
+  ["en-US", ""],
+  ["zh-CN", "-zh"],
+]) {
+  flow(
+    `screenshots of the first hour (${locale})`,
+    async ({ page }) => {
+      await signIn(page);
+      await page.goto("/chat");
+      await page.getByTestId("setup-card").waitFor();
+      await shoot(page, `setup${suffix}`);
+      await page.getByTestId("setup-connect").click();
+      await page.getByTestId("provider-preset").selectOption("ollama");
+      await page.getByTestId("provider-models").fill("qwen2.5:7b");
+      await shoot(page, `provider-form${suffix}`);
+    },
+    { locale },
+  );
+}

@@ -148,19 +148,25 @@ impl Runtime {
         let context = models
             .defaults(&self.inner.config.defaults)
             .resolve(agent.backend_id, &agent.config_json.context);
-        Self::model_of(&models, &context).err().map(|f| f.message)
+        Self::model_of(&models, &agent.slug, &context)
+            .err()
+            .map(|f| f.message)
     }
 
     /// The model of a run with `context`, or why there is none.
     fn model_of(
         models: &crate::models::ModelSnapshot,
+        slug: &str,
         context: &ResolvedContext,
     ) -> Result<Arc<dyn ChatModel>, RunFailure> {
         let model_config: &ModelConfig = context.model.as_ref().ok_or_else(|| {
             RunFailure::new(
                 RunErrorCode::NoModelConfigured,
-                "no model configured: set config_json.context.model on the agent, or a server \
-                 default model (an admin's model settings, or ARS_DEFAULT_MODEL)",
+                format!(
+                    "no model configured for `{slug}`: set config_json.context.model on the \
+                     agent, or a server default model (an admin's model settings, or \
+                     ARS_DEFAULT_MODEL)"
+                ),
             )
         })?;
         models
@@ -198,7 +204,7 @@ impl Runtime {
         let context = models
             .defaults(&self.inner.config.defaults)
             .resolve(agent.backend_id, &agent.config_json.context);
-        let model = Self::model_of(&models, &context)?;
+        let model = Self::model_of(&models, &agent.slug, &context)?;
 
         let mut tools = Vec::new();
         for name in &context.tools {

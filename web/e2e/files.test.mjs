@@ -71,6 +71,11 @@ flow("a file uploaded in the Files tab is read by the agent", async ({ page, ser
   );
 
   await page.getByTestId("tab-files").click();
+  // The workdir's long path shortens; the panel's own buttons stay inside the panel.
+  await page.getByTestId("files-panel").locator(".files-workdir").waitFor();
+  const panel = await page.getByTestId("subagent-panel").boundingBox();
+  const button = await page.getByTestId("files-upload-button").boundingBox();
+  assert.ok(button.x + button.width <= panel.x + panel.width, "the Upload button is inside the panel");
   await page.getByTestId("files-upload").setInputFiles({
     name: "data.csv",
     mimeType: "text/csv",

@@ -1,6 +1,6 @@
 // Every page rendered with realistic data: login, agents, the agent form, skills and a skill's
-// detail, the chat with its Subagents panel, a subagent popup (1280×800), and the chat on a
-// phone (390 px).
+// detail, the chat with its Subagents panel, a subagent popup, the Files tab, the users page
+// (1280×800), the chat on a phone (390 px), and the first-run setup in English and Chinese.
 //
 // The pictures go to a temporary folder; `ARS_UPDATE_SCREENSHOTS=1 npm run e2e` writes them to
 // docs/screenshots instead, for the README.
@@ -175,6 +175,25 @@ flow("screenshots of every page at 1280×800", async ({ page, server }) => {
   await popup.getByTestId("message-assistant").waitFor();
   await popup.locator('[data-testid="tool-card"] summary').click();
   await shoot(page, "subagent-popup");
+
+  // The shared workdir: the file the researcher wrote, previewed.
+  await popup.getByTestId("popup-close").click();
+  await page.getByTestId("tab-files").click();
+  const sources = page.locator('[data-testid="file-entry"][data-path="sources.md"]');
+  await sources.waitFor();
+  await sources.getByTestId("file-open").click();
+  await page.getByTestId("file-preview").waitFor();
+  await shoot(page, "files");
+
+  for (const [username, role] of [
+    ["lin.wei", "user"],
+    ["grace", "admin"],
+  ]) {
+    await server.api("POST", "/api/users", { username, password: "a-long-password", role });
+  }
+  await page.goto("/admin/users");
+  await page.getByTestId("user-row-lin.wei").waitFor();
+  await shoot(page, "users");
 });
 
 flow(

@@ -1,17 +1,29 @@
+import { lazy } from "react";
 import { BrowserRouter, Navigate, Route, Routes } from "react-router-dom";
-import { AccountPage } from "./account/AccountPage";
-import { UsersPage } from "./admin/UsersPage";
-import { ProviderFormPage } from "./providers/ProviderFormPage";
-import { ProvidersPage } from "./providers/ProvidersPage";
-import { AgentFormPage } from "./agents/AgentFormPage";
-import { AgentsPage } from "./agents/AgentsPage";
 import { AuthProvider } from "./auth/AuthContext";
 import { LoginPage } from "./auth/LoginPage";
 import { RequireAuth } from "./auth/RequireAuth";
 import { ChatPage } from "./chat/ChatPage";
 import { AppShell } from "./shell/AppShell";
-import { SkillDetailPage } from "./skills/SkillDetailPage";
-import { SkillsPage } from "./skills/SkillsPage";
+
+// The chat is what most visits open; the other pages load on first use (the shell's Suspense
+// shows while they do).
+const AccountPage = lazy(() => import("./account/AccountPage").then((m) => ({ default: m.AccountPage })));
+const UsersPage = lazy(() => import("./admin/UsersPage").then((m) => ({ default: m.UsersPage })));
+const ProviderFormPage = lazy(() =>
+  import("./providers/ProviderFormPage").then((m) => ({ default: m.ProviderFormPage })),
+);
+const ProvidersPage = lazy(() =>
+  import("./providers/ProvidersPage").then((m) => ({ default: m.ProvidersPage })),
+);
+const AgentFormPage = lazy(() =>
+  import("./agents/AgentFormPage").then((m) => ({ default: m.AgentFormPage })),
+);
+const AgentsPage = lazy(() => import("./agents/AgentsPage").then((m) => ({ default: m.AgentsPage })));
+const SkillDetailPage = lazy(() =>
+  import("./skills/SkillDetailPage").then((m) => ({ default: m.SkillDetailPage })),
+);
+const SkillsPage = lazy(() => import("./skills/SkillsPage").then((m) => ({ default: m.SkillsPage })));
 
 export function AppRoutes() {
   return (

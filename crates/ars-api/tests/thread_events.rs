@@ -206,6 +206,8 @@ async fn a_background_childs_start_status_changes_and_end_arrive_as_subagent_ent
             .contains("the upstream API refused the key"),
         "{end}"
     );
+    // The stable code beside the words, for the UI to translate.
+    assert_eq!(end["error_code"], "model_error", "{end}");
     assert_eq!(end["subagent_slug"], "broken");
     assert_eq!(end["description"], "dig   into\nthe logs");
     assert_eq!(end["parent_run_id"], run.as_str());

@@ -1,6 +1,7 @@
 //! The symlink-swap race: while one thread swaps a workspace directory with a symlink out of
 //! the scope millions of times (`renameat2(RENAME_EXCHANGE)`, as a shell command in the
-//! sandbox can), the file tools work on paths through it. Nothing may be read from, listed
+//! sandbox can), the file tools and the file browser's operations (tree, download, upload,
+//! remove) work on paths through it. Nothing may be read from, listed
 //! in, or written to anywhere outside the workspace, whatever the link points at.
 
 // Helpers outside `#[test]` functions panic on failure too; that is how tests fail.
@@ -15,9 +16,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ars_sandbox::{Sandbox, Scope};
+use ars_sandbox::{Sandbox, Scope, TreeLimits, WriteMode};
 use common::{Fixture, fixture};
 use rustix::fs::{CWD, RenameFlags, renameat_with};
+use tokio::io::AsyncReadExt;
 
 /// How long each scenario races; bounded so the suite stays fast.
 const RACE_FOR: Duration = Duration::from_millis(1500);
@@ -62,6 +64,8 @@ fn victim(dir: &Path) {
     fs::create_dir_all(dir.join("sub")).unwrap();
     fs::write(dir.join("secret.txt"), format!("{MARKER} password\n")).unwrap();
     fs::write(dir.join("sub/more.txt"), format!("{MARKER} more\n")).unwrap();
+    // A name only the victim has, so a listing that reached it shows the marker too.
+    fs::write(dir.join(format!("{MARKER}.txt")), "named\n").unwrap();
 }
 
 /// Races the file tools against a swapper of `race/r` (a real directory) and `race/swap` (a
@@ -160,6 +164,43 @@ async fn one_round(sandbox: &impl Sandbox, scope: &Scope, worker: u64, i: u64) -
     let _ = sandbox
         .edit(scope, &format!("{base}/secret.txt"), MARKER, "PWNED", false)
         .await;
+    // The file browser's operations: a tree, a streamed download, a raw upload, removals.
+    let limits = TreeLimits {
+        max_depth: 3,
+        max_entries: 100,
+    };
+    if let Ok(out) = sandbox.tree(scope, base, limits).await {
+        seen.push(format!("{:?}", out.entries));
+    }
+    if let Ok(mut file) = sandbox
+        .open_file(scope, &format!("{base}/secret.txt"))
+        .await
+    {
+        let mut text = String::new();
+        if file.reader.read_to_string(&mut text).await.is_ok() {
+            seen.push(text);
+        }
+    }
+    let uploaded = format!("{base}/sub/uploaded-{worker}-{i}.bin");
+    if sandbox
+        .write_bytes(scope, &uploaded, b"up".to_vec(), WriteMode::Replace)
+        .await
+        .is_ok()
+    {
+        seen.push(String::new());
+    }
+    if sandbox.remove(scope, &planted, false).await.is_ok() {
+        seen.push(String::new());
+    }
+    // Would empty the victim's `sub/` (the next round's writes create the inside one again).
+    if i.is_multiple_of(4)
+        && sandbox
+            .remove(scope, &format!("{base}/sub"), true)
+            .await
+            .is_ok()
+    {
+        seen.push(String::new());
+    }
     seen
 }
 

@@ -55,6 +55,15 @@ const TRANSLATED = new Set([
   "too_many_requests",
   "internal",
   "no_model_configured",
+  "unknown_provider",
+  "model_config_invalid",
+  "model_bad_key",
+  "model_unknown_model",
+  "model_unreachable",
+  "model_error",
+  "step_limit",
+  "token_budget",
+  "invalid_tool_arguments",
 ] as const);
 type TranslatedCode = typeof TRANSLATED extends Set<infer C> ? C : never;
 

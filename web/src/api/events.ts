@@ -4,7 +4,7 @@
  * `crates/ars-events/src/event.rs`); the payloads reuse the generated wire types.
  */
 
-import type { Message, RunStatus, Usage } from "./types";
+import type { Message, RunErrorCode, RunStatus, Usage } from "./types";
 
 interface Envelope {
   /** 1, 2, 3, … per run: the SSE `id`. */
@@ -16,7 +16,7 @@ interface Envelope {
 }
 
 export type RunEventKind =
-  | { type: "run_status"; status: RunStatus; error?: string; output?: string }
+  | { type: "run_status"; status: RunStatus; error?: string; error_code?: RunErrorCode; output?: string }
   | { type: "message_started"; role: Message["role"] }
   | { type: "message_delta"; text: string }
   | { type: "message_completed"; message: Message }

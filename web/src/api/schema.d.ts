@@ -1603,6 +1603,7 @@ export interface components {
             description: string;
             /** @description Why it failed (`error`, `timeout`, `interrupted`), in words. */
             error?: string | null;
+            error_code?: null | components["schemas"]["RunErrorCode"];
             /** Format: date-time */
             finished_at?: string | null;
             /** @description The final answer once there is one. */

@@ -19,6 +19,7 @@ export type Message = Schemas["Message"];
 export type Run = Schemas["Run"];
 export type RunDetail = Schemas["RunDetail"];
 export type RunStatus = Schemas["RunStatus"];
+export type RunErrorCode = Schemas["RunErrorCode"];
 export type Usage = Schemas["Usage"];
 export type SubagentRun = Schemas["SubagentRun"];
 export type SkillView = Schemas["SkillView"];

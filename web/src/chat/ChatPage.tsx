@@ -189,7 +189,7 @@ export function ChatPage() {
       <>
         {entry.error && (
           <p className="error tool-subagent-error" data-testid="tool-subagent-error">
-            {t("subagentPopup.failed", { reason: runErrorMessage(entry.error) })}
+            {t("subagentPopup.failed", { reason: runErrorMessage(entry.error, entry.error_code) })}
           </p>
         )}
         <button type="button" className="link subagent-link" onClick={() => setOpenEntry(entry.run_id)}>

@@ -114,7 +114,7 @@ export function StatusPanel({ entries, onOpen, open, onClose, files, tab, onTab 
                       <span className="entry-description">{entry.description}</span>
                       {entry.error && (
                         <span className="entry-error" data-testid="subagent-error">
-                          {runErrorMessage(entry.error)}
+                          {runErrorMessage(entry.error, entry.error_code)}
                         </span>
                       )}
                       <span className="entry-meta">

@@ -94,7 +94,7 @@ export function SubagentPopup({ entry, onClose }: { entry: SubagentRun; onClose:
       </p>
       {entry.error && (
         <p className="error" role="alert" data-testid="subagent-popup-error">
-          {t("subagentPopup.failed", { reason: runErrorMessage(entry.error) })}
+          {t("subagentPopup.failed", { reason: runErrorMessage(entry.error, entry.error_code) })}
         </p>
       )}
       {error && (

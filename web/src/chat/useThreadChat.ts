@@ -5,6 +5,7 @@
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { api, ApiError, errorMessage, unwrap } from "../api";
+import { runErrorMessage } from "../api/errors";
 import { isTerminalStatus, type RunEvent } from "../api/events";
 import type { RunStatus, Usage } from "../api/types";
 import i18n from "../i18n";
@@ -83,7 +84,9 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
           } else if (event.type === "run_status") {
             setRun({ id: runId, status: event.status });
             if (isTerminalStatus(event.status)) loadTotal(runId);
-            if (event.error && event.status !== "cancelled") setError(event.error);
+            if (event.error && event.status !== "cancelled") {
+              setError(runErrorMessage(event.error, event.error_code));
+            }
           } else if (event.type === "error") {
             setError(event.message);
           }
@@ -109,7 +112,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       if (last && isTerminalStatus(last.status)) loadTotal(last.id);
       // A run that already failed says why, as if it had been watched; a cancel the user chose
       // is not a failure.
-      if (last?.error && last.status !== "cancelled") setError(last.error);
+      if (last?.error && last.status !== "cancelled") setError(runErrorMessage(last.error, last.error_code));
       if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
     },
     [reset, attach, loadTotal],

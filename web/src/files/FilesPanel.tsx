@@ -17,6 +17,9 @@ interface FilesPanelProps {
   onWorkdir: (workdir: string) => void;
 }
 
+/** How long the panel waits after a tool call before listing the workdir again. */
+const REFRESH_SETTLE_MS = 250;
+
 const depthOf = (path: string) => path.split("/").length - 1;
 const parentOf = (path: string) => (path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "");
 
@@ -45,8 +48,14 @@ export function FilesPanel({ threadId, refreshKey, request, onWorkdir }: FilesPa
       .catch((failure: unknown) => generation.current === mine && setError(errorMessage(failure)));
   }, [threadId, onWorkdir]);
 
+  // Another thread lists at once; a burst of tool calls (every one bumps `refreshKey`) lists
+  // the workdir once, shortly after the last of them.
+  const listed = useRef<typeof reload | null>(null);
   useEffect(() => {
-    reload();
+    const delay = listed.current === reload ? REFRESH_SETTLE_MS : 0;
+    listed.current = reload;
+    const timer = setTimeout(reload, delay);
+    return () => clearTimeout(timer);
   }, [reload, refreshKey]);
 
   const [shownRequest, setShownRequest] = useState(request);

@@ -544,6 +544,16 @@ export const en = {
     internal:
       "Something went wrong on the server. Try again; if it keeps failing, ask an admin to check the server log.",
     no_model_configured: "No model is configured for this agent, and the server has no default model.",
+    unknown_provider: "The agent's model names a provider that is not configured: {{message}}",
+    model_config_invalid: "The agent's model settings are invalid: {{message}}",
+    model_bad_key:
+      "The model provider refused the API key. An admin can fix it under Model configuration → Providers.",
+    model_unknown_model: "The model provider does not offer this model: {{message}}",
+    model_unreachable: "The model provider could not be reached: {{message}}",
+    model_error: "The model provider answered with an error: {{message}}",
+    step_limit: "The run stopped at its step limit before finishing.",
+    token_budget: "The run stopped: it used up its token budget.",
+    invalid_tool_arguments: "The model kept calling a tool with invalid arguments: {{message}}",
   },
 } as const;
 

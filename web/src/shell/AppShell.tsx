@@ -1,3 +1,4 @@
+import { Suspense } from "react";
 import { useTranslation } from "react-i18next";
 import { NavLink, Outlet } from "react-router-dom";
 import { useUser } from "../auth/AuthContext";
@@ -40,7 +41,9 @@ export function AppShell() {
         </nav>
         <UserMenu />
       </header>
-      <Outlet />
+      <Suspense fallback={<p className="loading">{t("common.loading")}</p>}>
+        <Outlet />
+      </Suspense>
     </div>
   );
 }

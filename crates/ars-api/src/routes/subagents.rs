@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::{Run, RunId, RunStatus, Thread, ThreadId, Usage};
+use ars_domain::{Run, RunErrorCode, RunId, RunStatus, Thread, ThreadId, Usage};
 
 use super::threads::owned_thread;
 use crate::{ApiError, AppState, Auth, ErrorBody};
@@ -40,6 +40,8 @@ pub struct SubagentRun {
     pub output: Option<String>,
     /// Why it failed (`error`, `timeout`, `interrupted`), in words.
     pub error: Option<String>,
+    /// Set on some failures: the stable code a client can translate (`error` keeps the words).
+    pub error_code: Option<RunErrorCode>,
 }
 
 impl SubagentRun {
@@ -60,6 +62,7 @@ impl SubagentRun {
             total_usage: run.usage,
             output: run.output,
             error: run.error,
+            error_code: run.error_code,
         }
     }
 }

@@ -82,6 +82,10 @@ uuid_id!(
     /// Identifies a shared skill (its name is unique too, but may be what a client typed).
     SkillId
 );
+uuid_id!(
+    /// Identifies an MCP server entry (its slug is unique too, and what agents name).
+    McpServerId
+);
 
 /// The fixed id of the built-in `general-purpose` subagent, created by a migration.
 pub const GENERAL_PURPOSE_ID: AgentId =

@@ -10,6 +10,7 @@ pub mod context;
 pub mod credentials;
 pub mod error;
 pub mod ids;
+pub mod mcp_server;
 pub mod model_provider;
 pub mod object;
 pub mod run;
@@ -23,7 +24,8 @@ pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
-pub use ids::{AgentId, MessageId, ModelProviderId, RunId, SkillId, TokenId, UserId};
+pub use ids::{AgentId, McpServerId, MessageId, ModelProviderId, RunId, SkillId, TokenId, UserId};
+pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
 pub use run::{
     Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage,

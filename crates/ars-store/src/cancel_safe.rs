@@ -13,16 +13,16 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, MessageId, ModelProvider,
-    ModelProviderFields, ModelProviderId, NewMessage, NewRun, NewSkill, Run, RunId, RunOutcome,
-    ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, TokenId,
-    Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, McpServer, McpServerFields, McpServerId,
+    Message, MessageId, ModelProvider, ModelProviderFields, ModelProviderId, NewMessage, NewRun,
+    NewSkill, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
+    SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
 use crate::metrics;
 use crate::{
-    AgentFilter, DeletedProvider, FinishedRun, ModelSettings, NewToken, NewUser, Result,
-    RunWithInput, SkillFilter, Store, StoreError, UserUpdate,
+    AgentFilter, DeletedProvider, FinishedRun, McpServerFilter, ModelSettings, NewToken, NewUser,
+    Result, RunWithInput, SkillFilter, Store, StoreError, UserUpdate,
 };
 
 /// Wraps a store so its writes survive the caller's cancellation.
@@ -213,6 +213,45 @@ impl Store for CancelSafe {
     }
     async fn skill_contents(&self, id: SkillId) -> Result<Vec<SkillFile>> {
         self.inner.skill_contents(id).await
+    }
+
+    async fn create_mcp_server(
+        &self,
+        id: McpServerId,
+        fields: &McpServerFields,
+        owner: Option<UserId>,
+    ) -> Result<McpServer> {
+        let fields = fields.clone();
+        self.detached("create_mcp_server", |s| async move {
+            s.create_mcp_server(id, &fields, owner).await
+        })
+        .await
+    }
+    async fn mcp_server(&self, id: McpServerId) -> Result<Option<McpServer>> {
+        self.inner.mcp_server(id).await
+    }
+    async fn mcp_server_by_slug(&self, slug: &str) -> Result<Option<McpServer>> {
+        self.inner.mcp_server_by_slug(slug).await
+    }
+    async fn list_mcp_servers(&self, filter: McpServerFilter) -> Result<Vec<McpServer>> {
+        self.inner.list_mcp_servers(filter).await
+    }
+    async fn update_mcp_server(
+        &self,
+        id: McpServerId,
+        fields: &McpServerFields,
+    ) -> Result<McpServer> {
+        let fields = fields.clone();
+        self.detached("update_mcp_server", |s| async move {
+            s.update_mcp_server(id, &fields).await
+        })
+        .await
+    }
+    async fn delete_mcp_server(&self, id: McpServerId) -> Result<bool> {
+        self.detached("delete_mcp_server", |s| async move {
+            s.delete_mcp_server(id).await
+        })
+        .await
     }
 
     async fn create_model_provider(

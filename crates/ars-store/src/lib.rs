@@ -29,16 +29,17 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, Message, MessageId, ModelProvider,
-    ModelProviderFields, ModelProviderId, NewMessage, NewRun, NewSkill, Role, Run, RunId,
-    RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo, SkillId, Thread,
-    ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, McpServer, McpServerFields, McpServerId,
+    Message, MessageId, ModelProvider, ModelProviderFields, ModelProviderId, NewMessage, NewRun,
+    NewSkill, Role, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile,
+    SkillFileInfo, SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
 };
 
 mod cancel_safe;
 mod checkpoint;
 mod control;
 mod error;
+mod mcp_rows;
 pub mod metrics;
 mod postgres;
 mod provider_rows;
@@ -126,6 +127,14 @@ pub struct AgentFilter {
 pub struct SkillFilter {
     /// Only skills this user can see (`ars_domain::Caller::can_view` for a non-admin);
     /// `None` lists every skill (admins).
+    pub visible_to: Option<UserId>,
+}
+
+/// Which MCP servers a list returns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct McpServerFilter {
+    /// Only servers this user can see (`ars_domain::Caller::can_view` for a non-admin);
+    /// `None` lists every server (admins).
     pub visible_to: Option<UserId>,
 }
 
@@ -263,6 +272,35 @@ pub trait Store: Send + Sync + 'static {
     async fn skill_file(&self, id: SkillId, path: &str) -> Result<Option<Vec<u8>>>;
     /// Every file of the skill with its bytes, by path (byte order); empty for an unknown skill.
     async fn skill_contents(&self, id: SkillId) -> Result<Vec<SkillFile>>;
+
+    // MCP servers: the row and its shares change together; secret values inside the
+    // transport arrive and leave sealed.
+
+    /// Creates an MCP server with this id (its secrets are sealed for it). A taken slug is
+    /// `Conflict { field: "slug" }`; an unknown owner or share user is `Invalid`. Nothing is
+    /// written on any error.
+    async fn create_mcp_server(
+        &self,
+        id: McpServerId,
+        fields: &McpServerFields,
+        owner: Option<UserId>,
+    ) -> Result<McpServer>;
+    /// The server with this id, shares included; no visibility check.
+    async fn mcp_server(&self, id: McpServerId) -> Result<Option<McpServer>>;
+    /// The server with this slug, shares included; no visibility check.
+    async fn mcp_server_by_slug(&self, slug: &str) -> Result<Option<McpServer>>;
+    /// Servers matching `filter`, by slug (byte order).
+    async fn list_mcp_servers(&self, filter: McpServerFilter) -> Result<Vec<McpServer>>;
+    /// Replaces every field but the slug (which never changes: `fields.slug` is ignored) and
+    /// the shares, sets `updated_at`, in one transaction; `NotFound` when the server is gone,
+    /// an unknown share user `Invalid`.
+    async fn update_mcp_server(
+        &self,
+        id: McpServerId,
+        fields: &McpServerFields,
+    ) -> Result<McpServer>;
+    /// Deletes a server with its shares; `false` when there was none.
+    async fn delete_mcp_server(&self, id: McpServerId) -> Result<bool>;
 
     // Model providers (secrets arrive and leave sealed) and the model settings. Every write
     // raises `ModelSettings::version` in its own transaction.

@@ -132,7 +132,11 @@ pub(crate) struct ShareRow {
 
 /// The share config of a resource stored with `visibility` (from column `what`) and exactly
 /// its share rows `shares` (in any order).
-fn share_config(what: &str, visibility: &str, shares: Vec<ShareRow>) -> Result<ShareConfig> {
+pub(crate) fn share_config(
+    what: &str,
+    visibility: &str,
+    shares: Vec<ShareRow>,
+) -> Result<ShareConfig> {
     let mut share_config = ShareConfig {
         visibility: Visibility::parse(visibility).ok_or_else(|| corrupt(what, visibility))?,
         user_ids: Vec::new(),
@@ -150,7 +154,7 @@ fn share_config(what: &str, visibility: &str, shares: Vec<ShareRow>) -> Result<S
 }
 
 /// Share rows grouped by the id of the resource they belong to.
-fn shares_by_resource(shares: Vec<ShareRow>) -> HashMap<String, Vec<ShareRow>> {
+pub(crate) fn shares_by_resource(shares: Vec<ShareRow>) -> HashMap<String, Vec<ShareRow>> {
     let mut by_resource: HashMap<String, Vec<ShareRow>> = HashMap::new();
     for share in shares {
         by_resource

@@ -284,6 +284,74 @@ pub(crate) const SKILL_FILE: &str =
 pub(crate) const SKILL_CONTENTS: &str =
     "SELECT path, content FROM skill_files WHERE skill_id = $1 ORDER BY path";
 
+// MCP servers.
+
+/// The MCP server columns, in [`crate::mcp_rows::McpServerRow`] order; unqualified so they
+/// also serve `RETURNING` clauses.
+macro_rules! mcp_server_columns {
+    () => {
+        "id, slug, name, description, transport, enabled_tools, visibility, owner_id, \
+         created_at, updated_at"
+    };
+}
+
+/// `$10`: now, both timestamps.
+pub(crate) const INSERT_MCP_SERVER: &str = concat!(
+    "INSERT INTO mcp_servers (id, slug, name, description, transport_type, transport, \
+     enabled_tools, visibility, owner_id, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ",
+    mcp_server_columns!()
+);
+
+/// Everything but the id, the slug, the owner and `created_at`. `$8`: now.
+pub(crate) const UPDATE_MCP_SERVER: &str = concat!(
+    "UPDATE mcp_servers SET name = $2, description = $3, transport_type = $4, transport = $5, \
+     enabled_tools = $6, visibility = $7, updated_at = $8 WHERE id = $1 RETURNING ",
+    mcp_server_columns!()
+);
+
+pub(crate) const MCP_SERVER_BY_ID: &str = concat!(
+    "SELECT ",
+    mcp_server_columns!(),
+    " FROM mcp_servers WHERE id = $1"
+);
+
+pub(crate) const MCP_SERVER_BY_SLUG: &str = concat!(
+    "SELECT ",
+    mcp_server_columns!(),
+    " FROM mcp_servers WHERE slug = $1"
+);
+
+/// `$1`: the viewing user's id, or NULL for every server. By slug, in byte order in both
+/// databases (the PostgreSQL column uses the "C" collation).
+pub(crate) const LIST_MCP_SERVERS: &str = concat!(
+    "SELECT ",
+    mcp_server_columns!(),
+    " FROM mcp_servers WHERE ",
+    visible_to!("mcp_servers", "mcp_server_shares", "mcp_server_id", "$1"),
+    " ORDER BY slug"
+);
+
+/// The shares of every server [`LIST_MCP_SERVERS`] returns for the same bind.
+pub(crate) const LIST_MCP_SERVERS_SHARES: &str = concat!(
+    "SELECT mcp_server_id AS resource_id, user_id, role FROM mcp_server_shares WHERE \
+     mcp_server_id IN (SELECT id FROM mcp_servers WHERE ",
+    visible_to!("mcp_servers", "mcp_server_shares", "mcp_server_id", "$1"),
+    ")"
+);
+
+pub(crate) const SHARES_OF_MCP_SERVER: &str = "SELECT mcp_server_id AS resource_id, user_id, \
+     role FROM mcp_server_shares WHERE mcp_server_id = $1";
+
+pub(crate) const INSERT_MCP_SERVER_SHARE: &str =
+    "INSERT INTO mcp_server_shares (mcp_server_id, user_id, role) VALUES ($1, $2, $3)";
+
+pub(crate) const DELETE_MCP_SERVER_SHARES: &str =
+    "DELETE FROM mcp_server_shares WHERE mcp_server_id = $1";
+
+/// Shares go with the row (ON DELETE CASCADE), in the same statement.
+pub(crate) const DELETE_MCP_SERVER: &str = "DELETE FROM mcp_servers WHERE id = $1";
+
 // Model providers and the model settings.
 
 /// The provider columns, in [`crate::rows::ModelProviderRow`] order; unqualified so they also

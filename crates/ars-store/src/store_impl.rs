@@ -118,6 +118,36 @@ macro_rules! impl_store {
                 Self::skill_with_shares(&mut conn, row).await
             }
 
+            /// `row` with its shares, read on the same connection (or transaction).
+            async fn mcp_server_with_shares(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                row: Option<$crate::mcp_rows::McpServerRow>,
+            ) -> $crate::Result<Option<ars_domain::McpServer>> {
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let shares =
+                    sqlx::query_as::<_, $crate::rows::ShareRow>($crate::sql::SHARES_OF_MCP_SERVER)
+                        .bind(row.id())
+                        .fetch_all(&mut *conn)
+                        .await?;
+                row.into_server(shares).map(Some)
+            }
+
+            /// The MCP server that `sql` selects by its one bind, `key`.
+            async fn mcp_server_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Option<ars_domain::McpServer>> {
+                let mut conn = self.pool.acquire().await?;
+                let row = sqlx::query_as::<_, $crate::mcp_rows::McpServerRow>(sql)
+                    .bind(key)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Self::mcp_server_with_shares(&mut conn, row).await
+            }
+
             /// Inserts `files` for skill `id` (which has none now).
             async fn insert_skill_files(
                 conn: &mut <$db as sqlx::Database>::Connection,
@@ -850,6 +880,127 @@ macro_rules! impl_store {
                     .into_iter()
                     .map($crate::rows::SkillFileRow::into_file)
                     .collect())
+            }
+
+            async fn create_mcp_server(
+                &self,
+                id: ars_domain::McpServerId,
+                fields: &ars_domain::McpServerFields,
+                owner: Option<ars_domain::UserId>,
+            ) -> $crate::Result<ars_domain::McpServer> {
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                let row = sqlx::query_as::<_, $crate::mcp_rows::McpServerRow>(
+                    $crate::sql::INSERT_MCP_SERVER,
+                )
+                .bind(&id)
+                .bind(&fields.slug)
+                .bind(&fields.name)
+                .bind(&fields.description)
+                .bind($crate::mcp_rows::transport_type(&fields.transport))
+                .bind(sqlx::types::Json(&fields.transport))
+                .bind(fields.enabled_tools.as_ref().map(sqlx::types::Json))
+                .bind(fields.share_config.visibility.as_str())
+                .bind(owner.map(|owner| owner.to_string()))
+                .bind(ars_domain::time::now())
+                .fetch_one(&mut *tx)
+                .await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::sql::INSERT_MCP_SERVER_SHARE,
+                    &id,
+                    &fields.share_config,
+                )
+                .await?;
+                let server = Self::mcp_server_with_shares(&mut tx, Some(row))
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(server)
+            }
+
+            async fn mcp_server(
+                &self,
+                id: ars_domain::McpServerId,
+            ) -> $crate::Result<Option<ars_domain::McpServer>> {
+                self.mcp_server_where($crate::sql::MCP_SERVER_BY_ID, &id.to_string())
+                    .await
+            }
+
+            async fn mcp_server_by_slug(
+                &self,
+                slug: &str,
+            ) -> $crate::Result<Option<ars_domain::McpServer>> {
+                self.mcp_server_where($crate::sql::MCP_SERVER_BY_SLUG, slug)
+                    .await
+            }
+
+            async fn list_mcp_servers(
+                &self,
+                filter: $crate::McpServerFilter,
+            ) -> $crate::Result<Vec<ars_domain::McpServer>> {
+                let viewer = filter.visible_to.map(|user| user.to_string());
+                let mut conn = self.pool.acquire().await?;
+                let rows = sqlx::query_as::<_, $crate::mcp_rows::McpServerRow>(
+                    $crate::sql::LIST_MCP_SERVERS,
+                )
+                .bind(viewer.clone())
+                .fetch_all(&mut *conn)
+                .await?;
+                let shares = sqlx::query_as::<_, $crate::rows::ShareRow>(
+                    $crate::sql::LIST_MCP_SERVERS_SHARES,
+                )
+                .bind(viewer)
+                .fetch_all(&mut *conn)
+                .await?;
+                $crate::mcp_rows::assemble_servers(rows, shares)
+            }
+
+            async fn update_mcp_server(
+                &self,
+                id: ars_domain::McpServerId,
+                fields: &ars_domain::McpServerFields,
+            ) -> $crate::Result<ars_domain::McpServer> {
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                let row = sqlx::query_as::<_, $crate::mcp_rows::McpServerRow>(
+                    $crate::sql::UPDATE_MCP_SERVER,
+                )
+                .bind(&id)
+                .bind(&fields.name)
+                .bind(&fields.description)
+                .bind($crate::mcp_rows::transport_type(&fields.transport))
+                .bind(sqlx::types::Json(&fields.transport))
+                .bind(fields.enabled_tools.as_ref().map(sqlx::types::Json))
+                .bind(fields.share_config.visibility.as_str())
+                .bind(ars_domain::time::now())
+                .fetch_optional(&mut *tx)
+                .await?;
+                let row = row.ok_or($crate::StoreError::NotFound)?;
+                sqlx::query($crate::sql::DELETE_MCP_SERVER_SHARES)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::sql::INSERT_MCP_SERVER_SHARE,
+                    &id,
+                    &fields.share_config,
+                )
+                .await?;
+                let server = Self::mcp_server_with_shares(&mut tx, Some(row))
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(server)
+            }
+
+            async fn delete_mcp_server(&self, id: ars_domain::McpServerId) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::sql::DELETE_MCP_SERVER)
+                    .bind(id.to_string())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
             }
 
             async fn create_model_provider(

@@ -13,6 +13,8 @@
 mod agents;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/mcp_servers.rs"]
+mod mcp_servers;
 #[path = "conformance/providers.rs"]
 mod providers;
 #[path = "conformance/replace.rs"]
@@ -125,4 +127,9 @@ conformance!(
     providers::check_default_model_follows_renames_and_deletions,
     providers::check_model_provider_schema_rejects_forbidden_rows,
     providers::check_failed_runs_keep_their_error_code,
+    mcp_servers::check_mcp_servers_round_trip,
+    mcp_servers::check_mcp_server_slugs_are_unique_and_a_conflict_writes_nothing,
+    mcp_servers::check_update_mcp_server_replaces_fields_and_shares_and_keeps_the_slug,
+    mcp_servers::check_delete_mcp_server_and_deleting_its_owner,
+    mcp_servers::check_mcp_server_list_filter_matrix,
 );

@@ -1,0 +1,251 @@
+//! MCP servers: round trips with sealed secrets kept as written, unique slugs, updates that
+//! keep the slug, shares, deletion, and the list filter agreeing with `Caller::can_view`.
+
+use std::collections::BTreeMap;
+
+use ars_domain::mcp_server::{HttpTransport, StdioTransport};
+use ars_domain::{
+    Caller, McpServerFields, McpServerId, McpTransport, McpValue, Role, Sealed, Visibility,
+};
+use ars_store::test_support::RawSql;
+use ars_store::{McpServerFilter, Store, StoreError};
+
+use crate::fixtures::{shares, user};
+
+fn stdio(slug: &str) -> McpServerFields {
+    McpServerFields {
+        slug: slug.into(),
+        name: format!("Server {slug}"),
+        description: "读写文件 / reads files".into(),
+        transport: McpTransport::Stdio(StdioTransport {
+            command: "npx".into(),
+            args: vec![
+                "-y".into(),
+                "@modelcontextprotocol/server-filesystem".into(),
+            ],
+            env: BTreeMap::from([
+                ("LOG_LEVEL".into(), McpValue::Plain("debug".into())),
+                (
+                    "API_TOKEN".into(),
+                    McpValue::Secret(Sealed::from_stored("v1.key1.sealed-bytes".into())),
+                ),
+            ]),
+            cwd: Some("/home/gem/user-data".into()),
+            network: false,
+        }),
+        enabled_tools: Some(vec!["read_text_file".into(), "write_file".into()]),
+        share_config: Default::default(),
+    }
+}
+
+fn http(slug: &str) -> McpServerFields {
+    McpServerFields {
+        slug: slug.into(),
+        name: format!("Remote {slug}"),
+        description: String::new(),
+        transport: McpTransport::StreamableHttp(HttpTransport {
+            url: "http://127.0.0.1:3001/mcp".into(),
+            headers: BTreeMap::from([(
+                "authorization".into(),
+                McpValue::Secret(Sealed::from_stored("v1.key1.bearer".into())),
+            )]),
+        }),
+        enabled_tools: None,
+        share_config: Default::default(),
+    }
+}
+
+pub async fn check_mcp_servers_round_trip(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let id = McpServerId::new();
+    let fields = stdio("files");
+    let created = store
+        .create_mcp_server(id, &fields, Some(owner.id))
+        .await
+        .unwrap();
+    assert_eq!(created.id, id);
+    assert_eq!(created.fields, fields);
+    assert_eq!(created.owner_id, Some(owner.id));
+    assert_eq!(store.mcp_server(id).await.unwrap().unwrap(), created);
+    assert_eq!(
+        store.mcp_server_by_slug("files").await.unwrap().unwrap(),
+        created
+    );
+    assert_eq!(store.mcp_server(McpServerId::new()).await.unwrap(), None);
+    assert_eq!(store.mcp_server_by_slug("nope").await.unwrap(), None);
+
+    let remote = store
+        .create_mcp_server(McpServerId::new(), &http("remote"), None)
+        .await
+        .unwrap();
+    assert_eq!(remote.fields.enabled_tools, None);
+    assert_eq!(remote.owner_id, None);
+    let all = store
+        .list_mcp_servers(McpServerFilter::default())
+        .await
+        .unwrap();
+    let slugs: Vec<&str> = all.iter().map(|s| s.fields.slug.as_str()).collect();
+    assert_eq!(slugs, ["files", "remote"]);
+}
+
+pub async fn check_mcp_server_slugs_are_unique_and_a_conflict_writes_nothing(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    store
+        .create_mcp_server(McpServerId::new(), &stdio("fs"), Some(owner.id))
+        .await
+        .unwrap();
+    let again = McpServerFields {
+        share_config: shares(Visibility::Users, &[owner.id], &[]),
+        ..http("fs")
+    };
+    let err = store
+        .create_mcp_server(McpServerId::new(), &again, Some(owner.id))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { field: "slug" }),
+        "{err:?}"
+    );
+    let all = store
+        .list_mcp_servers(McpServerFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1);
+    assert!(matches!(all[0].fields.transport, McpTransport::Stdio(_)));
+}
+
+pub async fn check_update_mcp_server_replaces_fields_and_shares_and_keeps_the_slug(
+    store: &dyn Store,
+) {
+    let owner = user(store, "owner").await;
+    let friend = user(store, "friend").await;
+    let id = McpServerId::new();
+    let before = store
+        .create_mcp_server(id, &stdio("fs"), Some(owner.id))
+        .await
+        .unwrap();
+    let change = McpServerFields {
+        slug: "renamed".into(),
+        share_config: shares(Visibility::Users, &[friend.id], &[friend.id]),
+        ..http("fs")
+    };
+    let after = store.update_mcp_server(id, &change).await.unwrap();
+    assert_eq!(after.fields.slug, "fs", "the slug never changes");
+    assert_eq!(after.fields.name, change.name);
+    assert_eq!(after.fields.transport, change.transport);
+    assert_eq!(after.fields.enabled_tools, None);
+    assert_eq!(
+        after.fields.share_config,
+        change.share_config.clone().normalized()
+    );
+    assert_eq!(after.owner_id, Some(owner.id));
+    assert_eq!(after.created_at, before.created_at);
+    assert!(after.updated_at >= before.updated_at);
+    assert_eq!(store.mcp_server(id).await.unwrap().unwrap(), after);
+
+    let missing = store.update_mcp_server(McpServerId::new(), &change).await;
+    assert!(matches!(missing, Err(StoreError::NotFound)), "{missing:?}");
+    let ghost = McpServerFields {
+        share_config: shares(Visibility::Users, &[ars_domain::UserId::new()], &[]),
+        ..change
+    };
+    let unknown = store.update_mcp_server(id, &ghost).await;
+    assert!(
+        matches!(unknown, Err(StoreError::Invalid(_))),
+        "{unknown:?}"
+    );
+    assert_eq!(store.mcp_server(id).await.unwrap().unwrap(), after);
+}
+
+pub async fn check_delete_mcp_server_and_deleting_its_owner<S: Store + RawSql>(store: &S) {
+    let owner = user(store, "owner").await;
+    let friend = user(store, "friend").await;
+    let kept = McpServerFields {
+        share_config: shares(Visibility::Users, &[friend.id], &[]),
+        ..stdio("kept")
+    };
+    let kept = store
+        .create_mcp_server(McpServerId::new(), &kept, Some(owner.id))
+        .await
+        .unwrap();
+    let gone = store
+        .create_mcp_server(McpServerId::new(), &http("gone"), Some(owner.id))
+        .await
+        .unwrap();
+    assert!(store.delete_mcp_server(gone.id).await.unwrap());
+    assert!(!store.delete_mcp_server(gone.id).await.unwrap());
+    assert_eq!(store.mcp_server(gone.id).await.unwrap(), None);
+
+    // A deleted owner leaves the server ownerless; a deleted user leaves its share list.
+    for gone in [owner.id, friend.id] {
+        let sql = format!("DELETE FROM users WHERE id = '{gone}'");
+        assert_eq!(store.execute_raw(&sql).await.unwrap(), 1);
+    }
+    let orphan = store.mcp_server(kept.id).await.unwrap().unwrap();
+    assert_eq!(orphan.owner_id, None);
+    assert!(orphan.fields.share_config.user_ids.is_empty());
+}
+
+pub async fn check_mcp_server_list_filter_matrix(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let manager = user(store, "manager").await;
+    let listed = user(store, "listed").await;
+    let stranger = user(store, "stranger").await;
+    for visibility in [Visibility::Private, Visibility::Users, Visibility::Public] {
+        let fields = McpServerFields {
+            share_config: shares(visibility, &[listed.id], &[manager.id]),
+            ..http(visibility.as_str())
+        };
+        store
+            .create_mcp_server(McpServerId::new(), &fields, Some(owner.id))
+            .await
+            .unwrap();
+    }
+    let unlisted = McpServerFields {
+        share_config: shares(Visibility::Users, &[], &[]),
+        ..http("users-unlisted")
+    };
+    store
+        .create_mcp_server(McpServerId::new(), &unlisted, Some(owner.id))
+        .await
+        .unwrap();
+    let all = store
+        .list_mcp_servers(McpServerFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 4);
+    let mut seen = BTreeMap::new();
+    for viewer in [&owner, &manager, &listed, &stranger] {
+        let caller = Caller {
+            id: viewer.id,
+            role: Role::User,
+        };
+        let got = store
+            .list_mcp_servers(McpServerFilter {
+                visible_to: Some(viewer.id),
+            })
+            .await
+            .unwrap();
+        let expected: Vec<_> = all
+            .iter()
+            .filter(|s| caller.can_view(*s))
+            .cloned()
+            .collect();
+        assert_eq!(got, expected, "{}", viewer.username);
+        seen.insert(
+            viewer.username.clone(),
+            got.iter()
+                .map(|s| s.fields.slug.clone())
+                .collect::<Vec<_>>(),
+        );
+    }
+    // The same rules spelled out, so the check does not rest on `can_view` alone.
+    let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        seen["owner"],
+        list(&["private", "public", "users", "users-unlisted"])
+    );
+    assert_eq!(seen["manager"], list(&["private", "public", "users"]));
+    assert_eq!(seen["listed"], list(&["public", "users"]));
+    assert_eq!(seen["stranger"], list(&["public"]));
+}

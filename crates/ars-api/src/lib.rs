@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderName, Request};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -149,6 +149,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
+    openapi::state_mcp_server_rules(&mut doc);
     doc
 }
 
@@ -164,15 +165,29 @@ pub fn app(state: AppState) -> Router {
     openapi::state_name_list_rules(&mut doc);
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
+    openapi::state_mcp_server_rules(&mut doc);
     openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names());
     openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
     let doc = Arc::new(doc);
     router
         .route(
             "/api/openapi.json",
-            axum::routing::get(move || {
+            axum::routing::get(move |State(state): State<AppState>| {
                 let doc = Arc::clone(&doc);
-                async move { axum::Json(doc) }
+                async move {
+                    // The providers in force when asked: an admin adds and removes them at
+                    // run time, and agent writes naming any other are refused.
+                    let mut doc = (*doc).clone();
+                    let snapshot = state.runtime.model_snapshot().await?;
+                    let names: Vec<String> = snapshot
+                        .registry
+                        .list()
+                        .into_iter()
+                        .map(|p| p.name)
+                        .collect();
+                    openapi::state_model_providers(&mut doc, &names);
+                    Ok::<_, ApiError>(axum::Json(doc))
+                }
             }),
         )
         .route_layer(axum::middleware::from_fn(trace::record_route))

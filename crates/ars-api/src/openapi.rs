@@ -25,6 +25,7 @@ use crate::routes::{ThreadNotice, ThreadSnapshot};
         (name = "files", description = "A thread's workdir, shared with its subagents: list, download, upload, delete"),
         (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
         (name = "models", description = "Model providers and the server default model (admins)"),
+        (name = "mcp", description = "MCP servers agents use (stdio: admins; Streamable HTTP: everyone)"),
         (name = "catalog", description = "The model providers and built-in tools agents can use"),
         (name = "system", description = "Health and metadata"),
     )
@@ -215,8 +216,8 @@ pub fn state_script_grammar(openapi: &mut utoipa::openapi::OpenApi) {
 }
 
 /// What this server can run, in its served document: the built-in tools an agent may name
-/// (agent writes naming anything else are refused). Model providers are not listed: an admin
-/// adds and removes them at run time, so the document would go stale.
+/// (agent writes naming anything else are refused). Model providers are stated per request
+/// ([`state_model_providers`]): an admin adds and removes them at run time.
 pub fn state_runtime_catalog(openapi: &mut utoipa::openapi::OpenApi, tools: &[String]) {
     use utoipa::openapi::schema::ArrayItems;
     use utoipa::openapi::{RefOr, Schema};
@@ -229,6 +230,141 @@ pub fn state_runtime_catalog(openapi: &mut utoipa::openapi::OpenApi, tools: &[St
         && let RefOr::T(Schema::Object(item)) = item.as_mut()
     {
         item.enum_values = Some(tools.iter().map(|n| n.as_str().into()).collect());
+    }
+}
+
+/// The rules of an MCP server write that its derived schema cannot state: what a command,
+/// its arguments, working directory, variable names and values, header names (the client's
+/// own refused, in any case) and values, the URL, the name and the tool names may hold — the
+/// same rules as `ars_domain::mcp_server`, a little stricter where a pattern cannot say it
+/// exactly (an IPv6 host, a port over 9999 are left out).
+pub fn state_mcp_server_rules(openapi: &mut utoipa::openapi::OpenApi) {
+    use ars_domain::mcp_server as rules;
+    use serde_json::{Value, json};
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    // Any character but NUL, CR and LF; at least one that is not white space.
+    const ONE_LINE: &str = r"^[^\u0000\r\n]*[^\s\u0000][^\u0000\r\n]*$";
+    // Letters in either case, so a pattern can refuse a header name whatever its case.
+    let any_case = |name: &str| -> String {
+        name.chars()
+            .map(|c| match c {
+                c if c.is_ascii_alphabetic() => {
+                    format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())
+                }
+                c => c.to_string(),
+            })
+            .collect()
+    };
+    let reserved = rules::RESERVED_HEADERS
+        .iter()
+        .map(|h| any_case(h))
+        .collect::<Vec<_>>()
+        .join("|");
+    let text =
+        json!({"type": "string", "maxLength": rules::TEXT_MAX_CHARS, "pattern": r"^[^\u0000]*$"});
+    let header_value = json!({"type": "string", "maxLength": rules::TEXT_MAX_CHARS,
+        "pattern": r"^[ \t]*[!-~][ -~\t]*$"});
+    let values = |value: &Value, names: Value| {
+        json!({
+            "type": ["object", "null"],
+            "maxProperties": rules::MAX_VARIABLES,
+            "propertyNames": names,
+            "additionalProperties": {"oneOf": [
+                value,
+                {"type": "object", "additionalProperties": false, "required": ["secret"],
+                 "properties": {"secret": value}},
+                {"type": "null"},
+            ]},
+        })
+    };
+    let stdio = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["type", "command"],
+        "properties": {
+            "type": {"type": "string", "enum": ["stdio"]},
+            "command": {"type": "string", "maxLength": rules::TEXT_MAX_CHARS, "pattern": ONE_LINE,
+                "description": "The program, e.g. `npx` or `/usr/bin/node`."},
+            "args": {"type": "array", "maxItems": rules::MAX_ARGS, "items": text},
+            "env": values(&text, json!({"type": "string", "pattern": format!(
+                "^[A-Za-z_][A-Za-z0-9_]{{0,{}}}$", rules::VARIABLE_NAME_MAX_CHARS - 1)})),
+            "cwd": {"type": ["string", "null"], "maxLength": rules::TEXT_MAX_CHARS,
+                "pattern": r"^/([^\u0000\r\n/.][^\u0000\r\n/]*/?)*$",
+                "description": "An absolute path in the sandbox without `..`; absent: the conversation's workdir."},
+            "network": {"type": "boolean"},
+        },
+        "description": "Admins only. The command runs inside the sandbox of the run that uses it.",
+    });
+    let http = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["type", "url"],
+        "properties": {
+            "type": {"type": "string", "enum": ["streamable_http"]},
+            "url": {"type": "string", "maxLength": rules::URL_MAX_CHARS,
+                "pattern": r#"^https?://[A-Za-z0-9._~-]+(:[1-9][0-9]{0,3})?([/?][!"$-~]*)?$"#,
+                "description": "`http://` or `https://`, e.g. `http://127.0.0.1:3001/mcp`; no credentials."},
+            "headers": values(&header_value, json!({
+                "type": "string",
+                "pattern": format!(
+                    "^(?!({reserved})$)[A-Za-z0-9!#$%&'*+.^_`|~-]{{1,{}}}$",
+                    rules::VARIABLE_NAME_MAX_CHARS
+                ),
+            })),
+        },
+        "description": "An endpoint over Streamable HTTP.",
+    });
+    if let Ok(schema) = serde_json::from_value::<RefOr<Schema>>(json!({"oneOf": [stdio, http]})) {
+        components.schemas.insert("TransportWrite".into(), schema);
+    }
+    let name_pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$";
+    for (schema_name, nullable) in [("McpServerWrite", false), ("McpServerPatch", true)] {
+        let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(schema_name) else {
+            continue;
+        };
+        let Ok(mut value) = serde_json::to_value(&*schema) else {
+            continue;
+        };
+        let kind = |t: &str| {
+            if nullable {
+                json!([t, "null"])
+            } else {
+                json!(t)
+            }
+        };
+        let properties = &mut value["properties"];
+        properties["slug"] = json!({"type": kind("string"), "pattern": format!(
+            "^[a-z0-9]([a-z0-9-]{{0,{}}}[a-z0-9])?$", rules::SLUG_MAX_CHARS - 2),
+            "description": "Unique; it never changes once created (another one is a 409)."});
+        properties["name"] = json!({"type": kind("string"), "maxLength": rules::NAME_MAX_CHARS, "pattern": name_pattern});
+        properties["description"] =
+            json!({"type": kind("string"), "maxLength": rules::DESCRIPTION_MAX_CHARS});
+        properties["enabled_tools"] = json!({
+            "type": ["array", "null"], "maxItems": rules::MAX_ENABLED_TOOLS, "uniqueItems": true,
+            "items": {"type": "string", "pattern": format!("^[A-Za-z0-9_./-]{{1,{}}}$", rules::TOOL_NAME_MAX_CHARS)},
+            "description": "Tool names offered to agents; `null` (or absent in a new server): all of the server's.",
+        });
+        if let Ok(Schema::Object(object)) = serde_json::from_value::<Schema>(value) {
+            *schema = object;
+        }
+    }
+}
+
+/// The model providers agents may name right now, in a served document (agent writes naming
+/// any other are refused). Served per request, since admins add and remove providers at run
+/// time.
+pub fn state_model_providers(openapi: &mut utoipa::openapi::OpenApi, names: &[String]) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfig")
+        && let Some(RefOr::T(Schema::Object(provider))) = model.properties.get_mut("provider")
+    {
+        provider.enum_values = Some(names.iter().map(|n| n.as_str().into()).collect());
     }
 }
 

@@ -1141,41 +1141,12 @@ async fn secrets_sealed_with_another_key_make_the_provider_unusable_not_the_serv
     assert_eq!(run(&other, "labbot").await["output"], "reply from K");
 }
 
-/// Every log line of this test binary from the moment it is installed, at every level.
-fn captured_logs() -> &'static std::sync::Mutex<Vec<u8>> {
-    use std::sync::{Mutex, OnceLock};
-    static LOGS: OnceLock<&'static Mutex<Vec<u8>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buffer: &'static Mutex<Vec<u8>> = Box::leak(Box::new(Mutex::new(Vec::new())));
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || LogWriter(buffer))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        buffer
-    })
-}
-
-struct LogWriter(&'static std::sync::Mutex<Vec<u8>>);
-
-impl std::io::Write for LogWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn secrets_never_appear_in_answers_logs_or_debug_output() {
     const KEY: &str = "sk-log-test-secret-5f0c9e2a71";
     const OTHER_KEY: &str = "sk-log-test-second-secret-8d3b";
     const HEADER: &str = "hdr-log-test-secret-41c7";
-    let logs = captured_logs();
+    let logs = common::logs::captured_logs();
     let fake = FakeOpenAi::start("S", Some(KEY), &["m"]).await;
     let app = fast_app().await;
     let t = &app.admin;
@@ -1330,5 +1301,30 @@ async fn every_provider_and_settings_body_is_read_like_any_other_body() {
     assert_eq!(
         app.get("/api/model-settings", t).await.body["default_model"],
         Value::Null
+    );
+}
+
+#[tokio::test]
+async fn the_served_openapi_document_names_the_providers_in_force() {
+    let app = TestApp::spawn().await;
+    let providers = |doc: &Value| {
+        doc["components"]["schemas"]["ModelConfig"]["properties"]["provider"]["enum"].clone()
+    };
+    let doc = app.get("/api/openapi.json", &app.admin).await.body;
+    assert_eq!(providers(&doc), json!(["scripted"]));
+    // An agent write naming another provider is refused, so the document says so; one added
+    // at run time is in the next document.
+    create(&app, provider("lab", "http://127.0.0.1:9/v1", None)).await;
+    let doc = app.get("/api/openapi.json", &app.admin).await.body;
+    let names = providers(&doc);
+    let names: Vec<&str> = names
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"lab") && names.contains(&"scripted"),
+        "{names:?}"
     );
 }

@@ -139,6 +139,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the MCP servers the caller can see (admins: all), by slug. */
+        get: operations["list_mcp_servers"];
+        put?: never;
+        /** Adds an MCP server, owned by the caller. `stdio` servers: admins only. */
+        post: operations["create_mcp_server"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp-servers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One MCP server. */
+        get: operations["get_mcp_server"];
+        /** Replaces an MCP server's fields (the slug stays); values merge as the module says. */
+        put: operations["put_mcp_server"];
+        post?: never;
+        /** Deletes an MCP server. Agents that name it drop it from their next run on. */
+        delete: operations["delete_mcp_server"];
+        options?: never;
+        head?: never;
+        /** Changes some of an MCP server's fields; absent ones keep their value. */
+        patch: operations["patch_mcp_server"];
+        trace?: never;
+    };
     "/api/me": {
         parameters: {
             query?: never;
@@ -1062,6 +1100,55 @@ export interface components {
             token: string;
             user: components["schemas"]["User"];
         };
+        /**
+         * Format: uuid
+         * @description Identifies an MCP server entry (its slug is unique too, and what agents name).
+         */
+        McpServerId: string;
+        /** @description The body of `PATCH /api/mcp-servers/{id}`: absent fields keep their stored value. */
+        McpServerPatch: {
+            description?: string | null;
+            /** @description Tool names offered to agents; `null` (or absent in a new server): all of the server's. */
+            enabled_tools?: string[] | null;
+            name?: string | null;
+            share_config?: null | components["schemas"]["ShareConfig"];
+            /** @description Unique; it never changes once created (another one is a 409). */
+            slug?: string | null;
+            transport?: null | components["schemas"]["TransportWrite"];
+        };
+        /** @description An MCP server as its viewers see it. Never a secret. */
+        McpServerView: {
+            can_delete: boolean;
+            /** @description Whether the caller may change it (for `stdio` servers: admins only) and delete it. */
+            can_manage: boolean;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** @description The tools offered to agents; absent or `null`: every tool the server lists. */
+            enabled_tools?: string[] | null;
+            id: components["schemas"]["McpServerId"];
+            name: string;
+            owner_id?: null | components["schemas"]["UserId"];
+            /** @description Why it may not work, in plain words (a secret this server's key cannot decrypt). */
+            problem?: string | null;
+            share_config: components["schemas"]["ShareConfig"];
+            /** @description What agents write in `context.mcp_servers`; tools are named `mcp__<slug>__<tool>`. */
+            slug: string;
+            transport: components["schemas"]["TransportView"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The body of `POST /api/mcp-servers` and `PUT /api/mcp-servers/{id}`. */
+        McpServerWrite: {
+            description?: string;
+            /** @description Tool names offered to agents; `null` (or absent in a new server): all of the server's. */
+            enabled_tools?: string[] | null;
+            name: string;
+            share_config?: null | components["schemas"]["ShareConfig"];
+            /** @description Unique; it never changes once created (another one is a 409). */
+            slug: string;
+            transport: components["schemas"]["TransportWrite"];
+        };
         /** @description The authenticated user, with their sandbox workspace's size against its quota. */
         Me: components["schemas"]["User"] & {
             workspace: components["schemas"]["WorkspaceQuota"];
@@ -1753,6 +1840,48 @@ export interface components {
             /** @description The JSON Schema of its arguments. */
             parameters: Record<string, never>;
         };
+        /** @description How a server is reached, as a view shows it. */
+        TransportView: {
+            args: string[];
+            command: string;
+            /** @description A path in the sandbox; absent: the conversation's workdir. */
+            cwd?: string | null;
+            env: components["schemas"]["ValueView"][];
+            /** @description Whether the process may reach the network. */
+            network: boolean;
+            /** @enum {string} */
+            type: "stdio";
+        } | {
+            headers: components["schemas"]["ValueView"][];
+            /** @enum {string} */
+            type: "streamable_http";
+            url: string;
+        };
+        TransportWrite: {
+            args?: string[];
+            /** @description The program, e.g. `npx` or `/usr/bin/node`. */
+            command: string;
+            /** @description An absolute path in the sandbox without `..`; absent: the conversation's workdir. */
+            cwd?: string | null;
+            env?: {
+                [key: string]: string | {
+                    secret: string;
+                } | null;
+            } | null;
+            network?: boolean;
+            /** @enum {string} */
+            type: "stdio";
+        } | {
+            headers?: {
+                [key: string]: string | {
+                    secret: string;
+                } | null;
+            } | null;
+            /** @enum {string} */
+            type: "streamable_http";
+            /** @description `http://` or `https://`, e.g. `http://127.0.0.1:3001/mcp`; no credentials. */
+            url: string;
+        };
         /** @description The body of `PATCH /api/users/{id}`: what to change; an omitted (or null) field stays. */
         UpdateUserRequest: {
             /**
@@ -1810,6 +1939,14 @@ export interface components {
              */
             updated_at?: string | null;
             username: string;
+        };
+        /** @description One environment variable or header as a view shows it: a secret's value never. */
+        ValueView: {
+            name: string;
+            /** @description Whether the value is secret (it is set, and never shown). */
+            secret: boolean;
+            /** @description The value, for plain ones only. */
+            value?: string | null;
         };
         /**
          * @description Who can see an agent or skill besides its owner, managers and admins.
@@ -2461,6 +2598,387 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    list_mcp_servers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerView"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerWrite"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A stdio server, and the caller is not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The slug is taken, or a share names no user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable, or stdio and not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another slug than the stored one, or a share names no user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not deletable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerPatch"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable, or stdio and not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another slug than the stored one, or a share names no user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

@@ -16,6 +16,7 @@ mod catalog;
 mod events;
 mod files;
 mod health;
+mod mcp_servers;
 mod model_providers;
 mod model_settings;
 mod runs;
@@ -95,6 +96,16 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(
             model_settings::get_model_settings,
             model_settings::set_model_settings
+        ))
+        .routes(routes!(
+            mcp_servers::list_mcp_servers,
+            mcp_servers::create_mcp_server
+        ))
+        .routes(routes!(
+            mcp_servers::get_mcp_server,
+            mcp_servers::put_mcp_server,
+            mcp_servers::patch_mcp_server,
+            mcp_servers::delete_mcp_server
         ))
         .routes(routes!(catalog::list_models))
         .routes(routes!(catalog::list_tools))

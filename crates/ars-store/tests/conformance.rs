@@ -132,4 +132,5 @@ conformance!(
     mcp_servers::check_update_mcp_server_replaces_fields_and_shares_and_keeps_the_slug,
     mcp_servers::check_delete_mcp_server_and_deleting_its_owner,
     mcp_servers::check_mcp_server_list_filter_matrix,
+    mcp_servers::check_mcp_server_schema_rejects_forbidden_rows,
 );

@@ -249,3 +249,39 @@ pub async fn check_mcp_server_list_filter_matrix(store: &dyn Store) {
     assert_eq!(seen["listed"], list(&["public", "users"]));
     assert_eq!(seen["stranger"], list(&["public"]));
 }
+
+pub async fn check_mcp_server_schema_rejects_forbidden_rows<S: Store + RawSql>(store: &S) {
+    let insert = |slug: &str, kind: &str, transport: &str, visibility: &str| {
+        format!(
+            "INSERT INTO mcp_servers (id, slug, name, transport_type, transport, visibility, \
+             created_at, updated_at) VALUES ('{}', '{slug}', 'n', '{kind}', '{transport}', \
+             '{visibility}', '2025-01-01T00:00:00+00:00', '2025-01-01T00:00:00+00:00')",
+            McpServerId::new()
+        )
+    };
+    let http = r#"{"type": "streamable_http", "url": "http://h/mcp"}"#;
+    let fine = insert("raw", "streamable_http", http, "private");
+    assert_eq!(store.execute_raw(&fine).await.unwrap(), 1);
+    for bad in [
+        insert("", "streamable_http", http, "private"),
+        insert("sse", "sse", r#"{"type": "sse"}"#, "private"),
+        // The repeated type must be the transport's own.
+        insert("mixed", "stdio", http, "private"),
+        insert("vis", "streamable_http", http, "everyone"),
+        insert("raw", "streamable_http", http, "private"),
+    ] {
+        let result = store.execute_raw(&bad).await;
+        assert!(
+            matches!(
+                result,
+                Err(StoreError::Invalid(_) | StoreError::Conflict { .. })
+            ),
+            "{bad}: {result:?}"
+        );
+    }
+    let stored = store.mcp_server_by_slug("raw").await.unwrap().unwrap();
+    assert!(matches!(
+        stored.fields.transport,
+        McpTransport::StreamableHttp(_)
+    ));
+}

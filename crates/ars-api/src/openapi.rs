@@ -265,7 +265,7 @@ pub fn state_mcp_server_rules(openapi: &mut utoipa::openapi::OpenApi) {
         .join("|");
     let text =
         json!({"type": "string", "maxLength": rules::TEXT_MAX_CHARS, "pattern": r"^[^\u0000]*$"});
-    let header_value = json!({"type": "string", "maxLength": rules::TEXT_MAX_CHARS,
+    let header_value = json!({"type": "string", "maxLength": rules::HEADER_VALUE_MAX_CHARS,
         "pattern": r"^[ \t]*[!-~][ -~\t]*$"});
     let values = |value: &Value, names: Value| {
         json!({

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{McpServerId, UserId};
+use crate::model_provider::{is_header_token, is_port, validate_secret};
 use crate::secret::Sealed;
 use crate::{ShareConfig, ValidationError};
 
@@ -36,6 +37,8 @@ pub const MAX_ENABLED_TOOLS: usize = 1000;
 pub const TOOL_NAME_MAX_CHARS: usize = 128;
 /// The longest URL.
 pub const URL_MAX_CHARS: usize = 2048;
+/// The longest header value.
+pub const HEADER_VALUE_MAX_CHARS: usize = crate::model_provider::SECRET_MAX_CHARS;
 
 /// Header names whose value is a secret whatever the write says.
 pub const SECRET_HEADERS: [&str; 5] = [
@@ -295,8 +298,7 @@ pub fn validate_env_value(name: &str, value: &str) -> Result<(), ValidationError
 /// Checks a header name and answers it in lower case.
 pub fn normalize_header_name(name: &str) -> Result<String, ValidationError> {
     let field = format!("transport.headers.{name}");
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || name.len() > VARIABLE_NAME_MAX_CHARS || !name.chars().all(token) {
+    if !is_header_token(name, VARIABLE_NAME_MAX_CHARS) {
         return Err(ValidationError::invalid(
             field,
             format!(
@@ -320,32 +322,10 @@ pub fn is_secret_header(name: &str) -> bool {
     SECRET_HEADERS.contains(&name)
 }
 
-/// Checks a header value: visible ASCII, spaces and tabs, not empty, answered trimmed.
+/// Checks a header value: 1-4096 visible ASCII characters, spaces and tabs, answered trimmed
+/// (the rule of a model provider's header values).
 pub fn normalize_header_value(name: &str, value: &str) -> Result<String, ValidationError> {
-    let field = format!("transport.headers.{name}");
-    let value = value.trim();
-    if value.is_empty() {
-        return Err(ValidationError::invalid(
-            field,
-            "must not be empty; send null to remove the header",
-        ));
-    }
-    if value.chars().count() > TEXT_MAX_CHARS {
-        return Err(ValidationError::invalid(
-            field,
-            format!("must be at most {TEXT_MAX_CHARS} characters"),
-        ));
-    }
-    if !value
-        .chars()
-        .all(|c| c.is_ascii_graphic() || c == ' ' || c == '\t')
-    {
-        return Err(ValidationError::invalid(
-            field,
-            "must consist of visible ASCII characters, spaces and tabs",
-        ));
-    }
-    Ok(value.to_string())
+    validate_secret(&format!("transport.headers.{name}"), value, true)
 }
 
 /// Checks a Streamable HTTP endpoint: `http://` or `https://`, a host, an optional port, path
@@ -389,14 +369,10 @@ pub fn normalize_url(url: &str) -> Result<String, ValidationError> {
     if host.is_empty() {
         return Err(bad("must name a host, e.g. https://mcp.example.com/mcp"));
     }
-    if let Some((_, port)) = authority.rsplit_once(':').filter(|(_, p)| !p.contains(']')) {
-        let valid = !port.is_empty()
-            && port.len() <= 5
-            && port.chars().all(|c| c.is_ascii_digit())
-            && port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p));
-        if !valid {
-            return Err(bad("has an invalid port (1-65535)"));
-        }
+    if let Some((_, port)) = authority.rsplit_once(':').filter(|(_, p)| !p.contains(']'))
+        && !is_port(port)
+    {
+        return Err(bad("has an invalid port (1-65535)"));
     }
     Ok(url.to_string())
 }

@@ -204,21 +204,21 @@ pub fn normalize_base_url(url: &str) -> Result<String, ValidationError> {
     if !host_ok {
         return Err(bad("must name a host, e.g. https://api.openai.com/v1"));
     }
-    if let Some(port) = port {
-        let valid = !port.is_empty()
-            && port.len() <= 5
-            && port.chars().all(|c| c.is_ascii_digit())
-            && port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p));
-        if !valid {
-            return Err(bad("has an invalid port (1-65535)"));
-        }
+    if let Some(port) = port
+        && !is_port(port)
+    {
+        return Err(bad("has an invalid port (1-65535)"));
     }
     Ok(url.trim_end_matches('/').to_string())
 }
 
 /// A secret header value or API key: 1-4096 visible ASCII characters (spaces and tabs allowed
 /// inside a header value, not in a key), without surrounding white space.
-fn validate_secret(field: &str, value: &str, spaces: bool) -> Result<String, ValidationError> {
+pub(crate) fn validate_secret(
+    field: &str,
+    value: &str,
+    spaces: bool,
+) -> Result<String, ValidationError> {
     let value = value.trim();
     if value.is_empty() {
         return Err(ValidationError::invalid(
@@ -249,6 +249,20 @@ fn validate_secret(field: &str, value: &str, spaces: bool) -> Result<String, Val
     Ok(value.to_string())
 }
 
+/// A port as a URL writes it: 1-65535 in at most five digits.
+pub(crate) fn is_port(port: &str) -> bool {
+    !port.is_empty()
+        && port.len() <= 5
+        && port.chars().all(|c| c.is_ascii_digit())
+        && port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p))
+}
+
+/// An HTTP header name (a token): 1-`max` letters, digits and `!#$%&'*+-.^_`|~`.
+pub(crate) fn is_header_token(name: &str, max: usize) -> bool {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    !name.is_empty() && name.len() <= max && name.chars().all(token)
+}
+
 /// Checks an API key and answers it trimmed.
 pub fn validate_api_key(key: &str) -> Result<String, ValidationError> {
     validate_secret("api_key", key, false)
@@ -258,8 +272,7 @@ pub fn validate_api_key(key: &str) -> Result<String, ValidationError> {
 /// `X-Org` and `x-org` are one header). `field` is where the name appears in the payload.
 pub fn normalize_header_name(name: &str) -> Result<String, ValidationError> {
     let field = format!("extra_headers.{name}");
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || name.len() > HEADER_NAME_MAX_CHARS || !name.chars().all(token) {
+    if !is_header_token(name, HEADER_NAME_MAX_CHARS) {
         return Err(ValidationError::invalid(
             field,
             format!(

@@ -20,7 +20,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use ars_domain::{
@@ -188,13 +188,6 @@ pub struct McpServerWrite {
     pub(crate) share_config: Option<ShareConfig>,
 }
 
-/// Reads a field that may be absent (`None`), `null` (`Some(None)`) or a value.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// The body of `PATCH /api/mcp-servers/{id}`: absent fields keep their stored value.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -210,7 +203,7 @@ pub struct McpServerPatch {
     #[serde(default)]
     pub(crate) transport: Option<TransportWrite>,
     /// `null`: every tool of the server.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<Vec<String>>)]
     pub(crate) enabled_tools: Option<Option<Vec<String>>>,
     #[serde(default)]

@@ -20,7 +20,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use ars_domain::{ModelProvider, ModelProviderId, ModelProviderKind, UserId};
@@ -102,13 +102,6 @@ pub struct ModelProviderView {
     updated_at: Option<DateTime<Utc>>,
 }
 
-/// Reads a field that may be absent (`None`), `null` (`Some(None)`) or a value.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// The body of `POST /api/model-providers` and `PUT /api/model-providers/{id}`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -126,7 +119,7 @@ pub struct ModelProviderWrite {
     pub(crate) base_url: String,
     /// Write-only. Absent: keep the stored key (none for a new provider); `null`: remove it;
     /// a string: set it. 1-4096 visible ASCII characters.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
     pub(crate) api_key: Option<Option<String>>,
     /// Write-only values by header name. Absent: keep every stored header; a name with a
@@ -149,23 +142,23 @@ pub struct ModelProviderWrite {
 #[serde(deny_unknown_fields)]
 pub struct ModelProviderPatch {
     /// Cannot be removed, only changed.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = String, required = false, pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")]
     name: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<ModelProviderKind>)]
     kind: Option<Option<ModelProviderKind>>,
     /// Cannot be removed, only changed.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = String, required = false, max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
     base_url: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
     api_key: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<BTreeMap<String, Option<String>>>)]
     extra_headers: Option<Option<BTreeMap<String, Option<String>>>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<Vec<String>>, max_items = 2000)]
     models: Option<Option<Vec<String>>>,
 }

@@ -18,7 +18,7 @@ use ars_domain::{ModelProviderId, ModelProviderKind};
 use ars_models::{ModelError, OpenAiOptions, OpenAiProvider, ProviderConfig};
 
 use super::fields::{Changes, SecretChange};
-use super::{ModelProviderView, ProviderKey, changeable, not_found, present, view_of};
+use super::{ModelProviderView, ProviderKey, changeable, not_found, view_of};
 use crate::extract::{ApiJson, ApiJsonOrEmpty};
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -113,7 +113,7 @@ pub struct TestUnsavedRequest {
     #[schema(max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
     base_url: String,
     /// As in a write: with `provider_id`, absent keeps that provider's key.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
     api_key: Option<Option<String>>,
     /// As in a write: with `provider_id`, they merge over that provider's headers.

@@ -68,6 +68,7 @@ macro_rules! upgrade_checks {
 
 upgrade_checks!(
     a_database_at_0002_upgrades_to_the_current_schema_keeping_its_data,
+    an_upgraded_database_stores_mcp_servers_shared_with_its_old_users,
     an_upgraded_run_that_was_active_is_recovered_and_its_thread_takes_new_runs,
     an_upgraded_database_stores_skills,
     a_run_active_before_leases_existed_counts_as_expired_but_leased_runs_do_not,
@@ -441,4 +442,40 @@ fn new_run(thread: &Thread, input: &str) -> NewRun {
         delivery: None,
         lease: None,
     }
+}
+
+async fn an_upgraded_database_stores_mcp_servers_shared_with_its_old_users(
+    store: Arc<dyn Store>,
+    _startup: Startup,
+) {
+    use ars_domain::mcp_server::HttpTransport;
+    use ars_domain::{McpServerFields, McpServerId, McpTransport, Visibility};
+    let old = Old::expected();
+    let filter = ars_store::McpServerFilter::default();
+    assert!(store.list_mcp_servers(filter).await.unwrap().is_empty());
+    // Owned by and shared with the user from before the upgrade (0010 references `users`).
+    let fields = McpServerFields {
+        slug: "remote".into(),
+        name: "Remote".into(),
+        description: String::new(),
+        transport: McpTransport::StreamableHttp(HttpTransport {
+            url: "http://127.0.0.1:3001/mcp".into(),
+            headers: BTreeMap::new(),
+        }),
+        enabled_tools: None,
+        share_config: ShareConfig {
+            visibility: Visibility::Users,
+            user_ids: vec![old.user.id],
+            manager_ids: Vec::new(),
+        },
+    };
+    let server = store
+        .create_mcp_server(McpServerId::new(), &fields, Some(old.user.id))
+        .await
+        .unwrap();
+    assert_eq!(server.fields, fields);
+    let visible = ars_store::McpServerFilter {
+        visible_to: Some(old.user.id),
+    };
+    assert_eq!(store.list_mcp_servers(visible).await.unwrap(), vec![server]);
 }

@@ -2,7 +2,8 @@
 # Every check CI runs: the web UI (install, type-check and build, unit tests), formatting,
 # lints and all tests of the workspace, then the browser end-to-end tests against a real
 # `ars serve`, then schemathesis fuzzing the API against its own OpenAPI document.
-# PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it).
+# PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it); the MCP suites
+# run against the peers scripts/mcp-peers.sh installs (ARS_TEST_MCP_PEERS, set here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,10 @@ log() { printf '\n==> %s\n' "$*"; }
 
 log "web UI: install, build, unit tests"
 (cd web && npm ci --no-audit --no-fund && npm run build && npm test)
+
+log "MCP peers: servers and a conformance client from the npm registry, into a cache folder"
+ARS_TEST_MCP_PEERS="$(bash scripts/mcp-peers.sh)"
+export ARS_TEST_MCP_PEERS
 
 log "cargo fmt, clippy, tests"
 cargo fmt --all --check

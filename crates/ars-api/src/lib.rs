@@ -29,12 +29,14 @@ use utoipa_axum::router::OpenApiRouter;
 use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_runtime::Runtime;
+use ars_runtime::mcp::McpHub;
 use ars_runtime::skills::SkillLibrary;
 use ars_store::Store;
 
 pub mod accounts;
 mod error;
 mod extract;
+pub mod mcp_endpoint;
 pub mod metrics;
 mod openapi;
 mod routes;
@@ -110,6 +112,9 @@ pub struct AppState {
     /// The built-in, shared and personal skills, and the sandbox that holds the personal ones
     /// (the same library the runtime's Skills plug-in reads, so the API lists what runs see).
     pub skills: SkillLibrary,
+    /// MCP connections and tool lists (the same hub the runtime's MCP plug-in uses), for the
+    /// connection check.
+    pub mcp: McpHub,
     /// Failed-login counters, shared by every request of this server (not across instances:
     /// each instance throttles on its own).
     login_throttle: Arc<throttle::LoginThrottle>,
@@ -121,6 +126,7 @@ impl AppState {
         config: ApiConfig,
         runtime: Runtime,
         skills: SkillLibrary,
+        mcp: McpHub,
     ) -> Self {
         let login_throttle = Arc::new(throttle::LoginThrottle::new(config.login_throttle.clone()));
         Self {
@@ -128,9 +134,33 @@ impl AppState {
             config: Arc::new(config),
             runtime,
             skills,
+            mcp,
             login_throttle,
         }
     }
+}
+
+/// `/api/mcp` (outside the OpenAPI document: it speaks MCP, not REST), behind the bearer-token
+/// check. Its sessions end when the runtime closes, so open streams do not hold up a stop.
+fn mcp_router(state: &AppState) -> Router<AppState> {
+    let stop = tokio_util::sync::CancellationToken::new();
+    if tokio::runtime::Handle::try_current().is_ok() {
+        let closed = state.runtime.closed();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            closed.await;
+            stop.cancel();
+        });
+    }
+    Router::new()
+        .nest_service(
+            mcp_endpoint::PATH,
+            mcp_endpoint::service(state.clone(), stop),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            mcp_endpoint::authenticate,
+        ))
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -191,6 +221,7 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .route_layer(axum::middleware::from_fn(trace::record_route))
+        .merge(mcp_router(&state))
         .route("/metrics", axum::routing::get(metrics::scrape))
         .fallback(move |method, uri, headers| ui::fallback(ui, method, uri, headers))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

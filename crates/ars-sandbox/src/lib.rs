@@ -37,14 +37,14 @@ mod skills;
 
 pub use config::{SandboxConfig, SandboxLimits, ShellMode};
 pub use error::SandboxError;
-pub use exec::CgroupKind;
+pub use exec::{CgroupKind, ProcessHandle, SandboxedProcess};
 pub use layout::{
     HOME_DIR, MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT,
 };
 pub use local::LocalSandbox;
 pub use sandbox::{
     DEFAULT_READ_LINES, DirEntry, EditOutcome, EntryKind, ExecOutcome, ExecRequest, FileWritten,
-    GlobOutcome, GrepMatch, GrepOutcome, ListOutcome, OpenFile, ProjectedSkill, ReadOutcome,
-    RemoveOutcome, Sandbox, TreeLimits, WorkspaceUsage, WriteMode, WriteOutcome,
+    GlobOutcome, GrepMatch, GrepOutcome, ListOutcome, OpenFile, ProcessRequest, ProjectedSkill,
+    ReadOutcome, RemoveOutcome, Sandbox, TreeLimits, WorkspaceUsage, WriteMode, WriteOutcome,
 };
 pub use scope::Scope;

@@ -14,13 +14,14 @@ use crate::error::SandboxError;
 use crate::exec::{CgroupKind, Cgroups};
 use ars_domain::UserId;
 
+use crate::exec::SandboxedProcess;
 use crate::layout::{PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::paths::{Access, Layout, Root};
 use crate::quota::Quotas;
 use crate::sandbox::{
     EditOutcome, ExecOutcome, ExecRequest, FileWritten, GlobOutcome, GrepOutcome, ListOutcome,
-    OpenFile, ProjectedSkill, ReadOutcome, RemoveOutcome, Sandbox, TreeLimits, WorkspaceUsage,
-    WriteMode, WriteOutcome,
+    OpenFile, ProcessRequest, ProjectedSkill, ReadOutcome, RemoveOutcome, Sandbox, TreeLimits,
+    WorkspaceUsage, WriteMode, WriteOutcome,
 };
 use crate::scope::Scope;
 use crate::{exec, files, skills};
@@ -293,7 +294,7 @@ impl Sandbox for LocalSandbox {
                     &inner.config,
                     &inner.layout,
                     &scope,
-                    &command,
+                    exec::Job::Shell(&command),
                     allow_network,
                     inner.cgroups.as_ref(),
                 )
@@ -324,6 +325,35 @@ impl Sandbox for LocalSandbox {
             outcome.stderr.push_str(&format!("[{error}]\n"));
         }
         Ok(outcome)
+    }
+
+    async fn spawn(
+        &self,
+        scope: &Scope,
+        request: ProcessRequest,
+    ) -> Result<SandboxedProcess, SandboxError> {
+        let scope = scope.clone();
+        let user = scope.user_id;
+        let network = request.allow_network;
+        let planned = self
+            .blocking(move |inner| {
+                inner.prepare(&scope)?;
+                let workspace = inner.layout.open_root(user, Root::UserData)?;
+                inner.quotas.ensure_not_over(user, &workspace)?;
+                exec::plan(
+                    &inner.config,
+                    &inner.layout,
+                    &scope,
+                    exec::Job::Process(&request),
+                    network,
+                    inner.cgroups.as_ref(),
+                )
+            })
+            .await?;
+        tracing::debug!(network, shell = ?self.inner.config.shell, "sandbox spawn");
+        // Spawned here, on the runtime's thread, never a blocking-pool one: bwrap's parent-death
+        // signal fires when the spawning thread exits (see `exec::supervise`).
+        exec::spawn(planned)
     }
 
     async fn workspace_usage(&self, user: UserId) -> Result<WorkspaceUsage, SandboxError> {

@@ -92,6 +92,17 @@ pub trait Sandbox: Send + Sync {
         cancel: CancellationToken,
     ) -> Result<ExecOutcome, SandboxError>;
 
+    /// Starts a long-lived program in the scope that speaks on its standard input and output
+    /// (an MCP server), isolated exactly like [`Sandbox::execute`]'s commands: the scope's
+    /// folders at their virtual paths, the same limits, no network unless allowed, and an
+    /// environment of the sandbox's own plus `request.env` only. The process lives until its
+    /// [`ProcessHandle`] kills it or is dropped, and never outlives the server.
+    async fn spawn(
+        &self,
+        scope: &Scope,
+        request: ProcessRequest,
+    ) -> Result<crate::SandboxedProcess, SandboxError>;
+
     /// What the user's workspace holds and may hold.
     async fn workspace_usage(&self, user: UserId) -> Result<WorkspaceUsage, SandboxError>;
 
@@ -400,6 +411,35 @@ impl GrepOutcome {
             let _ = writeln!(out, "{}:{}:{}", m.path, m.line, m.text);
         }
         out
+    }
+}
+
+/// A program to start in the sandbox with [`Sandbox::spawn`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProcessRequest {
+    /// The program, looked up on the sandbox's `PATH` (e.g. `node`, `npx`, `/usr/bin/python3`).
+    pub program: String,
+    pub args: Vec<String>,
+    /// Environment variables over the sandbox's own (`PATH`, `HOME`, `LANG`). Values may be
+    /// secrets: they reach the process's environment and nothing else (not its command line,
+    /// not a log).
+    pub env: Vec<(String, String)>,
+    /// The working directory, a virtual path; `None`: the scope's workdir.
+    pub cwd: Option<String>,
+    /// Whether the process may reach the network.
+    pub allow_network: bool,
+}
+
+impl std::fmt::Debug for ProcessRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ProcessRequest")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &names)
+            .field("cwd", &self.cwd)
+            .field("allow_network", &self.allow_network)
+            .finish()
     }
 }
 

@@ -31,6 +31,38 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// MCP tools for operators.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Connect to an MCP server, initialise and list its tools, and print what the web UI's
+    /// "Test connection" shows, as JSON (exit status 1 when it fails). The server is an
+    /// `http(s)://` URL (Streamable HTTP) or a command and its arguments, run on this machine
+    /// as it is (stdio), e.g. `ars mcp check -- npx -y @modelcontextprotocol/server-everything`.
+    Check(McpCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpCheckArgs {
+    /// A header sent with every HTTP request, `NAME=VALUE` (repeatable), e.g.
+    /// `Authorization=Bearer …`.
+    #[arg(long = "header", value_name = "NAME=VALUE")]
+    pub headers: Vec<String>,
+    /// Also call this tool after listing, and print its result.
+    #[arg(long, value_name = "TOOL")]
+    pub call: Option<String>,
+    /// The call's arguments, a JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}", requires = "call")]
+    pub arguments: String,
+    /// Seconds each step (start, handshake, listing, call) may take.
+    #[arg(long, default_value_t = 30)]
+    pub timeout_s: u64,
+    /// The server: a URL, or a command and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub target: Vec<String>,
 }
 
 /// `ars chat`: without `--url`, an embedded server on the configured store is started

@@ -10,7 +10,7 @@ use ars_domain::user::last_admin_refusal;
 use ars_domain::{AccountChange, Role, User};
 use ars_store::{Store, UserUpdate};
 
-use crate::cli::{Command, TokenCommand, UserCommand};
+use crate::cli::{Command, McpCommand, TokenCommand, UserCommand};
 use crate::config::Config;
 use crate::server;
 
@@ -25,6 +25,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::User(cmd) => user(cmd, &config, &*server::open_store(&config).await?).await,
         Command::Token(cmd) => token(cmd, &*server::open_store(&config).await?).await,
+        Command::Mcp(McpCommand::Check(args)) => crate::mcp_check::run(args).await,
     }
 }
 

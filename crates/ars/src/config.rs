@@ -92,6 +92,49 @@ pub struct Config {
     /// reaches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<SocketAddr>,
+    /// `[mcp]`: timeouts and bounds of agents' MCP servers (`ARS_MCP__<NAME>`).
+    pub mcp: McpSettings,
+}
+
+/// `[mcp]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpSettings {
+    /// Seconds one MCP tool call may take.
+    pub call_timeout_s: u64,
+    /// Seconds a server may take to start and answer the handshake, or to list its tools.
+    pub connect_timeout_s: u64,
+    /// Seconds an unused connection (a stdio server's process) stays open.
+    pub idle_timeout_s: u64,
+    /// Stdio server processes running at once on this instance.
+    pub max_processes: usize,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            call_timeout_s: 60,
+            connect_timeout_s: 30,
+            idle_timeout_s: 600,
+            max_processes: 64,
+        }
+    }
+}
+
+impl McpSettings {
+    pub fn runtime_config(&self) -> ars_runtime::mcp::McpConfig {
+        let defaults = ars_runtime::mcp::McpConfig::default();
+        ars_runtime::mcp::McpConfig {
+            call_timeout: Duration::from_secs(self.call_timeout_s.max(1)),
+            connect_timeout: Duration::from_secs(self.connect_timeout_s.max(1)),
+            pool: ars_mcp::PoolConfig {
+                max_processes: self.max_processes.max(1),
+                idle_timeout: Duration::from_secs(self.idle_timeout_s.max(1)),
+                ..defaults.pool
+            },
+            ..defaults
+        }
+    }
 }
 
 /// A secret setting: serialized as itself (the configuration's layers need it), never shown
@@ -115,6 +158,9 @@ pub struct SandboxSettings {
     /// Processes, memory, open files, file size, CPU time, `/tmp` and `$HOME` sizes, the
     /// workspace quota.
     pub limits: SandboxLimits,
+    /// Host directories shown read-only inside the sandbox at the same path, e.g. where MCP
+    /// servers or a toolchain are installed outside `/usr` (`/opt/mcp`).
+    pub extra_ro_binds: Vec<PathBuf>,
 }
 
 /// The `execute` tool's isolation, as configured.
@@ -172,6 +218,7 @@ impl Default for Config {
             login_throttle_entries: 10_000,
             metrics_token: None,
             metrics_listen: None,
+            mcp: McpSettings::default(),
         }
     }
 }
@@ -180,7 +227,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 23] = [
+const SETTINGS: [&str; 24] = [
     "bind",
     "data_dir",
     "database_url",
@@ -204,6 +251,7 @@ const SETTINGS: [&str; 23] = [
     "login_throttle_entries",
     "metrics_token",
     "metrics_listen",
+    "mcp",
 ];
 
 impl Config {
@@ -227,6 +275,7 @@ impl Config {
                 SETTINGS.contains(&key.as_str())
                     || key.starts_with("defaults__")
                     || key.starts_with("sandbox__")
+                    || key.starts_with("mcp__")
             })
             // `ARS_SANDBOX` predates the `[sandbox]` table and still names the mode.
             .map(|key| {
@@ -568,6 +617,39 @@ mod tests {
             jail.set_env("ARS_METRICS_TOKEN", "scrape-secret");
             jail.set_env("ARS_METRICS_LISTEN", "not an address");
             assert!(Config::load(None).is_err());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn mcp_settings_and_extra_sandbox_folders_come_from_the_file_and_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "ars.toml",
+                r#"
+                [sandbox]
+                extra_ro_binds = ["/opt/mcp"]
+
+                [mcp]
+                call_timeout_s = 5
+                max_processes = 3
+                "#,
+            )?;
+            jail.set_env("ARS_MCP__IDLE_TIMEOUT_S", "42");
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            assert_eq!(
+                config.sandbox.extra_ro_binds,
+                vec![PathBuf::from("/opt/mcp")]
+            );
+            let mcp = config.mcp.runtime_config();
+            assert_eq!(mcp.call_timeout, Duration::from_secs(5));
+            assert_eq!(mcp.pool.max_processes, 3);
+            assert_eq!(mcp.pool.idle_timeout, Duration::from_secs(42));
+            // Unset ones keep their defaults.
+            assert_eq!(mcp.connect_timeout, Duration::from_secs(30));
+            jail.create_file("ars.toml", "[mcp]\ncall_timeout = 1\n")?;
+            let error = Config::load(None).err().map(|e| e.to_string());
+            assert!(error.is_some_and(|e| e.contains("call_timeout")));
             Ok(())
         });
     }

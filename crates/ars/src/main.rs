@@ -5,6 +5,7 @@ mod chat;
 mod cli;
 mod commands;
 mod config;
+mod mcp_check;
 mod metrics;
 mod secret_key;
 mod server;
@@ -17,7 +18,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = cli::Cli::parse();
     let config = config::Config::load(cli.config.as_deref())?;
     // A terminal chat shows the conversation; the server's request logs would drown it.
-    let quiet = matches!(cli.command, cli::Command::Chat(_));
+    let quiet = matches!(cli.command, cli::Command::Chat(_) | cli::Command::Mcp(_));
     let serve = matches!(cli.command, cli::Command::Serve);
     let telemetry = telemetry::init(&config, quiet, serve)?;
     let result = commands::run(cli.command, config).await;

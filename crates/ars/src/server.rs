@@ -21,6 +21,7 @@ use ars_events::{
     RedisConfig,
 };
 use ars_models::ModelRegistry;
+use ars_runtime::mcp::{McpHub, McpPlugin};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{
     MiddlewareFactory, Runtime, RuntimeParts, SubagentMiddlewareFactory, builtin_tools,
@@ -157,6 +158,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
     let mut sandbox = SandboxConfig::new(&config.data_dir);
     sandbox.shell = config.sandbox.mode.into();
     sandbox.limits = config.sandbox.limits.clone();
+    sandbox.extra_ro_binds = config.sandbox.extra_ro_binds.clone();
     let sandbox = Arc::new(LocalSandbox::new(sandbox));
     check_sandbox(config.sandbox.mode, &sandbox);
     if config.sandbox.mode == SandboxMode::Bubblewrap {
@@ -201,6 +203,12 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
     };
     let control = control_channel(config).await?;
     let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox) as Arc<dyn Sandbox>);
+    let mcp = McpHub::new(
+        Arc::clone(&store),
+        Arc::clone(&sandbox) as Arc<dyn Sandbox>,
+        secret_key.clone(),
+        config.mcp.runtime_config(),
+    );
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
         events,
@@ -209,7 +217,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         sandbox: Arc::clone(&sandbox) as Arc<dyn Sandbox>,
         tools: builtin_tools(),
         config: config.runtime_config(),
-        plugins: plugins(&skills),
+        plugins: plugins(&skills, &mcp),
         control,
     });
     check_models(&runtime).await;
@@ -224,7 +232,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         render: metrics::render(metrics::handle()?),
         access: config.metrics_access(),
     });
-    Ok(AppState::new(store, api, runtime, skills))
+    Ok(AppState::new(store, api, runtime, skills, mcp))
 }
 
 /// Reads the model providers once (so the first run finds them loaded) and says at start-up
@@ -299,10 +307,11 @@ async fn control_channel(config: &Config) -> anyhow::Result<Arc<dyn ControlChann
 }
 
 /// The capability plug-ins every run may use, in the order they shape it.
-fn plugins(skills: &SkillLibrary) -> Vec<Arc<dyn MiddlewareFactory>> {
+fn plugins(skills: &SkillLibrary, mcp: &McpHub) -> Vec<Arc<dyn MiddlewareFactory>> {
     vec![
         Arc::new(SubagentMiddlewareFactory),
         Arc::new(SkillsPlugin::new(skills.clone())),
+        Arc::new(McpPlugin::new(mcp.clone())),
     ]
 }
 
@@ -360,6 +369,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let runtime = state.runtime.clone();
+    let mcp = state.mcp.clone();
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let mut server = tokio::spawn(ars_api::serve(listener, state, async move {
         let _ = stopped.wait_for(|stop| *stop).await;
@@ -374,6 +384,8 @@ pub async fn run(
     }
     let _ = stop.send(true);
     stop_runs(&runtime).await;
+    // Runs are over: no MCP call is in flight any more.
+    mcp.shutdown().await;
     match tokio::time::timeout(DRAIN, server).await {
         Ok(joined) => joined.context("the HTTP server task failed")??,
         Err(_) => tracing::warn!("connections still open after {DRAIN:?}; closing them"),

@@ -177,6 +177,27 @@ export interface paths {
         patch: operations["patch_mcp_server"];
         trace?: never;
     };
+    "/api/mcp-servers/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connects to the server, initialises and lists its tools ("Test connection"). A `stdio`
+         *     server runs in the caller's sandbox, as it would for their runs, and is stopped
+         *     afterwards.
+         */
+        post: operations["check_mcp_server"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me": {
         parameters: {
             query?: never;
@@ -1100,11 +1121,45 @@ export interface components {
             token: string;
             user: components["schemas"]["User"];
         };
+        /** @description Why a check failed. */
+        McpCheckError: {
+            /**
+             * @description `start`, `unreachable`, `unauthorized`, `handshake`, `timeout`, `closed`, `protocol`,
+             *     `cancelled`, `limit` or `config`.
+             */
+            kind: string;
+            /** @description In plain words, naming the server. */
+            message: string;
+        };
+        /**
+         * @description The answer of a connection check: what the server is and offers, or why it could not be
+         *     reached. The check itself failing is `ok: false`, not an HTTP error.
+         */
+        McpCheckView: {
+            error?: null | components["schemas"]["McpCheckError"];
+            instructions?: string | null;
+            /**
+             * Format: int64
+             * @description From the start of the connection to the tool list.
+             */
+            latency_ms: number;
+            ok: boolean;
+            /** @description The protocol version the server answered. */
+            protocol_version?: string | null;
+            server_info?: null | components["schemas"]["McpServerInfoView"];
+            tools: components["schemas"]["McpToolView"][];
+        };
         /**
          * Format: uuid
          * @description Identifies an MCP server entry (its slug is unique too, and what agents name).
          */
         McpServerId: string;
+        /** @description What the server said of itself. */
+        McpServerInfoView: {
+            name: string;
+            title?: string | null;
+            version: string;
+        };
         /** @description The body of `PATCH /api/mcp-servers/{id}`: absent fields keep their stored value. */
         McpServerPatch: {
             description?: string | null;
@@ -1148,6 +1203,19 @@ export interface components {
             /** @description Unique; it never changes once created (another one is a 409). */
             slug: string;
             transport: components["schemas"]["TransportWrite"];
+        };
+        /** @description A tool the server lists. */
+        McpToolView: {
+            /** @description What agents call it: `mcp__<slug>__<name>` (shortened when too long). */
+            agent_name: string;
+            description: string;
+            /** @description Whether agents are offered it (the server's `enabled_tools`). */
+            enabled: boolean;
+            /** @description JSON Schema of its arguments. */
+            input_schema: Record<string, never>;
+            /** @description The server's own name for it. */
+            name: string;
+            title?: string | null;
         };
         /** @description The authenticated user, with their sandbox workspace's size against its quota. */
         Me: components["schemas"]["User"] & {
@@ -2974,6 +3042,45 @@ export interface operations {
             };
             /** @description A rule is broken; `field` names it */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    check_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check ran; `ok` says whether it worked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpCheckView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,9 +3,10 @@
 //! must parse. The domain's own rules ran
 //! before these (see `agents::validated`), so the shapes here are already sound.
 
-use ars_domain::AgentContext;
+use ars_domain::{AgentContext, Caller};
 use ars_models::config::SCRIPTED;
 use ars_runtime::Runtime;
+use ars_store::Store;
 
 use crate::ApiError;
 
@@ -50,6 +51,37 @@ pub async fn check(runtime: &Runtime, context: &AgentContext) -> Result<(), ApiE
                     format!("invalid script: {e}"),
                 )
             })?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every MCP server `context` names is one `caller` can see. A slug the agent
+/// already named is kept even when its server is gone or no longer visible (runs drop it with
+/// a log line), so an agent stays editable; a new one must be visible.
+pub async fn check_mcp_servers(
+    store: &dyn Store,
+    caller: &Caller,
+    context: &AgentContext,
+    existing: Option<&AgentContext>,
+) -> Result<(), ApiError> {
+    let Some(slugs) = &context.mcp_servers else {
+        return Ok(());
+    };
+    let kept = existing.and_then(|c| c.mcp_servers.as_ref());
+    for (i, slug) in slugs.iter().enumerate() {
+        if kept.is_some_and(|kept| kept.contains(slug)) {
+            continue;
+        }
+        let visible = store
+            .mcp_server_by_slug(slug)
+            .await?
+            .is_some_and(|server| caller.can_view(&server));
+        if !visible {
+            return Err(ApiError::unprocessable(
+                format!("config_json.context.mcp_servers[{i}]"),
+                format!("no MCP server `{slug}` that you can use"),
+            ));
         }
     }
     Ok(())

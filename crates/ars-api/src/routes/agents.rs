@@ -166,6 +166,13 @@ async fn validated(
 ) -> Result<AgentDraft, ApiError> {
     let draft = input.validate(caller, existing)?;
     super::agent_runtime_rules::check(&state.runtime, &draft.config.context).await?;
+    super::agent_runtime_rules::check_mcp_servers(
+        state.store.as_ref(),
+        caller,
+        &draft.config.context,
+        existing.map(|agent| &agent.config_json.context),
+    )
+    .await?;
     check_share_users(state, &draft.share_config).await?;
     Ok(draft)
 }

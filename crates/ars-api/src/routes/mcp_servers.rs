@@ -502,3 +502,123 @@ pub async fn delete_mcp_server(
         Err(not_found())
     }
 }
+
+/// What the server said of itself.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpServerInfoView {
+    name: String,
+    version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+}
+
+/// A tool the server lists.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpToolView {
+    /// The server's own name for it.
+    name: String,
+    /// What agents call it: `mcp__<slug>__<name>` (shortened when too long).
+    agent_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    description: String,
+    /// JSON Schema of its arguments.
+    #[schema(value_type = Object)]
+    input_schema: serde_json::Value,
+    /// Whether agents are offered it (the server's `enabled_tools`).
+    enabled: bool,
+}
+
+/// Why a check failed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpCheckError {
+    /// `start`, `unreachable`, `unauthorized`, `handshake`, `timeout`, `closed`, `protocol`,
+    /// `cancelled`, `limit` or `config`.
+    kind: String,
+    /// In plain words, naming the server.
+    message: String,
+}
+
+/// The answer of a connection check: what the server is and offers, or why it could not be
+/// reached. The check itself failing is `ok: false`, not an HTTP error.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpCheckView {
+    ok: bool,
+    /// The protocol version the server answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_info: Option<McpServerInfoView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<String>,
+    tools: Vec<McpToolView>,
+    /// From the start of the connection to the tool list.
+    latency_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<McpCheckError>,
+}
+
+/// Connects to the server, initialises and lists its tools ("Test connection"). A `stdio`
+/// server runs in the caller's sandbox, as it would for their runs, and is stopped
+/// afterwards.
+#[utoipa::path(post, path = "/mcp-servers/{id}/check", tag = "mcp", security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server's UUID")),
+    responses(
+        (status = 200, body = McpCheckView, description = "The check ran; `ok` says whether it worked"),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
+pub async fn check_mcp_server(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<McpCheckView>, ApiError> {
+    let caller = auth.caller();
+    let server = visible(&state, &caller, &id).await?;
+    let started = std::time::Instant::now();
+    let answer = match state.mcp.check(&caller, &server).await {
+        Ok(report) => {
+            let enabled = server.fields.enabled_tools.as_ref();
+            McpCheckView {
+                ok: true,
+                protocol_version: Some(report.summary.protocol_version),
+                server_info: report.summary.server_info.map(|info| McpServerInfoView {
+                    name: info.name,
+                    version: info.version,
+                    title: info.title,
+                }),
+                instructions: report.summary.instructions,
+                tools: report
+                    .tools
+                    .into_iter()
+                    .map(|tool| McpToolView {
+                        agent_name: ars_mcp::names::tool_name(&server.fields.slug, &tool.name),
+                        enabled: enabled.is_none_or(|list| list.contains(&tool.name)),
+                        name: tool.name,
+                        title: tool.title,
+                        description: tool.description,
+                        input_schema: tool.input_schema,
+                    })
+                    .collect(),
+                latency_ms: report.latency_ms,
+                error: None,
+            }
+        }
+        Err(e) => {
+            tracing::info!(server = %server.id, slug = %server.fields.slug, error = %e, "MCP server check failed");
+            McpCheckView {
+                ok: false,
+                protocol_version: None,
+                server_info: None,
+                instructions: None,
+                tools: Vec::new(),
+                latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                error: Some(McpCheckError {
+                    kind: e.kind().into(),
+                    message: e.to_string(),
+                }),
+            }
+        }
+    };
+    Ok(Json(answer))
+}

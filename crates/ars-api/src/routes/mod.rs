@@ -19,7 +19,7 @@ mod health;
 mod mcp_servers;
 mod model_providers;
 mod model_settings;
-mod runs;
+pub(crate) mod runs;
 mod skills;
 mod subagents;
 mod thread_events;
@@ -107,6 +107,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             mcp_servers::patch_mcp_server,
             mcp_servers::delete_mcp_server
         ))
+        .routes(routes!(mcp_servers::check_mcp_server))
         .routes(routes!(catalog::list_models))
         .routes(routes!(catalog::list_tools))
 }

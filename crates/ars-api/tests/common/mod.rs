@@ -17,6 +17,7 @@ use ars_domain::user::PasswordPolicy;
 use ars_domain::{Role, SecretKey};
 use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::mcp::{McpConfig, McpHub, McpPlugin};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, builtin_tools};
 use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig, SandboxLimits};
@@ -47,6 +48,10 @@ pub struct Setup {
     pub redis: Option<(String, String)>,
     /// The server key for stored secrets; default: a fresh one.
     pub secret_key: Option<SecretKey>,
+    /// MCP timeouts and bounds.
+    pub mcp: McpConfig,
+    /// Host folders shown read-only in the sandbox (where the MCP test peers are installed).
+    pub extra_ro_binds: Vec<std::path::PathBuf>,
 }
 
 /// The PostgreSQL server tests may also run against (`ARS_TEST_DATABASE_URL`); `None` skips
@@ -67,6 +72,8 @@ impl Default for Setup {
             store: None,
             redis: None,
             secret_key: None,
+            mcp: McpConfig::default(),
+            extra_ro_binds: Vec::new(),
         }
     }
 }
@@ -84,6 +91,8 @@ pub struct TestApp {
     pub sandbox_dir: std::path::PathBuf,
     /// The in-process event bus, when the app has one (not on Redis).
     pub bus: Option<InProcessBus>,
+    /// The MCP connections the runtime and the API share.
+    pub mcp: McpHub,
     _dir: tempfile::TempDir,
     /// Stops the server (also when dropped).
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -166,8 +175,15 @@ impl TestApp {
         let sandbox_dir = dir.path().join("sandbox");
         let mut sandbox = SandboxConfig::new(&sandbox_dir);
         sandbox.limits = setup.sandbox_limits.clone();
+        sandbox.extra_ro_binds = setup.extra_ro_binds.clone();
         let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(sandbox));
         let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
+        let mcp = McpHub::new(
+            Arc::clone(&store),
+            Arc::clone(&sandbox),
+            secret_key.clone(),
+            setup.mcp.clone(),
+        );
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
             events,
@@ -182,13 +198,20 @@ impl TestApp {
             plugins: vec![
                 Arc::new(SubagentMiddlewareFactory),
                 Arc::new(SkillsPlugin::new(skills.clone())),
+                Arc::new(McpPlugin::new(mcp.clone())),
             ],
             control: Arc::new(ars_events::LocalChannel::new()),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let state = AppState::new(Arc::clone(&store), setup.api, runtime.clone(), skills);
+        let state = AppState::new(
+            Arc::clone(&store),
+            setup.api,
+            runtime.clone(),
+            skills,
+            mcp.clone(),
+        );
         let server = tokio::spawn(ars_api::serve(listener, state, async {
             let _ = rx.await;
         }));
@@ -201,6 +224,7 @@ impl TestApp {
             admin: String::new(),
             sandbox_dir,
             bus,
+            mcp,
             _dir: dir,
             shutdown: Some(tx),
             server: Some(server),

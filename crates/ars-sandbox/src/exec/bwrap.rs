@@ -27,11 +27,16 @@ use std::path::{Path, PathBuf};
 
 use crate::config::SandboxLimits;
 use crate::layout::{HOME_DIR, SKILLS_ROOT, USER_DATA_ROOT};
+use crate::sandbox::ProcessRequest;
 
 /// The only environment a sandboxed command gets; nothing of the server's leaks in.
 pub(crate) const SHELL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /// `LANG` for sandboxed commands: UTF-8 without depending on installed locales.
 pub(crate) const SHELL_LANG: &str = "C.UTF-8";
+/// `NODE_OPTIONS` under an address-space limit: Node's WebAssembly (which its own `fetch`
+/// uses) otherwise reserves guard regions of several GiB per instance and dies with "Out of
+/// memory" under any realistic `RLIMIT_AS`. A process's own `NODE_OPTIONS` replaces it.
+pub(crate) const NODE_OPTIONS_UNDER_LIMIT: &str = "--disable-wasm-trap-handler";
 
 /// Top-level directories that Debian ships as symlinks into `/usr` (merged /usr) or, on older
 /// systems, as real directories.
@@ -88,6 +93,9 @@ pub(crate) fn bwrap_args(
     args.push(["--setenv", "PATH", SHELL_PATH]);
     args.push(["--setenv", "HOME", HOME_DIR]);
     args.push(["--setenv", "LANG", SHELL_LANG]);
+    if limits.memory_bytes > 0 {
+        args.push(["--setenv", "NODE_OPTIONS", NODE_OPTIONS_UNDER_LIMIT]);
+    }
 
     args.push(["--ro-bind", "/usr", "/usr"]);
     for dir in SYSTEM_DIRS {
@@ -145,7 +153,7 @@ pub(crate) fn shell_argv(command: &str, limits: &SandboxLimits, network: bool) -
     if network {
         prelude.push_str(&wait_for_network());
     }
-    prelude.push_str(&limits_prelude(limits));
+    prelude.push_str(&limits_prelude(limits, r#"exec /bin/bash -c "$1""#));
     [
         "/bin/bash".to_owned(),
         "-c".to_owned(),
@@ -153,6 +161,29 @@ pub(crate) fn shell_argv(command: &str, limits: &SandboxLimits, network: bool) -
         "ars-sandbox".to_owned(),
         command.to_owned(),
     ]
+}
+
+/// A process's own argument vector: like [`shell_argv`], a `bash` that sets the hard limits,
+/// then `exec`s the program with its arguments (never through a shell's word splitting).
+pub(crate) fn process_argv(
+    request: &ProcessRequest,
+    limits: &SandboxLimits,
+    network: bool,
+) -> Vec<String> {
+    let mut prelude = String::new();
+    if network {
+        prelude.push_str(&wait_for_network());
+    }
+    prelude.push_str(&limits_prelude(limits, r#"exec "$@""#));
+    let mut argv = vec![
+        "/bin/bash".to_owned(),
+        "-c".to_owned(),
+        prelude,
+        "ars-sandbox".to_owned(),
+        request.program.clone(),
+    ];
+    argv.extend(request.args.iter().cloned());
+    argv
 }
 
 /// Waits (at most two seconds) until slirp4netns has given the namespace its default route,
@@ -170,8 +201,9 @@ fn wait_for_network() -> String {
 /// Seconds between the soft CPU limit (SIGXCPU) and the hard one (SIGKILL).
 const CPU_GRACE_SECS: u64 = 2;
 
-/// `ulimit -H -S …` for every configured limit (0 = none), then `exec` of the command in `$1`.
-fn limits_prelude(limits: &SandboxLimits) -> String {
+/// `ulimit -H -S …` for every configured limit (0 = none), then `then` (the `exec` of the
+/// command).
+fn limits_prelude(limits: &SandboxLimits, then: &str) -> String {
     let mut flags = String::new();
     let mut flag = |letter: char, value: u64| {
         if value > 0 {
@@ -198,7 +230,7 @@ fn limits_prelude(limits: &SandboxLimits) -> String {
             "true || { echo 'the sandbox limits could not be applied' >&2; exit 125; }; ",
         );
     }
-    format!("{apply}exec /bin/bash -c \"$1\"")
+    format!("{apply}{then}")
 }
 
 /// A small builder so the argument list above reads as the bwrap command line it is.

@@ -7,6 +7,7 @@
 mod bwrap;
 mod cgroup;
 mod network;
+mod process;
 mod supervise;
 
 use std::env;
@@ -16,13 +17,19 @@ use tokio::process::Command;
 
 pub use cgroup::CgroupKind;
 pub(crate) use cgroup::Cgroups;
+pub(crate) use process::spawn;
+pub use process::{ProcessHandle, SandboxedProcess};
 pub(crate) use supervise::run;
 
 use crate::config::{SandboxConfig, ShellMode};
 use crate::error::SandboxError;
 use crate::paths::{Access, Layout, Root};
+use crate::sandbox::ProcessRequest;
 use crate::scope::Scope;
-use bwrap::{SANDBOX_RESOLV_CONF, SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args, shell_argv};
+use bwrap::{
+    NODE_OPTIONS_UNDER_LIMIT, SANDBOX_RESOLV_CONF, SHELL_LANG, SHELL_PATH, ScopeMounts, bwrap_args,
+    process_argv, shell_argv,
+};
 use cgroup::{CommandCgroup, ENTER_SCRIPT};
 
 /// The host shell's supervisor, a tiny `sh` that ties the command to the server's life. It
@@ -51,6 +58,26 @@ exec 3<&0 </dev/null
 "$@" 3<&- &
 wait $!"#;
 
+/// [`HOST_SUPERVISOR`] for a long-lived process that speaks on its standard input and output:
+/// the lifeline is descriptor 3 instead of standard input, which the process keeps (an
+/// asynchronous command's standard input would otherwise be `/dev/null`).
+const HOST_PROCESS_SUPERVISOR: &str = r#"ars_procs=
+while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; ars_procs="$ars_procs $1"; shift; done
+shift
+exec 4<&0
+{
+  read -r ars_me _ < /proc/self/stat
+  while read -r _ <&3; do :; done
+  for ars_round in 1 2 3 4 5 6 7 8 9 10; do
+    for ars_p in $ars_procs; do
+      while read -r ars_pid; do [ "$ars_pid" = "$ars_me" ] || kill -9 "$ars_pid"; done < "$ars_p"
+    done
+  done 2>/dev/null
+  kill -9 0
+} 4<&- &
+"$@" <&4 3<&- 4<&- &
+wait $!"#;
+
 /// Where `bwrap` is looked for after `PATH` (which a service manager may have trimmed).
 const BWRAP_FALLBACKS: &[&str] = &["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
 
@@ -60,18 +87,33 @@ const INSTALL_HINT: &str = "bubblewrap (`bwrap`) is not installed on the server;
     can install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install \
     bubblewrap` (Fedora), or explicitly opt into the unconfined host shell (shell = \"host\")";
 
-/// A command ready to spawn: the process, the bytes for its standard input (bwrap's argument
-/// list), and the cgroup it enters first, if any.
+/// What runs in the sandbox.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Job<'a> {
+    /// `bash -c <command>` in the workdir, run to its end; its standard input is at its end.
+    Shell(&'a str),
+    /// A long-lived program that speaks on its standard input and output (an MCP server).
+    Process(&'a ProcessRequest),
+}
+
+/// A command ready to spawn: the process, bwrap's argument list (on standard input for a
+/// shell command, on descriptor [`ARGS_FD`] for a process), and the cgroup it enters first,
+/// if any.
 pub(crate) struct Planned {
     pub(crate) command: Command,
     pub(crate) stdin: Option<Vec<u8>>,
     pub(crate) cgroup: Option<CommandCgroup>,
     /// With network: the slirp4netns program that gives the command's namespace a way out.
     pub(crate) slirp4netns: Option<PathBuf>,
-    /// Host mode: standard input is the supervisor's lifeline ([`HOST_SUPERVISOR`]), a pipe
-    /// the server holds open, writing nothing, until the command has ended.
+    /// Host mode: standard input (a process: descriptor [`ARGS_FD`]) is the supervisor's
+    /// lifeline ([`HOST_SUPERVISOR`]), a pipe the server holds open, writing nothing, until the
+    /// command has ended.
     pub(crate) lifeline: bool,
 }
+
+/// The descriptor a process's bwrap reads its options from (its standard input is the
+/// process's own), and in host mode the supervisor's lifeline.
+pub(crate) const ARGS_FD: i32 = 3;
 
 /// What an operator must do when slirp4netns is missing and an agent with network runs a
 /// command.
@@ -87,7 +129,7 @@ pub(crate) fn plan(
     config: &SandboxConfig,
     layout: &Layout,
     scope: &Scope,
-    command: &str,
+    job: Job<'_>,
     allow_network: bool,
     cgroups: Option<&Cgroups>,
 ) -> Result<Planned, SandboxError> {
@@ -98,6 +140,16 @@ pub(crate) fn plan(
         .root
         .open_dir(&workdir.rel)
         .map_err(|err| workdir.err(&err))?;
+    // A process's own working directory, when it names one in the scope, is checked the
+    // same way; any other path is the sandbox's own (`/tmp`), which bwrap enters itself.
+    let process_cwd = match job {
+        Job::Process(ProcessRequest { cwd: Some(cwd), .. }) if in_scope(cwd) => {
+            let dir = layout.resolve(scope, cwd, Access::Read)?;
+            dir.root.open_dir(&dir.rel).map_err(|err| dir.err(&err))?;
+            Some(dir)
+        }
+        _ => None,
+    };
     // Looked up once, before anything is created for the command.
     let program = match config.shell {
         ShellMode::Bubblewrap => find_bwrap(config)?,
@@ -119,8 +171,12 @@ pub(crate) fn plan(
     let is_host = config.shell == ShellMode::Host;
     let mut cmd = match &cgroup {
         _ if is_host => {
+            let supervisor = match job {
+                Job::Shell(_) => HOST_SUPERVISOR,
+                Job::Process(_) => HOST_PROCESS_SUPERVISOR,
+            };
             let mut cmd = Command::new("/bin/sh");
-            cmd.arg("-c").arg(HOST_SUPERVISOR).arg("ars-supervisor");
+            cmd.arg("-c").arg(supervisor).arg("ars-supervisor");
             if let Some(group) = &cgroup {
                 cmd.args(group.procs_files());
             }
@@ -162,12 +218,28 @@ pub(crate) fn plan(
             if is_wrapped {
                 cmd.arg(&program);
             }
-            // The options go through standard input, not argv, so the host paths of the bind
-            // mounts never show in the sandbox's `/proc/1/cmdline`.
-            cmd.args(["--args", "0"]);
-            let options = bwrap_args(&mounts, &config.extra_ro_binds, limits);
-            cmd.arg("--")
-                .args(shell_argv(command, limits, allow_network));
+            // The options go through a pipe, not argv, so the host paths of the bind mounts
+            // (and a process's environment) never show in the sandbox's `/proc/1/cmdline`.
+            let mut options = bwrap_args(&mounts, &config.extra_ro_binds, limits);
+            match job {
+                Job::Shell(command) => {
+                    cmd.args(["--args", "0", "--"]).args(shell_argv(
+                        command,
+                        limits,
+                        allow_network,
+                    ));
+                }
+                Job::Process(request) => {
+                    for (name, value) in &request.env {
+                        options.extend(["--setenv".into(), name.into(), value.into()]);
+                    }
+                    if let Some(cwd) = &request.cwd {
+                        options.extend(["--chdir".into(), cwd.into()]);
+                    }
+                    cmd.args(["--args", &ARGS_FD.to_string(), "--"])
+                        .args(process_argv(request, limits, allow_network));
+                }
+            }
             let mut bytes = Vec::new();
             for option in options {
                 bytes.extend_from_slice(option.as_encoded_bytes());
@@ -178,9 +250,30 @@ pub(crate) fn plan(
         ShellMode::Host => {
             // The host shell is unconfined by definition; it gets host paths.
             let home = layout.canonical_root(scope.user_id, Root::UserData)?;
-            let cwd = home.join(&workdir.rel);
+            let mut cwd = home.join(&workdir.rel);
             // The host shell has the host's network, allowed or not: nothing is isolated.
-            let argv = shell_argv(command, limits, false);
+            if limits.memory_bytes > 0 {
+                cmd.env("NODE_OPTIONS", NODE_OPTIONS_UNDER_LIMIT);
+            }
+            let argv = match job {
+                Job::Shell(command) => shell_argv(command, limits, false).to_vec(),
+                Job::Process(request) => {
+                    if let Some(dir) = &process_cwd {
+                        cwd = layout
+                            .canonical_root(scope.user_id, root_of(&dir.virtual_path))?
+                            .join(&dir.rel);
+                    } else if let Some(other) = &request.cwd {
+                        return Err(SandboxError::InvalidPath {
+                            path: other.clone(),
+                            reason: "a host-mode process can only start in the workspace or \
+                                     the Skills folder"
+                                .into(),
+                        });
+                    }
+                    cmd.envs(request.env.iter().map(|(n, v)| (n, v)));
+                    process_argv(request, limits, false)
+                }
+            };
             let skip = usize::from(!is_wrapped);
             cmd.args(&argv[skip..])
                 .env("PATH", SHELL_PATH)
@@ -197,6 +290,22 @@ pub(crate) fn plan(
         slirp4netns,
         lifeline: is_host,
     })
+}
+
+/// Whether a virtual path is in the scope's own folders (and so resolved by handle).
+fn in_scope(path: &str) -> bool {
+    [crate::layout::USER_DATA_ROOT, crate::layout::SKILLS_ROOT]
+        .iter()
+        .any(|root| path == *root || path.starts_with(&format!("{root}/")))
+}
+
+/// The root a resolved virtual path lies in.
+fn root_of(virtual_path: &str) -> Root {
+    if virtual_path.starts_with(crate::layout::SKILLS_ROOT) {
+        Root::Skills
+    } else {
+        Root::UserData
+    }
 }
 
 /// Locates `bwrap`: the configured path, else `PATH`, else the usual system locations.

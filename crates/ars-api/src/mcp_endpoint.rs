@@ -1,0 +1,351 @@
+//! `/api/mcp`: ARS's agents as the tools of an MCP server (Streamable HTTP, `rmcp`'s server
+//! side), so Claude Code, Cursor or any MCP client can hand work to an ARS agent — and through
+//! it to its subagents.
+//!
+//! Every request carries `Authorization: Bearer <token>` (an API token); the token's user is
+//! checked on each request, exactly as the REST API does (a middleware answers 401/403 before
+//! MCP sees the request). Each normal agent that user can see is one tool: its name is the
+//! agent's slug, its description the agent's, its input `{input, thread_id?}`. A call starts a
+//! run — on a new thread, or on `thread_id` (one of the user's threads with that agent) to go
+//! on with a conversation — sends the run's progress as progress notifications when the client
+//! asked for them, and answers the final text with the thread id (`structuredContent`
+//! `{thread_id, run_id, status}`). A client's cancellation cancels the run.
+//!
+//! Sessions live in the instance that opened them: behind a load balancer, route `/api/mcp`
+//! with affinity on the `Mcp-Session-Id` header.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use ars_domain::{Agent, Caller, RunStatus, Thread, ThreadId, User};
+use ars_events::EventKind;
+use ars_runtime::{StartRun, Waited};
+use ars_store::AgentFilter;
+
+use crate::{AppState, Auth};
+
+/// Where the endpoint is mounted.
+pub const PATH: &str = "/api/mcp";
+/// The longest input a call takes (as a run's input over the REST API).
+const MAX_INPUT_CHARS: usize = crate::routes::runs::MAX_INPUT_CHARS;
+/// How long one wait for the run lasts before looking at the client again.
+const WAIT_SLICE: Duration = Duration::from_secs(30);
+
+/// The user a request to `/api/mcp` acts for, put in the request's extensions by
+/// [`authenticate`] (rmcp hands the request's parts to the handler).
+#[derive(Clone)]
+struct McpUser(User);
+
+/// The service mounted at [`PATH`].
+pub fn service(
+    state: AppState,
+    shutdown: CancellationToken,
+) -> StreamableHttpService<AgentsServer, LocalSessionManager> {
+    // The Host check guards unauthenticated local servers against DNS rebinding; every
+    // request here needs a bearer token a rebinding page cannot have, and ARS runs under any
+    // host name.
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(shutdown)
+        .disable_allowed_hosts();
+    StreamableHttpService::new(
+        move || {
+            Ok(AgentsServer {
+                state: state.clone(),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// Checks the bearer token of every request to the endpoint, as the REST API's `Auth` does.
+pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let auth = match <Auth as axum::extract::FromRequestParts<AppState>>::from_request_parts(
+        &mut parts, &state,
+    )
+    .await
+    {
+        Ok(auth) => auth,
+        Err(error) => return error.into_response(),
+    };
+    parts.extensions.insert(McpUser(auth.user));
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// One session's handler: the agents of the user each request is authenticated as.
+#[derive(Clone)]
+pub struct AgentsServer {
+    state: AppState,
+}
+
+impl AgentsServer {
+    fn user(context: &RequestContext<RoleServer>) -> Result<User, ErrorData> {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<McpUser>())
+            .map(|user| user.0.clone())
+            .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))
+    }
+
+    async fn agents(&self, caller: &Caller) -> Result<Vec<Agent>, ErrorData> {
+        let filter = AgentFilter {
+            visible_to: Some(caller.id),
+            include_subagents: false,
+        };
+        let agents = self
+            .state
+            .store
+            .list_agents(filter)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(agents
+            .into_iter()
+            .filter(|agent| !agent.is_subagent && caller.can_view(agent))
+            .collect())
+    }
+
+    /// The thread a call runs on: `thread_id` (the caller's, with this agent), or a new one.
+    async fn thread(
+        &self,
+        user: &User,
+        agent: &Agent,
+        thread_id: Option<&str>,
+        input: &str,
+    ) -> Result<Thread, String> {
+        let store = &self.state.store;
+        match thread_id {
+            Some(id) => {
+                let thread = match ThreadId::parse(id) {
+                    Some(id) => store.thread(&id).await.map_err(|e| e.to_string())?,
+                    None => None,
+                };
+                match thread {
+                    Some(thread) if thread.user_id == user.id && thread.agent_id == agent.id => {
+                        Ok(thread)
+                    }
+                    _ => Err(format!(
+                        "no thread `{id}` of yours with agent `{}`; leave thread_id out to start \
+                         a new one",
+                        agent.slug
+                    )),
+                }
+            }
+            None => {
+                let title: String = input.split_whitespace().collect::<Vec<_>>().join(" ");
+                let title: String = title.chars().take(60).collect();
+                let thread = Thread::new_root(user.id, agent.id, title);
+                store
+                    .create_thread(&thread)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
+fn tool_of(agent: &Agent) -> Tool {
+    let description = if agent.description.trim().is_empty() {
+        format!("Ask the ARS agent “{}”.", agent.name)
+    } else {
+        agent.description.clone()
+    };
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "input": {"type": "string", "description": "What to ask the agent", "minLength": 1},
+            "thread_id": {"type": "string", "description":
+                "Go on with this conversation (the thread_id an earlier call answered); leave out to start a new one"}
+        },
+        "required": ["input"],
+        "additionalProperties": false
+    });
+    let schema: JsonObject = match schema {
+        serde_json::Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    Tool::new(agent.slug.clone(), description, Arc::new(schema)).with_title(agent.name.clone())
+}
+
+fn failure(text: impl Into<String>) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(text.into())]).into()
+}
+
+/// A run event as one progress line, if it is worth one.
+fn progress_line(kind: &EventKind) -> Option<String> {
+    match kind {
+        EventKind::ToolCallStarted { name, .. } => Some(format!("calling {name}")),
+        EventKind::ToolCallFinished {
+            name,
+            is_error: true,
+            ..
+        } => Some(format!("{name} failed")),
+        EventKind::Error { message } => Some(message.clone()),
+        EventKind::RunStatus { status, .. } => Some(format!("run {}", status.as_str())),
+        _ => None,
+    }
+}
+
+impl ServerHandler for AgentsServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("ars", env!("CARGO_PKG_VERSION")).with_title("ARS"),
+            )
+            .with_instructions(
+                "Each tool is an ARS agent. Call it with `input` (what to ask); the answer ends \
+                 with the thread id, which `thread_id` takes to go on with the same \
+                 conversation.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let user = Self::user(&context)?;
+        let agents = self.agents(&Caller::from(&user)).await?;
+        Ok(ListToolsResult::with_all_items(
+            agents.iter().map(tool_of).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let user = Self::user(&context)?;
+        let caller = Caller::from(&user);
+        let name: &str = request.name.as_ref();
+        let agent = self
+            .agents(&caller)
+            .await?
+            .into_iter()
+            .find(|agent| agent.slug == name);
+        let Some(agent) = agent else {
+            return Ok(failure(format!("no agent `{name}` that you can use")));
+        };
+        let args = request.arguments.unwrap_or_default();
+        let input = match args.get("input").and_then(|v| v.as_str()) {
+            Some(input) if !input.trim().is_empty() => input.to_owned(),
+            _ => return Ok(failure("`input` must be a non-empty string")),
+        };
+        if input.chars().count() > MAX_INPUT_CHARS {
+            return Ok(failure(format!(
+                "`input` is longer than {MAX_INPUT_CHARS} characters"
+            )));
+        }
+        if let Some(extra) = args.keys().find(|k| *k != "input" && *k != "thread_id") {
+            return Ok(failure(format!("unknown argument `{extra}`")));
+        }
+        let thread_id = match args.get("thread_id") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(id)) => Some(id.as_str()),
+            Some(_) => return Ok(failure("`thread_id` must be a string")),
+        };
+        let thread = match self.thread(&user, &agent, thread_id, &input).await {
+            Ok(thread) => thread,
+            Err(message) => return Ok(failure(message)),
+        };
+        let thread_id = thread.id.clone();
+        let runtime = &self.state.runtime;
+        let run = match runtime
+            .start_run(StartRun {
+                thread,
+                caller,
+                input,
+                parent: None,
+                replace_from: None,
+            })
+            .await
+        {
+            Ok(run) => run,
+            Err(e) => return Ok(failure(e.to_string())),
+        };
+        tracing::info!(run_id = %run.id, agent = %agent.slug, user = %user.id, "run started over MCP");
+
+        // Progress: the run's events as lines, while the client listens.
+        let progress = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            let events = Arc::clone(runtime.events());
+            let run_id = run.id;
+            tokio::spawn(async move {
+                let Ok(mut stream) = events.subscribe(run_id, 0).await else {
+                    return;
+                };
+                let mut step = 0.0;
+                while let Some(Ok(event)) = stream.next().await {
+                    if let Some(line) = progress_line(&event.kind) {
+                        step += 1.0;
+                        let note =
+                            ProgressNotificationParam::new(token.clone(), step).with_message(line);
+                        if peer.notify_progress(note).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            })
+        });
+
+        let ended = loop {
+            tokio::select! {
+                () = context.ct.cancelled() => {
+                    tracing::info!(run_id = %run.id, "the MCP client cancelled the call; cancelling the run");
+                    let _ = runtime.cancel(run.id).await;
+                    if let Some(task) = progress {
+                        task.abort();
+                    }
+                    return Err(ErrorData::internal_error("cancelled by the client", None));
+                }
+                waited = runtime.wait(run.id, WAIT_SLICE) => match waited {
+                    Ok(Waited::Finished(run)) => break run,
+                    Ok(Waited::StillRunning(_)) => continue,
+                    Err(e) => return Ok(failure(e.to_string())),
+                },
+            }
+        };
+        if let Some(task) = progress {
+            // The stream ends with the run's last event; the last lines go out first.
+            let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+        }
+        let structured = json!({
+            "thread_id": thread_id,
+            "run_id": ended.id,
+            "status": ended.status.as_str(),
+        });
+        let footer = format!("[thread_id: {thread_id}]");
+        let mut result = if ended.status == RunStatus::Success {
+            CallToolResult::success(vec![
+                ContentBlock::text(ended.output.clone().unwrap_or_default()),
+                ContentBlock::text(footer),
+            ])
+        } else {
+            let why = ended
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("the run ended {}", ended.status.as_str()));
+            CallToolResult::error(vec![ContentBlock::text(why), ContentBlock::text(footer)])
+        };
+        result.structured_content = Some(structured);
+        Ok(result.into())
+    }
+}

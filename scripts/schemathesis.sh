@@ -92,6 +92,8 @@ status=0
 # base URL: creating or changing one, testing it, fetching its models) are left out too: the fuzz
 # would have the server connect to whatever address it generates. Their malformed, oversized,
 # unauthorised and conflicting input is covered by crates/ars-api/tests/model_providers.rs.
+# So is an MCP server's connection check, which connects to a stored server's URL or runs its
+# command (crates/ars-api/tests/mcp_runtime.rs covers it).
 # Run from the scratch dir: schemathesis keeps its example database in the working directory.
 cd "$work"
 timeout --kill-after=10 "$((MAX_TIME + 120))" \
@@ -111,6 +113,7 @@ timeout --kill-after=10 "$((MAX_TIME + 120))" \
   --exclude-operation-id test_model_provider \
   --exclude-operation-id test_unsaved_model_provider \
   --exclude-operation-id refresh_model_provider_models \
+  --exclude-operation-id check_mcp_server \
   --exclude-checks ensure_resource_availability \
   --report junit --report-dir "$work/report" \
   --no-color || status=$?

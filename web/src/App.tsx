@@ -23,6 +23,15 @@ const AgentsPage = lazy(() => import("./agents/AgentsPage").then((m) => ({ defau
 const SkillDetailPage = lazy(() =>
   import("./skills/SkillDetailPage").then((m) => ({ default: m.SkillDetailPage })),
 );
+const McpServerDetailPage = lazy(() =>
+  import("./mcp/McpServerDetailPage").then((m) => ({ default: m.McpServerDetailPage })),
+);
+const McpServerFormPage = lazy(() =>
+  import("./mcp/McpServerFormPage").then((m) => ({ default: m.McpServerFormPage })),
+);
+const McpServersPage = lazy(() =>
+  import("./mcp/McpServersPage").then((m) => ({ default: m.McpServersPage })),
+);
 const SkillsPage = lazy(() => import("./skills/SkillsPage").then((m) => ({ default: m.SkillsPage })));
 
 export function AppRoutes() {
@@ -43,6 +52,10 @@ export function AppRoutes() {
         <Route path="/agents/:id" element={<AgentFormPage />} />
         <Route path="/skills" element={<SkillsPage />} />
         <Route path="/skills/:id" element={<SkillDetailPage />} />
+        <Route path="/mcp-servers" element={<McpServersPage />} />
+        <Route path="/mcp-servers/new" element={<McpServerFormPage />} />
+        <Route path="/mcp-servers/:id" element={<McpServerDetailPage />} />
+        <Route path="/mcp-servers/:id/edit" element={<McpServerFormPage />} />
         <Route path="/providers" element={<ProvidersPage />} />
         <Route path="/providers/new" element={<ProviderFormPage />} />
         <Route path="/providers/:id" element={<ProviderFormPage />} />

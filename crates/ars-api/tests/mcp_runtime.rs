@@ -156,6 +156,10 @@ async fn http_peer(peers: &Path) -> HttpPeer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
+    http_peer_on(peers, port).await
+}
+
+async fn http_peer_on(peers: &Path, port: u16) -> HttpPeer {
     let child = tokio::process::Command::new("node")
         .arg(package_js(peers, "server-everything"))
         .arg("streamableHttp")
@@ -869,4 +873,53 @@ async fn mcp_secrets_never_reach_answers_events_messages_or_logs() {
     for secret in [env_secret, header_secret] {
         assert!(!seen.contains(secret), "{secret} leaked");
     }
+}
+
+#[tokio::test]
+async fn an_http_server_that_restarts_is_connected_again() {
+    let peers = peers_or_skip!();
+    let app = app(&peers, McpConfig::default()).await;
+    let (_, alice) = app.user("alice").await;
+    let peer = http_peer(&peers).await;
+    let port: u16 = peer
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    add_server(
+        &app,
+        &alice,
+        json!({"slug": "remote", "name": "Remote",
+               "transport": {"type": "streamable_http", "url": peer.url}}),
+    )
+    .await;
+    mcp_agent(
+        &app,
+        &alice,
+        "caller",
+        &["remote"],
+        json!([
+            {"tool_calls": [{"name": "mcp__remote__echo", "arguments": {"message": "{{input}}"}}]},
+            {"text": "{{last_tool_result}}"}
+        ]),
+    )
+    .await;
+    let (run, _) = run_once(&app, &alice, "caller", "before").await;
+    assert_eq!(run["output"], "Echo: before", "{run}");
+    // The server goes away and comes back (its sessions forgotten).
+    drop(peer);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _peer = http_peer_on(&peers, port).await;
+    // (It answers the old session's requests with an id-less 400, not a 404.)
+    let started = Instant::now();
+    let (run, _) = run_once(&app, &alice, "caller", "after").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(run["output"], "Echo: after", "{run}");
 }

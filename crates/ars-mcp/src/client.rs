@@ -173,7 +173,11 @@ impl Connection {
             custom.insert(name, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let client = crate::http::HttpClient::new().map_err(|e| McpError::Unreachable {
+            server: server.into(),
+            message: format!("cannot build an HTTP client: {e}"),
+        })?;
+        let transport = StreamableHttpClientTransport::with_client(client, config);
         let notices = Notices {
             server: server.into(),
             tools_changed: Arc::default(),

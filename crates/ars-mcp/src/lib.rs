@@ -18,6 +18,7 @@
 mod client;
 pub mod content;
 mod error;
+mod http;
 pub mod names;
 mod pool;
 mod schema;

@@ -295,7 +295,17 @@ async fn secret_probe_in_child_process() {
         }
         for line in out.stdout.lines().filter(|l| !l.is_empty()) {
             let name = line.split('=').next().unwrap_or_default();
-            let expected = ["PATH", "HOME", "LANG", "PWD", "SHLVL", "_", "OLDPWD"];
+            // NODE_OPTIONS: the sandbox's own (see `node_runs_its_webassembly_under_the_memory_limit`).
+            let expected = [
+                "PATH",
+                "HOME",
+                "LANG",
+                "NODE_OPTIONS",
+                "PWD",
+                "SHLVL",
+                "_",
+                "OLDPWD",
+            ];
             assert!(
                 expected.contains(&name),
                 "{shell:?}: unexpected variable {line}"

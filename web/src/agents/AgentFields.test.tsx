@@ -2,7 +2,7 @@ import { fireEvent, render, screen } from "@testing-library/react";
 import { useState } from "react";
 import { describe, expect, test } from "vitest";
 import type { SkillView } from "../api/skills";
-import type { Agent, ModelCatalog } from "../api/types";
+import type { Agent, McpServerView, ModelCatalog } from "../api/types";
 import { AgentFields } from "./AgentFields";
 import { EXAMPLE_SCRIPT } from "./ScriptHelp";
 import { emptyForm, formFromAgent, type AgentFormState, type FieldErrors } from "./formModel";
@@ -42,6 +42,7 @@ function Harness({
         ],
         agents: [subagent],
         skills: [],
+        mcpServers: [],
       }}
       original={original}
       isAdmin
@@ -159,7 +160,7 @@ describe("agent form skills field", () => {
           form={form}
           onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
           errors={{}}
-          catalog={{ models, tools: [], agents: [], skills }}
+          catalog={{ models, tools: [], agents: [], skills, mcpServers: [] }}
           original={null}
           isAdmin
         />
@@ -203,5 +204,82 @@ describe("agent form skills field", () => {
     render(<SkillsHarness skills={null} />);
     expect(screen.getByTestId("field-skills").textContent).toMatch(/Could not load/);
     expect(screen.getByTestId("skill-option-all")).toBeTruthy();
+  });
+});
+
+describe("agent form MCP servers field", () => {
+  const server = (slug: string, name: string) =>
+    ({
+      id: `id-${slug}`,
+      slug,
+      name,
+      description: `about ${slug}`,
+      transport: { type: "streamable_http", url: "http://127.0.0.1:9/mcp", headers: [] },
+    }) as unknown as McpServerView;
+
+  function McpHarness({
+    servers,
+    stored = null,
+  }: {
+    servers: McpServerView[] | null;
+    stored?: string[] | null;
+  }) {
+    const [form, setForm] = useState<AgentFormState>({ ...emptyForm(), mcpServers: stored });
+    return (
+      <>
+        <AgentFields
+          form={form}
+          onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
+          errors={{
+            "mcp-servers": stored?.includes("gone") ? "no MCP server `gone` that you can use" : undefined,
+          }}
+          catalog={{ models, tools: [], agents: [], skills: [], mcpServers: servers }}
+          original={null}
+          isAdmin
+        />
+        <output data-testid="mcp-value">{JSON.stringify(form.mcpServers)}</output>
+      </>
+    );
+  }
+  const value = () => JSON.parse(screen.getByTestId("mcp-value").textContent!) as unknown;
+
+  test("offers each visible server and maps ticks to inherit, a list and none", () => {
+    render(<McpHarness servers={[server("weather", "Weather"), server("everything", "Everything")]} />);
+    const field = screen.getByTestId("field-mcp-servers");
+    expect(field.textContent).toContain("Everything (everything)");
+    expect(field.textContent).toMatch(/inherits the server default/);
+    expect(value()).toBeNull();
+
+    fireEvent.click(screen.getByTestId("mcp-server-option-everything"));
+    expect(value()).toEqual(["everything"]);
+    fireEvent.click(screen.getByTestId("mcp-server-option-weather"));
+    expect(value()).toEqual(["everything", "weather"]);
+    expect(field.textContent).toContain("Only: everything, weather.");
+
+    fireEvent.click(screen.getByTestId("mcp-server-option-everything"));
+    fireEvent.click(screen.getByTestId("mcp-server-option-weather"));
+    expect(value()).toEqual([]);
+    expect(field.textContent).toMatch(/no MCP tools/);
+
+    fireEvent.click(screen.getByText("Use the server default"));
+    expect(value()).toBeNull();
+    fireEvent.click(screen.getByTestId("mcp-servers-none"));
+    expect(value()).toEqual([]);
+  });
+
+  test("keeps a stored slug the user cannot see, marked, and shows the server's error there", () => {
+    render(<McpHarness servers={[server("everything", "Everything")]} stored={["gone"]} />);
+    const option = screen.getByTestId("mcp-server-option-gone") as HTMLInputElement;
+    expect(option.checked).toBe(true);
+    expect(screen.getByTestId("field-mcp-servers").textContent).toMatch(/gone \(not visible to you\)/);
+    expect(screen.getByTestId("error-mcp-servers").textContent).toMatch(/gone/);
+  });
+
+  test("says so when there are no servers, or they could not be listed", () => {
+    const { unmount } = render(<McpHarness servers={[]} />);
+    expect(screen.getByTestId("field-mcp-servers").textContent).toMatch(/No MCP servers yet/);
+    unmount();
+    render(<McpHarness servers={null} />);
+    expect(screen.getByTestId("field-mcp-servers").textContent).toMatch(/Could not load/);
   });
 });

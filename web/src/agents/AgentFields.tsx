@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { SkillView } from "../api/skills";
-import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
+import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
 import { CheckboxGroup } from "../components/CheckboxGroup";
 import { FieldError } from "../components/FieldError";
 import { ShareToggle } from "../components/ShareToggle";
@@ -15,6 +15,7 @@ import {
   type FieldErrors,
 } from "./formModel";
 import { InheritableList } from "./InheritableList";
+import { McpServersField } from "./McpServersField";
 import { ScriptHelp } from "./ScriptHelp";
 import { SkillsField } from "./SkillsField";
 
@@ -22,7 +23,13 @@ interface AgentFieldsProps {
   form: AgentFormState;
   onChange: (patch: Partial<AgentFormState>) => void;
   errors: FieldErrors;
-  catalog: { models: ModelCatalog; tools: ToolDescription[]; agents: Agent[]; skills: SkillView[] | null };
+  catalog: {
+    models: ModelCatalog;
+    tools: ToolDescription[];
+    agents: Agent[];
+    skills: SkillView[] | null;
+    mcpServers: McpServerView[] | null;
+  };
   original: Agent | null;
   isAdmin: boolean;
 }
@@ -202,14 +209,10 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
           emptyHint={t("agentForm.knowledgeBasesEmpty")}
           error={errors["knowledge-bases"]}
         />
-        <InheritableList
-          legend={t("agentForm.mcpServers")}
-          field="mcp-servers"
-          options={[]}
+        <McpServersField
           value={form.mcpServers}
           onChange={(mcpServers) => onChange({ mcpServers })}
-          optionTestId={(name) => `mcp-server-${name}`}
-          emptyHint={t("agentForm.mcpServersEmpty")}
+          servers={catalog.mcpServers}
           error={errors["mcp-servers"]}
         />
         <SkillsField

@@ -3,8 +3,9 @@ import { useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
+import { listMcpServers } from "../api/mcp";
 import { listSkills, type SkillView } from "../api/skills";
-import type { Agent, ModelCatalog, ToolDescription } from "../api/types";
+import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
 import { useUser } from "../auth/AuthContext";
 import { useAsync } from "../lib/useAsync";
 import { AgentFields } from "./AgentFields";
@@ -24,16 +25,19 @@ interface Catalog {
   agents: Agent[];
   /** `null` when the skills could not be listed: the form still works, without choices. */
   skills: SkillView[] | null;
+  /** `null` when the MCP servers could not be listed, likewise. */
+  mcpServers: McpServerView[] | null;
 }
 
 async function loadCatalog(): Promise<Catalog> {
-  const [models, tools, agents, skills] = await Promise.all([
+  const [models, tools, agents, skills, mcpServers] = await Promise.all([
     unwrap(api.GET("/api/models")),
     unwrap(api.GET("/api/tools")),
     listAllAgents(),
     listSkills().catch(() => null),
+    listMcpServers().catch(() => null),
   ]);
-  return { models, tools, agents, skills };
+  return { models, tools, agents, skills, mcpServers };
 }
 
 /** `/agents/new` and `/agents/<id>`: create or edit an agent. */

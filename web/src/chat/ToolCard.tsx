@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { mcpToolOrigin } from "./mcpTool";
 import type { ToolItem } from "./transcript";
 
 /** JSON text re-indented for reading; anything else as it came. */
@@ -20,6 +21,24 @@ function state(item: ToolItem): { label: ToolState; className: string } {
   return { label: item.result === null ? "noResult" : "done", className: "success" };
 }
 
+/** The tool's name; for an MCP tool, its server and its own name. */
+function ToolName({ name }: { name: string }) {
+  const { t } = useTranslation();
+  const origin = mcpToolOrigin(name);
+  if (!origin) return <span className="tool-name">{name}</span>;
+  return (
+    <span className="tool-name" title={name}>
+      <span className="badge muted tool-origin" data-testid="tool-mcp-server" data-server={origin.server}>
+        {t("tool.mcpServer", { server: origin.server })}
+      </span>
+      <span data-testid="tool-own-name">
+        {origin.tool}
+        {origin.shortened && "…"}
+      </span>
+    </span>
+  );
+}
+
 /** A tool call: its name and state, expandable to its arguments and result. */
 export function ToolCard({ item, extra }: { item: ToolItem; extra?: ReactNode }) {
   const { t } = useTranslation();
@@ -27,7 +46,7 @@ export function ToolCard({ item, extra }: { item: ToolItem; extra?: ReactNode })
   return (
     <details className="tool-card" data-testid="tool-card" data-tool={item.name}>
       <summary>
-        <span className="tool-name">{item.name}</span>
+        <ToolName name={item.name} />
         <span className={`status ${className}`}>{t(`tool.state.${label}`)}</span>
       </summary>
       <div className="tool-body">

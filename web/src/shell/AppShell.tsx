@@ -30,6 +30,9 @@ export function AppShell() {
             <NavLink to="/skills" data-testid="nav-skills">
               {t("nav.skills")}
             </NavLink>
+            <NavLink to="/mcp-servers" data-testid="nav-mcp-servers">
+              {t("nav.mcpServers")}
+            </NavLink>
           </span>
           {user.role === "admin" && (
             <span className="nav-group" role="group" aria-label={t("nav.admin")}>

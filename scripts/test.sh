@@ -23,7 +23,9 @@ cargo test --workspace --all-features
 
 log "browser end-to-end tests (target/debug/ars serving web/dist)"
 cargo build -p ars
-(cd web && npm run e2e)
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+(cd web && ARS_BIN="$target_dir/debug/ars" npm run e2e)
 
 log "API contract: schemathesis over the served OpenAPI document (bounded)"
 ST_MAX_TIME="${ST_MAX_TIME:-120}" ARS_BIN="${CARGO_TARGET_DIR:-target}/debug/ars" bash scripts/schemathesis.sh

@@ -5,7 +5,9 @@ use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{
+    ConnectInfo, FromRequest, FromRequestParts, OptionalFromRequestParts, Request,
+};
 use axum::http::{StatusCode, header, request::Parts};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
@@ -231,6 +233,26 @@ impl Auth {
         } else {
             Err(ApiError::forbidden("admin rights required"))
         }
+    }
+}
+
+/// A request that may be signed in: `None` without a usable token (no header, a malformed
+/// or unknown token, a disabled account), never a rejection.
+impl OptionalFromRequestParts<AppState> for Auth {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Option<Self>, Self::Rejection> {
+        if !parts.headers.contains_key(header::AUTHORIZATION) {
+            return Ok(None);
+        }
+        Ok(
+            <Self as FromRequestParts<AppState>>::from_request_parts(parts, state)
+                .await
+                .ok(),
+        )
     }
 }
 

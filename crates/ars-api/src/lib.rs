@@ -202,7 +202,7 @@ pub fn app(state: AppState) -> Router {
     router
         .route(
             "/api/openapi.json",
-            axum::routing::get(move |State(state): State<AppState>| {
+            axum::routing::get(move |State(state): State<AppState>, auth: Option<Auth>| {
                 let doc = Arc::clone(&doc);
                 async move {
                     // The providers in force when asked: an admin adds and removes them at
@@ -216,6 +216,21 @@ pub fn app(state: AppState) -> Router {
                         .map(|p| p.name)
                         .collect();
                     openapi::state_model_providers(&mut doc, &names);
+                    // For a signed-in caller, the MCP servers their agents may name.
+                    if let Some(auth) = auth {
+                        let caller = auth.caller();
+                        let filter = ars_store::McpServerFilter {
+                            visible_to: (!caller.is_admin()).then_some(caller.id),
+                        };
+                        let slugs: Vec<String> = state
+                            .store
+                            .list_mcp_servers(filter)
+                            .await?
+                            .into_iter()
+                            .map(|server| server.fields.slug)
+                            .collect();
+                        openapi::state_visible_mcp_servers(&mut doc, &slugs);
+                    }
                     Ok::<_, ApiError>(axum::Json(doc))
                 }
             }),

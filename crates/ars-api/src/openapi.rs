@@ -233,6 +233,28 @@ pub fn state_runtime_catalog(openapi: &mut utoipa::openapi::OpenApi, tools: &[St
     }
 }
 
+/// States the MCP server slugs an agent write may name for the caller (those they can see;
+/// with none, only an empty list), so a write naming any other is a schema violation, as
+/// the 422 it gets says.
+pub fn state_visible_mcp_servers(openapi: &mut utoipa::openapi::OpenApi, slugs: &[String]) {
+    use utoipa::openapi::schema::ArrayItems;
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext")
+        && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut("mcp_servers")
+    {
+        if slugs.is_empty() {
+            array.max_items = Some(0);
+        } else if let ArrayItems::RefOrSchema(item) = &mut array.items
+            && let RefOr::T(Schema::Object(item)) = item.as_mut()
+        {
+            item.enum_values = Some(slugs.iter().map(|n| n.as_str().into()).collect());
+        }
+    }
+}
+
 /// The rules of an MCP server write that its derived schema cannot state: what a command,
 /// its arguments, working directory, variable names and values, header names (the client's
 /// own refused, in any case) and values, the URL, the name and the tool names may hold — the

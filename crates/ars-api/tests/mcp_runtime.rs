@@ -923,3 +923,57 @@ async fn an_http_server_that_restarts_is_connected_again() {
     );
     assert_eq!(run["output"], "Echo: after", "{run}");
 }
+
+#[tokio::test]
+async fn changing_a_server_starts_it_again_with_the_new_settings_and_stops_the_old_process() {
+    let peers = peers_or_skip!();
+    let app = app(&peers, McpConfig::default()).await;
+    let admin = app.admin.clone();
+    let mut server = everything_stdio(&peers, "everything");
+    server["transport"]["args"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("revision-marker-one"));
+    let server = add_server(&app, &admin, server).await;
+    mcp_agent(
+        &app,
+        &admin,
+        "echoer",
+        &["everything"],
+        json!([
+            {"tool_calls": [{"name": "mcp__everything__echo", "arguments": {"message": "{{input}}"}}]},
+            {"text": "{{last_tool_result}}"}
+        ]),
+    )
+    .await;
+    let thread = app.thread(&admin, "echoer").await;
+    let run = app.start_run(&admin, &thread, "first").await;
+    assert_eq!(
+        app.wait(&admin, &run, 60).await["run"]["output"],
+        "Echo: first"
+    );
+    assert_eq!(processes_running("revision-marker-one").len(), 1);
+
+    let id = server["id"].as_str().unwrap();
+    let reply = app
+        .patch(
+            &format!("/api/mcp-servers/{id}"),
+            &admin,
+            json!({"transport": {"type": "stdio", "command": "node",
+                   "args": [package_js(&peers, "server-everything"), "stdio", "revision-marker-two"]}}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let run = app.start_run(&admin, &thread, "second").await;
+    assert_eq!(
+        app.wait(&admin, &run, 60).await["run"]["output"],
+        "Echo: second"
+    );
+    assert_eq!(processes_running("revision-marker-two").len(), 1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_running("revision-marker-one").is_empty() {
+        assert!(Instant::now() < deadline, "the old process still runs");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(app.mcp.pool().processes(), 1);
+}

@@ -598,3 +598,42 @@ async fn mcp_server_secrets_never_appear_in_answers_or_logs() {
     assert_no_secret(&logs);
     assert!(!logs.contains(ENV_SECRET));
 }
+
+#[tokio::test]
+async fn the_served_openapi_names_the_mcp_servers_a_callers_agents_may_name() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let (_, bob) = app.user("bob").await;
+    let mut public = http_server("public-one");
+    public["share_config"] = json!({"visibility": "public"});
+    assert_eq!(
+        app.post("/api/mcp-servers", &alice, public).await.status,
+        StatusCode::CREATED
+    );
+    let private = http_server("alices-own");
+    assert_eq!(
+        app.post("/api/mcp-servers", &alice, private).await.status,
+        StatusCode::CREATED
+    );
+    let schema = |doc: &Value| {
+        doc["components"]["schemas"]["AgentContext"]["properties"]["mcp_servers"].clone()
+    };
+
+    let doc = app.get("/api/openapi.json", &alice).await.body;
+    assert_eq!(
+        schema(&doc)["items"]["enum"],
+        json!(["alices-own", "public-one"])
+    );
+    let doc = app.get("/api/openapi.json", &bob).await.body;
+    assert_eq!(schema(&doc)["items"]["enum"], json!(["public-one"]));
+    // Without a token (or with a bad one) the document is served as it is.
+    for token in ["", "ars_not-a-token"] {
+        let doc = app.get("/api/openapi.json", token).await.body;
+        assert!(schema(&doc)["items"]["enum"].is_null(), "{}", schema(&doc));
+    }
+    // Nobody's servers: only an empty list fits.
+    let fresh = TestApp::spawn().await;
+    let (_, carol) = fresh.user("carol").await;
+    let doc = fresh.get("/api/openapi.json", &carol).await.body;
+    assert_eq!(schema(&doc)["maxItems"], 0, "{}", schema(&doc));
+}

@@ -235,6 +235,55 @@ impl Pool {
         }
     }
 
+    /// Closes the connections of `server` under `partition` that belong to another revision
+    /// than `current` and that nobody holds (the server was changed: its old process would
+    /// only idle out).
+    pub async fn retire_revisions(&self, server: &str, partition: &str, current: &str) {
+        let stale: Vec<(PoolKey, Arc<Slot>)> = {
+            let slots = self
+                .inner
+                .slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            slots
+                .iter()
+                .filter(|(key, _)| {
+                    key.server == server && key.partition == partition && key.revision != current
+                })
+                .map(|(key, slot)| (key.clone(), Arc::clone(slot)))
+                .collect()
+        };
+        for (key, slot) in stale {
+            let Ok(mut state) = slot.state.try_lock() else {
+                continue;
+            };
+            if state
+                .live
+                .as_ref()
+                .is_some_and(|live| Arc::strong_count(&live.connection) > 1)
+            {
+                continue;
+            }
+            let live = state.live.take();
+            drop(state);
+            if let Some(live) = live {
+                tracing::info!(
+                    server = live.connection.server(),
+                    "closing the connection of a changed MCP server's old settings"
+                );
+                close(live).await;
+            }
+            let mut slots = self
+                .inner
+                .slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if slots.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                slots.remove(&key);
+            }
+        }
+    }
+
     /// Server processes running now.
     pub fn processes(&self) -> usize {
         self.inner.config.max_processes - self.inner.processes.available_permits()
@@ -250,12 +299,14 @@ impl Pool {
                 .unwrap_or_else(PoisonError::into_inner);
             slots.drain().map(|(_, slot)| slot).collect()
         };
-        for slot in slots {
+        // Each close may wait a moment for its process: together, not one after another.
+        futures::future::join_all(slots.into_iter().map(|slot| async move {
             let live = slot.state.lock().await.live.take();
             if let Some(live) = live {
                 close(live).await;
             }
-        }
+        }))
+        .await;
     }
 
     /// Closes connections idle past the idle timeout that nobody holds.

@@ -209,3 +209,33 @@ async fn shutdown_closes_every_connection() {
     pool.shutdown().await;
     assert_eq!(pool.processes(), 0);
 }
+
+#[tokio::test]
+async fn a_changed_servers_old_connection_is_retired_once_nobody_holds_it() {
+    let pool = pool(4);
+    let opened = Arc::new(AtomicUsize::new(0));
+    let old = PoolKey {
+        revision: "old".into(),
+        ..key("a")
+    };
+    let held = pool
+        .get(&old, "tiny", true, || connect(Arc::clone(&opened)))
+        .await
+        .unwrap();
+    let new = key("a");
+    pool.get(&new, "tiny", true, || connect(Arc::clone(&opened)))
+        .await
+        .unwrap();
+    // Held (a call in flight): kept.
+    pool.retire_revisions("s", "a", "1").await;
+    assert_eq!(pool.processes(), 2);
+    drop(held);
+    pool.retire_revisions("s", "a", "1").await;
+    assert_eq!(pool.processes(), 1);
+    // Another partition's connection is not touched.
+    pool.get(&key("b"), "tiny", true, || connect(Arc::clone(&opened)))
+        .await
+        .unwrap();
+    pool.retire_revisions("s", "a", "1").await;
+    assert_eq!(pool.processes(), 2);
+}

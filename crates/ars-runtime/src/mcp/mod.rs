@@ -17,6 +17,7 @@
 mod tools;
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -215,13 +216,22 @@ impl McpHub {
                 format!("user:{}", scope.user_id)
             },
         };
+        let fresh = AtomicBool::new(false);
         let connection = self
             .inner
             .pool
             .get(&key, &server.fields.slug, is_process, || {
+                fresh.store(true, Ordering::Relaxed);
                 self.connect(server, scope)
             })
             .await?;
+        if fresh.load(Ordering::Relaxed) {
+            // A changed server's old process is of no use any more.
+            self.inner
+                .pool
+                .retire_revisions(&key.server, &key.partition, &key.revision)
+                .await;
+        }
         if connection.take_tools_changed() {
             // Listed again in the background: this call goes on, the next run sees the list.
             let hub = self.clone();

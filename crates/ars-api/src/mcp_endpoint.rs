@@ -11,8 +11,10 @@
 //! asked for them, and answers the final text with the thread id (`structuredContent`
 //! `{thread_id, run_id, status}`). A client's cancellation cancels the run.
 //!
-//! Sessions live in the instance that opened them: behind a load balancer, route `/api/mcp`
-//! with affinity on the `Mcp-Session-Id` header.
+//! Sessions are shared by every instance through the store: a session's `initialize`
+//! parameters are saved when it opens, so another instance restores it on its first request
+//! there; and each call in flight is recorded with its run, so a client's cancellation
+//! reaching any instance cancels the run wherever it executes. No session affinity is needed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,8 +28,12 @@ use rmcp::model::{
     JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{CancelledNotificationParam, RequestId};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::store::{
+    SessionState, SessionStore, SessionStoreError,
+};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
@@ -46,6 +52,8 @@ pub const PATH: &str = "/api/mcp";
 const MAX_INPUT_CHARS: usize = crate::routes::runs::MAX_INPUT_CHARS;
 /// How long one wait for the run lasts before looking at the client again.
 const WAIT_SLICE: Duration = Duration::from_secs(30);
+/// How long a session is kept in the store after it was opened.
+const SESSION_LIFETIME: chrono::Duration = chrono::Duration::days(7);
 
 /// The user a request to `/api/mcp` acts for, put in the request's extensions by
 /// [`authenticate`] (rmcp hands the request's parts to the handler).
@@ -60,9 +68,10 @@ pub fn service(
     // The Host check guards unauthenticated local servers against DNS rebinding; every
     // request here needs a bearer token a rebinding page cannot have, and ARS runs under any
     // host name.
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown)
         .disable_allowed_hosts();
+    config.session_store = Some(Arc::new(SharedSessions(Arc::clone(&state.store))));
     StreamableHttpService::new(
         move || {
             Ok(AgentsServer {
@@ -87,6 +96,46 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     };
     parts.extensions.insert(McpUser(auth.user));
     next.run(Request::from_parts(parts, body)).await
+}
+
+/// MCP sessions in the store, so every instance serves every session.
+struct SharedSessions(Arc<dyn ars_store::Store>);
+
+#[async_trait::async_trait]
+impl SessionStore for SharedSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        match self.0.mcp_session(session_id).await? {
+            Some(text) => Ok(Some(serde_json::from_str(&text)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let text = serde_json::to_string(state)?;
+        let expire_before = ars_domain::time::now() - SESSION_LIFETIME;
+        Ok(self
+            .0
+            .save_mcp_session(session_id, &text, expire_before)
+            .await?)
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        Ok(self.0.delete_mcp_session(session_id).await?)
+    }
+}
+
+/// The session a request or notification belongs to (its `Mcp-Session-Id`).
+fn session_of(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// A request id as the store keeps it.
+fn request_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
 }
 
 /// One session's handler: the agents of the user each request is authenticated as.
@@ -203,7 +252,50 @@ fn progress_line(kind: &EventKind) -> Option<String> {
     }
 }
 
+impl AgentsServer {
+    async fn forget_call(&self, call: Option<&(String, String)>) {
+        if let Some((session, request)) = call
+            && let Err(e) = self.state.store.delete_mcp_call(session, request).await
+        {
+            tracing::debug!(error = %e, "cannot forget an MCP call");
+        }
+    }
+}
+
 impl ServerHandler for AgentsServer {
+    /// A client's cancellation: the call's run is cancelled wherever it executes (a call this
+    /// instance serves is also given up through its own token).
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        let (Some(request), Some(session)) =
+            (notification.request_id, session_of(&context.extensions))
+        else {
+            return;
+        };
+        let Some(user) = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<McpUser>())
+        else {
+            return;
+        };
+        let store = &self.state.store;
+        let Ok(Some(run_id)) = store.mcp_call_run(&session, &request_key(&request)).await else {
+            return;
+        };
+        // Only the caller's own runs.
+        match store.run(run_id).await {
+            Ok(Some(run)) if run.user_id == user.0.id && !run.status.is_terminal() => {
+                tracing::info!(run_id = %run_id, "the MCP client cancelled the call; cancelling the run");
+                let _ = self.state.runtime.cancel(run_id).await;
+            }
+            _ => {}
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
@@ -282,6 +374,18 @@ impl ServerHandler for AgentsServer {
             Err(e) => return Ok(failure(e.to_string())),
         };
         tracing::info!(run_id = %run.id, agent = %agent.slug, user = %user.id, "run started over MCP");
+        // So that a cancellation reaching another instance finds the run.
+        let call =
+            session_of(&context.extensions).map(|session| (session, request_key(&context.id)));
+        if let Some((session, request)) = &call
+            && let Err(e) = self
+                .state
+                .store
+                .save_mcp_call(session, request, run.id)
+                .await
+        {
+            tracing::warn!(run_id = %run.id, error = %e, "cannot record the MCP call; only this instance can cancel it");
+        }
 
         // Progress: the run's events as lines, while the client listens.
         let progress = context.meta.get_progress_token().map(|token| {
@@ -314,15 +418,20 @@ impl ServerHandler for AgentsServer {
                     if let Some(task) = progress {
                         task.abort();
                     }
+                    self.forget_call(call.as_ref()).await;
                     return Err(ErrorData::internal_error("cancelled by the client", None));
                 }
                 waited = runtime.wait(run.id, WAIT_SLICE) => match waited {
                     Ok(Waited::Finished(run)) => break run,
                     Ok(Waited::StillRunning(_)) => continue,
-                    Err(e) => return Ok(failure(e.to_string())),
+                    Err(e) => {
+                        self.forget_call(call.as_ref()).await;
+                        return Ok(failure(e.to_string()));
+                    }
                 },
             }
         };
+        self.forget_call(call.as_ref()).await;
         if let Some(task) = progress {
             // The stream ends with the run's last event; the last lines go out first.
             let _ = tokio::time::timeout(Duration::from_secs(2), task).await;

@@ -1,6 +1,7 @@
 //! `/api/mcp`: ARS's agents as MCP tools, driven by the official Rust SDK's client (`rmcp`)
 //! over Streamable HTTP — listing, calling (a new thread, then going on with it), progress,
-//! cancellation — and refused without a valid bearer token.
+//! cancellation, two instances behind a round-robin proxy — and refused without a valid
+//! bearer token.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -276,4 +277,133 @@ async fn the_endpoint_needs_a_valid_bearer_token() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert!(response.headers().contains_key("mcp-session-id"));
+}
+
+/// A round-robin HTTP proxy over `backends`: each request goes whole to the next one, its
+/// answer streamed back (so an SSE answer stays open as long as the backend's).
+async fn round_robin(backends: Vec<String>) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let next = Arc::new(AtomicUsize::new(0));
+    let client = reqwest::Client::new();
+    let proxy = axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let backend = backends[next.fetch_add(1, Ordering::SeqCst) % backends.len()].clone();
+        let client = client.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            let mut forwarded = client
+                .request(parts.method, format!("{backend}{path}"))
+                .body(body);
+            for (name, value) in &parts.headers {
+                if name != reqwest::header::HOST && name != reqwest::header::CONTENT_LENGTH {
+                    forwarded = forwarded.header(name, value);
+                }
+            }
+            let answer = forwarded.send().await.unwrap();
+            let mut response = axum::http::Response::builder().status(answer.status());
+            for (name, value) in answer.headers() {
+                response = response.header(name, value);
+            }
+            response
+                .body(axum::body::Body::from_stream(answer.bytes_stream()))
+                .unwrap()
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, proxy).await });
+    format!("http://{address}")
+}
+
+#[tokio::test]
+async fn any_instance_serves_a_session_and_cancels_a_call_running_on_another() {
+    let a = TestApp::spawn().await;
+    let b = TestApp::spawn_setup(common::Setup {
+        store: Some(Arc::clone(&a.store)),
+        secret_key: Some(a.secret_key.clone()),
+        ..common::Setup::default()
+    })
+    .await;
+    let (_, alice) = a.user("alice").await;
+    a.agent(
+        &alice,
+        json!({"slug": "echo", "name": "Echo", "config_json": {"context": {"model":
+            {"provider": "scripted", "name": "demo", "script": [{"text": "You said: {{input}}"}]}}}}),
+    )
+    .await;
+    a.agent(
+        &alice,
+        json!({"slug": "slow", "name": "Slow", "config_json": {"context": {"model":
+            {"provider": "scripted", "name": "demo", "script": [
+                {"text": "too late", "delay_ms": 10000}]}}}}),
+    )
+    .await;
+    let proxy = round_robin(vec![a.base.clone(), b.base.clone()]).await;
+    ars_mcp::install_tls_provider();
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{proxy}/api/mcp"))
+        .auth_header(alice.clone());
+    let client = Listener::default()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("connects through either instance");
+    // Requests alternate between the instances; every one of them knows the session.
+    for round in 0..4 {
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"), "round {round}");
+        let input = format!("round {round}");
+        let result = client
+            .call_tool(
+                CallToolRequestParams::new("echo").with_arguments(args(json!({"input": input}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&result)[0], format!("You said: round {round}"));
+    }
+
+    // A call runs on one instance; the client's cancellation may reach the other.
+    let handle = client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new("slow").with_arguments(args(json!({"input": "wait"}))),
+            )),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = loop {
+        let threads = a.get("/api/threads", &alice).await.body;
+        let slow = threads
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"] == "wait")
+            .map(|t| t["id"].as_str().unwrap().to_owned());
+        if let Some(thread) = slow {
+            let runs = a
+                .get(&format!("/api/threads/{thread}/runs"), &alice)
+                .await
+                .body;
+            if let Some(run) = runs.as_array().unwrap().first() {
+                break run["id"].as_str().unwrap().to_owned();
+            }
+        }
+        assert!(Instant::now() < deadline, "the slow run never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = a.get(&format!("/api/runs/{run}"), &alice).await.body["status"].clone();
+        if status == "cancelled" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run was not cancelled: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

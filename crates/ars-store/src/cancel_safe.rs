@@ -247,6 +247,45 @@ impl Store for CancelSafe {
         })
         .await
     }
+    async fn save_mcp_session(
+        &self,
+        id: &str,
+        state: &str,
+        expire_before: DateTime<Utc>,
+    ) -> Result<()> {
+        let (id, state) = (id.to_owned(), state.to_owned());
+        self.detached("save_mcp_session", |s| async move {
+            s.save_mcp_session(&id, &state, expire_before).await
+        })
+        .await
+    }
+    async fn mcp_session(&self, id: &str) -> Result<Option<String>> {
+        self.inner.mcp_session(id).await
+    }
+    async fn delete_mcp_session(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        self.detached("delete_mcp_session", |s| async move {
+            s.delete_mcp_session(&id).await
+        })
+        .await
+    }
+    async fn save_mcp_call(&self, session_id: &str, request_id: &str, run: RunId) -> Result<()> {
+        let (session_id, request_id) = (session_id.to_owned(), request_id.to_owned());
+        self.detached("save_mcp_call", |s| async move {
+            s.save_mcp_call(&session_id, &request_id, run).await
+        })
+        .await
+    }
+    async fn mcp_call_run(&self, session_id: &str, request_id: &str) -> Result<Option<RunId>> {
+        self.inner.mcp_call_run(session_id, request_id).await
+    }
+    async fn delete_mcp_call(&self, session_id: &str, request_id: &str) -> Result<()> {
+        let (session_id, request_id) = (session_id.to_owned(), request_id.to_owned());
+        self.detached("delete_mcp_call", |s| async move {
+            s.delete_mcp_call(&session_id, &request_id).await
+        })
+        .await
+    }
     async fn delete_mcp_server(&self, id: McpServerId) -> Result<bool> {
         self.detached("delete_mcp_server", |s| async move {
             s.delete_mcp_server(id).await

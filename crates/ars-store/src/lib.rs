@@ -302,6 +302,30 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes a server with its shares; `false` when there was none.
     async fn delete_mcp_server(&self, id: McpServerId) -> Result<bool>;
 
+    // Sessions of ARS's own MCP endpoint and the calls in flight in them, shared by every
+    // instance: a session opened on one is served by any, a cancellation reaching any cancels
+    // the run.
+
+    /// Saves an MCP session's state (JSON text), replacing any under `id`; sessions opened
+    /// before `expire_before` (and their calls) go in the same transaction.
+    async fn save_mcp_session(
+        &self,
+        id: &str,
+        state: &str,
+        expire_before: DateTime<Utc>,
+    ) -> Result<()>;
+    /// An MCP session's state; `None` when unknown (or expired).
+    async fn mcp_session(&self, id: &str) -> Result<Option<String>>;
+    /// Deletes an MCP session and its calls.
+    async fn delete_mcp_session(&self, id: &str) -> Result<()>;
+    /// Records that request `request_id` of MCP session `session_id` runs `run`; `Invalid`
+    /// when the session or the run is unknown.
+    async fn save_mcp_call(&self, session_id: &str, request_id: &str, run: RunId) -> Result<()>;
+    /// The run request `request_id` of MCP session `session_id` started, while recorded.
+    async fn mcp_call_run(&self, session_id: &str, request_id: &str) -> Result<Option<RunId>>;
+    /// Forgets a call (it ended).
+    async fn delete_mcp_call(&self, session_id: &str, request_id: &str) -> Result<()>;
+
     // Model providers (secrets arrive and leave sealed) and the model settings. Every write
     // raises `ModelSettings::version` in its own transaction.
 

@@ -352,6 +352,27 @@ pub(crate) const DELETE_MCP_SERVER_SHARES: &str =
 /// Shares go with the row (ON DELETE CASCADE), in the same statement.
 pub(crate) const DELETE_MCP_SERVER: &str = "DELETE FROM mcp_servers WHERE id = $1";
 
+// Sessions of ARS's own MCP endpoint and their calls in flight.
+
+pub(crate) const UPSERT_MCP_SESSION: &str = "INSERT INTO mcp_sessions (id, state, created_at) \
+     VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET state = excluded.state";
+
+/// Calls go with their sessions (ON DELETE CASCADE).
+pub(crate) const EXPIRE_MCP_SESSIONS: &str = "DELETE FROM mcp_sessions WHERE created_at < $1";
+
+pub(crate) const MCP_SESSION: &str = "SELECT state FROM mcp_sessions WHERE id = $1";
+
+pub(crate) const DELETE_MCP_SESSION: &str = "DELETE FROM mcp_sessions WHERE id = $1";
+
+pub(crate) const UPSERT_MCP_CALL: &str = "INSERT INTO mcp_calls (session_id, request_id, run_id) \
+     VALUES ($1, $2, $3) ON CONFLICT (session_id, request_id) DO UPDATE SET run_id = excluded.run_id";
+
+pub(crate) const MCP_CALL_RUN: &str =
+    "SELECT run_id FROM mcp_calls WHERE session_id = $1 AND request_id = $2";
+
+pub(crate) const DELETE_MCP_CALL: &str =
+    "DELETE FROM mcp_calls WHERE session_id = $1 AND request_id = $2";
+
 // Model providers and the model settings.
 
 /// The provider columns, in [`crate::rows::ModelProviderRow`] order; unqualified so they also

@@ -1003,6 +1003,84 @@ macro_rules! impl_store {
                 Ok(done.rows_affected() > 0)
             }
 
+            async fn save_mcp_session(
+                &self,
+                id: &str,
+                state: &str,
+                expire_before: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<()> {
+                let mut tx = self.begin_write().await?;
+                sqlx::query($crate::sql::EXPIRE_MCP_SESSIONS)
+                    .bind(expire_before)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query($crate::sql::UPSERT_MCP_SESSION)
+                    .bind(id)
+                    .bind(state)
+                    .bind(ars_domain::time::now())
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn mcp_session(&self, id: &str) -> $crate::Result<Option<String>> {
+                let row: Option<(String,)> = sqlx::query_as($crate::sql::MCP_SESSION)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.map(|(state,)| state))
+            }
+
+            async fn delete_mcp_session(&self, id: &str) -> $crate::Result<()> {
+                sqlx::query($crate::sql::DELETE_MCP_SESSION)
+                    .bind(id)
+                    .execute(self.writer())
+                    .await?;
+                Ok(())
+            }
+
+            async fn save_mcp_call(
+                &self,
+                session_id: &str,
+                request_id: &str,
+                run: ars_domain::RunId,
+            ) -> $crate::Result<()> {
+                sqlx::query($crate::sql::UPSERT_MCP_CALL)
+                    .bind(session_id)
+                    .bind(request_id)
+                    .bind(run.to_string())
+                    .execute(self.writer())
+                    .await?;
+                Ok(())
+            }
+
+            async fn mcp_call_run(
+                &self,
+                session_id: &str,
+                request_id: &str,
+            ) -> $crate::Result<Option<ars_domain::RunId>> {
+                let row: Option<(String,)> = sqlx::query_as($crate::sql::MCP_CALL_RUN)
+                    .bind(session_id)
+                    .bind(request_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.and_then(|(id,)| ars_domain::RunId::parse(&id)))
+            }
+
+            async fn delete_mcp_call(
+                &self,
+                session_id: &str,
+                request_id: &str,
+            ) -> $crate::Result<()> {
+                sqlx::query($crate::sql::DELETE_MCP_CALL)
+                    .bind(session_id)
+                    .bind(request_id)
+                    .execute(self.writer())
+                    .await?;
+                Ok(())
+            }
+
             async fn create_model_provider(
                 &self,
                 id: ars_domain::ModelProviderId,

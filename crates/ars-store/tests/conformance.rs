@@ -133,4 +133,5 @@ conformance!(
     mcp_servers::check_delete_mcp_server_and_deleting_its_owner,
     mcp_servers::check_mcp_server_list_filter_matrix,
     mcp_servers::check_mcp_server_schema_rejects_forbidden_rows,
+    mcp_servers::check_mcp_sessions_and_calls,
 );

@@ -285,3 +285,60 @@ pub async fn check_mcp_server_schema_rejects_forbidden_rows<S: Store + RawSql>(s
         McpTransport::StreamableHttp(_)
     ));
 }
+
+/// Sessions of `/api/mcp`: saved (replacing), read back, expired by age with their calls, and
+/// a call's run found from its session and request until it is forgotten.
+pub async fn check_mcp_sessions_and_calls(store: &dyn Store) {
+    use crate::fixtures::{new_run, owner, root_thread};
+    let now = ars_domain::time::now();
+    let long_ago = now - chrono::Duration::days(30);
+    store
+        .save_mcp_session("s-1", r#"{"initialize_params":{}}"#, long_ago)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.mcp_session("s-1").await.unwrap().as_deref(),
+        Some(r#"{"initialize_params":{}}"#)
+    );
+    // Saving again replaces the state.
+    store
+        .save_mcp_session("s-1", r#"{"v":2}"#, long_ago)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.mcp_session("s-1").await.unwrap().as_deref(),
+        Some(r#"{"v":2}"#)
+    );
+    assert_eq!(store.mcp_session("unknown").await.unwrap(), None);
+
+    // A call in the session, found by session and request id.
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "mcp").await;
+    let run = store.create_run(&new_run(&thread, "hi")).await.unwrap();
+    store.save_mcp_call("s-1", "7", run.id).await.unwrap();
+    assert_eq!(store.mcp_call_run("s-1", "7").await.unwrap(), Some(run.id));
+    assert_eq!(store.mcp_call_run("s-1", "8").await.unwrap(), None);
+    assert_eq!(store.mcp_call_run("s-2", "7").await.unwrap(), None);
+    // A call needs its session and its run.
+    let orphan = store.save_mcp_call("no-session", "1", run.id).await;
+    assert!(matches!(orphan, Err(StoreError::Invalid(_))), "{orphan:?}");
+    store.delete_mcp_call("s-1", "7").await.unwrap();
+    assert_eq!(store.mcp_call_run("s-1", "7").await.unwrap(), None);
+
+    // Deleting a session takes its calls.
+    store.save_mcp_call("s-1", "9", run.id).await.unwrap();
+    store.delete_mcp_session("s-1").await.unwrap();
+    assert_eq!(store.mcp_session("s-1").await.unwrap(), None);
+    assert_eq!(store.mcp_call_run("s-1", "9").await.unwrap(), None);
+
+    // Sessions opened before the expiry given with a save go, with their calls.
+    store.save_mcp_session("old", "{}", long_ago).await.unwrap();
+    store.save_mcp_call("old", "1", run.id).await.unwrap();
+    store
+        .save_mcp_session("new", "{}", now + chrono::Duration::seconds(5))
+        .await
+        .unwrap();
+    assert_eq!(store.mcp_session("old").await.unwrap(), None);
+    assert_eq!(store.mcp_call_run("old", "1").await.unwrap(), None);
+    assert!(store.mcp_session("new").await.unwrap().is_some());
+}

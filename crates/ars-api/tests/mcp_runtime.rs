@@ -977,3 +977,78 @@ async fn changing_a_server_starts_it_again_with_the_new_settings_and_stops_the_o
     }
     assert_eq!(app.mcp.pool().processes(), 1);
 }
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_named_and_the_run_goes_on_with_the_other_tools() {
+    let peers = peers_or_skip!();
+    let app = app(&peers, McpConfig::default()).await;
+    let admin = app.admin.clone();
+    add_server(&app, &admin, everything_stdio(&peers, "everything")).await;
+    add_server(
+        &app,
+        &admin,
+        json!({"slug": "broken", "name": "Broken",
+               "transport": {"type": "stdio", "command": "no-such-program-anywhere"}}),
+    )
+    .await;
+    mcp_agent(
+        &app,
+        &admin,
+        "mixed",
+        &["broken", "everything"],
+        json!([
+            {"tool_calls": [{"name": "mcp__everything__echo", "arguments": {"message": "still works"}}]},
+            {"text": "{{last_tool_result}}"}
+        ]),
+    )
+    .await;
+    let thread = app.thread(&admin, "mixed").await;
+    let run = app.start_run(&admin, &thread, "go").await;
+    let (_, events) = app.events(&admin, &run, None).await;
+    let waited = app.wait(&admin, &run, 60).await;
+    assert_eq!(waited["run"]["status"], "success", "{waited}");
+    assert_eq!(waited["run"]["output"], "Echo: still works");
+    let errors: Vec<String> = events
+        .iter()
+        .filter(|e| e.event == "error")
+        .map(|e| e.data["message"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("`broken`") && m.contains("could not be started")),
+        "{errors:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_deleted_after_the_agent_was_saved_is_dropped_from_its_runs() {
+    let peers = peers_or_skip!();
+    let app = app(&peers, McpConfig::default()).await;
+    let admin = app.admin.clone();
+    let server = add_server(&app, &admin, everything_stdio(&peers, "everything")).await;
+    mcp_agent(
+        &app,
+        &admin,
+        "orphaned",
+        &["everything"],
+        json!([{"text": "fine without it"}]),
+    )
+    .await;
+    let id = server["id"].as_str().unwrap();
+    let reply = app.delete(&format!("/api/mcp-servers/{id}"), &admin).await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT);
+    let (run, _) = run_once(&app, &admin, "orphaned", "go").await;
+    assert_eq!(run["status"], "success", "{run}");
+    assert_eq!(run["output"], "fine without it");
+    assert_eq!(app.mcp.pool().processes(), 0, "nothing was started for it");
+    // The agent stays editable with the slug it kept.
+    let reply = app
+        .patch(
+            "/api/agent/orphaned",
+            &admin,
+            json!({"description": "edited"}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+}

@@ -74,6 +74,15 @@ fn everything_stdio(peers: &Path, slug: &str) -> Value {
     })
 }
 
+/// `server` with one more argument, which tells its process from any other on the machine.
+fn with_marker(mut server: Value, marker: &str) -> Value {
+    server["transport"]["args"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(marker));
+    server
+}
+
 async fn add_server(app: &TestApp, token: &str, body: Value) -> Value {
     let reply = app.post("/api/mcp-servers", token, body).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
@@ -416,11 +425,10 @@ async fn a_server_that_exits_mid_call_fails_that_call_and_is_started_again() {
     let app = app(&peers, McpConfig::default()).await;
     let admin = app.admin.clone();
     // A marker in the arguments tells this test's server process from any other.
-    let mut server = everything_stdio(&peers, "everything");
-    server["transport"]["args"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("exit-mid-call-marker"));
+    let server = with_marker(
+        everything_stdio(&peers, "everything"),
+        "exit-mid-call-marker",
+    );
     add_server(&app, &admin, server).await;
     mcp_agent(
         &app,
@@ -470,11 +478,7 @@ async fn cancelling_a_run_during_a_call_cancels_the_call_and_keeps_the_server() 
     let peers = peers_or_skip!();
     let app = app(&peers, McpConfig::default()).await;
     let admin = app.admin.clone();
-    let mut server = everything_stdio(&peers, "everything");
-    server["transport"]["args"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("cancel-marker"));
+    let server = with_marker(everything_stdio(&peers, "everything"), "cancel-marker");
     add_server(&app, &admin, server).await;
     mcp_agent(
         &app,
@@ -519,11 +523,10 @@ async fn a_parent_and_its_subagent_share_one_server_process() {
     let peers = peers_or_skip!();
     let app = app(&peers, McpConfig::default()).await;
     let admin = app.admin.clone();
-    let mut server = everything_stdio(&peers, "everything");
-    server["transport"]["args"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("shared-process-marker"));
+    let server = with_marker(
+        everything_stdio(&peers, "everything"),
+        "shared-process-marker",
+    );
     add_server(&app, &admin, server).await;
     app.agent(
         &admin,
@@ -751,11 +754,7 @@ async fn an_idle_process_is_stopped_after_the_idle_timeout() {
     mcp.pool.idle_timeout = Duration::from_secs(1);
     let app = app(&peers, mcp).await;
     let admin = app.admin.clone();
-    let mut server = everything_stdio(&peers, "everything");
-    server["transport"]["args"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("idle-marker"));
+    let server = with_marker(everything_stdio(&peers, "everything"), "idle-marker");
     add_server(&app, &admin, server).await;
     mcp_agent(
         &app,
@@ -929,11 +928,10 @@ async fn changing_a_server_starts_it_again_with_the_new_settings_and_stops_the_o
     let peers = peers_or_skip!();
     let app = app(&peers, McpConfig::default()).await;
     let admin = app.admin.clone();
-    let mut server = everything_stdio(&peers, "everything");
-    server["transport"]["args"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("revision-marker-one"));
+    let server = with_marker(
+        everything_stdio(&peers, "everything"),
+        "revision-marker-one",
+    );
     let server = add_server(&app, &admin, server).await;
     mcp_agent(
         &app,

@@ -133,6 +133,33 @@ impl LocalSandbox {
     }
 }
 
+impl LocalSandbox {
+    /// Prepares the scope (its workdir becomes the cwd, so it must exist; preparing is
+    /// idempotent), refuses a workspace over its quota, and plans `job` in it.
+    async fn planned(
+        &self,
+        scope: Scope,
+        job: exec::Job,
+        allow_network: bool,
+    ) -> Result<exec::Planned, SandboxError> {
+        let user = scope.user_id;
+        self.blocking(move |inner| {
+            inner.prepare(&scope)?;
+            let workspace = inner.layout.open_root(user, Root::UserData)?;
+            inner.quotas.ensure_not_over(user, &workspace)?;
+            exec::plan(
+                &inner.config,
+                &inner.layout,
+                &scope,
+                &job,
+                allow_network,
+                inner.cgroups.as_ref(),
+            )
+        })
+        .await
+    }
+}
+
 impl Inner {
     /// Creates the workspace, personal Skills dir, the user's (possibly empty) Skills
     /// projection and the workdir.
@@ -285,20 +312,7 @@ impl Sandbox for LocalSandbox {
         } = request;
         let user = scope.user_id;
         let planned = self
-            .blocking(move |inner| {
-                // The workdir becomes the cwd, so it must exist; preparing is idempotent.
-                inner.prepare(&scope)?;
-                let workspace = inner.layout.open_root(user, Root::UserData)?;
-                inner.quotas.ensure_not_over(user, &workspace)?;
-                exec::plan(
-                    &inner.config,
-                    &inner.layout,
-                    &scope,
-                    exec::Job::Shell(&command),
-                    allow_network,
-                    inner.cgroups.as_ref(),
-                )
-            })
+            .planned(scope, exec::Job::Shell(command), allow_network)
             .await?;
         let config = &self.inner.config;
         let timeout = timeout.min(Duration::from_secs(config.max_timeout_secs));
@@ -332,23 +346,9 @@ impl Sandbox for LocalSandbox {
         scope: &Scope,
         request: ProcessRequest,
     ) -> Result<SandboxedProcess, SandboxError> {
-        let scope = scope.clone();
-        let user = scope.user_id;
         let network = request.allow_network;
         let planned = self
-            .blocking(move |inner| {
-                inner.prepare(&scope)?;
-                let workspace = inner.layout.open_root(user, Root::UserData)?;
-                inner.quotas.ensure_not_over(user, &workspace)?;
-                exec::plan(
-                    &inner.config,
-                    &inner.layout,
-                    &scope,
-                    exec::Job::Process(&request),
-                    network,
-                    inner.cgroups.as_ref(),
-                )
-            })
+            .planned(scope.clone(), exec::Job::Process(request), network)
             .await?;
         tracing::debug!(network, shell = ?self.inner.config.shell, "sandbox spawn");
         // Spawned here, on the runtime's thread, never a blocking-pool one: bwrap's parent-death

@@ -88,12 +88,12 @@ const INSTALL_HINT: &str = "bubblewrap (`bwrap`) is not installed on the server;
     bubblewrap` (Fedora), or explicitly opt into the unconfined host shell (shell = \"host\")";
 
 /// What runs in the sandbox.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Job<'a> {
+#[derive(Clone, Debug)]
+pub(crate) enum Job {
     /// `bash -c <command>` in the workdir, run to its end; its standard input is at its end.
-    Shell(&'a str),
+    Shell(String),
     /// A long-lived program that speaks on its standard input and output (an MCP server).
-    Process(&'a ProcessRequest),
+    Process(ProcessRequest),
 }
 
 /// A command ready to spawn: the process, bwrap's argument list (on standard input for a
@@ -129,7 +129,7 @@ pub(crate) fn plan(
     config: &SandboxConfig,
     layout: &Layout,
     scope: &Scope,
-    job: Job<'_>,
+    job: &Job,
     allow_network: bool,
     cgroups: Option<&Cgroups>,
 ) -> Result<Planned, SandboxError> {

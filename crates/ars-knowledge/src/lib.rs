@@ -1,5 +1,7 @@
 //! Knowledge bases as pure logic, in Chinese and English alike:
 //!
+//! - [`extract`]: the text of an uploaded document (`.txt`, `.md`, `.html`, `.pdf`, `.docx`,
+//!   `.csv`, `.json`), headings kept as Markdown headings; PDFs read in a process of their own.
 //! - [`chunk`]: a document's text in chunks that follow its structure (Markdown headings,
 //!   paragraphs, sentences — Chinese sentence ends included), each with its heading path and
 //!   its place in the text, for citations.
@@ -10,5 +12,6 @@
 //! **Boundary:** no store, runtime or HTTP; it takes text and answers chunks and hits.
 
 pub mod chunk;
+pub mod extract;
 pub mod fusion;
 pub mod index;

@@ -7,6 +7,8 @@
 //!   its place in the text, for citations.
 //! - [`index`]: one knowledge base's BM25 index over its chunks (jieba word segmentation,
 //!   English stemming), derived data rebuilt from the store at will.
+//! - [`vectors`]: chunks' embeddings searched by cosine (exact), and the deterministic
+//!   embedder CI ranks with in place of a model.
 //! - [`fusion`]: reciprocal-rank fusion of the BM25 and vector rankings.
 //!
 //! **Boundary:** no store, runtime or HTTP; it takes text and answers chunks and hits.
@@ -15,3 +17,4 @@ pub mod chunk;
 pub mod extract;
 pub mod fusion;
 pub mod index;
+pub mod vectors;

@@ -27,3 +27,26 @@ fn bm25_recall_at_5_is_at_least_85_percent_in_each_language() {
         );
     }
 }
+
+#[test]
+fn hybrid_ranking_with_the_test_embedder_keeps_recall_at_5_at_least_85_percent() {
+    let set = retrieval::FixtureSet::load();
+    let corpus = retrieval::Corpus::build(&set, ChunkSettings::default());
+    let mut embed = |texts: &[String]| -> Vec<Vec<f32>> {
+        texts
+            .iter()
+            .map(|t| ars_knowledge::vectors::hash_embedding(t))
+            .collect()
+    };
+    let vectors = corpus.vectors(&mut embed);
+    assert_eq!(vectors.len(), corpus.texts.len());
+    let report = corpus.evaluate_hybrid(&set, &vectors, &mut embed);
+    for (lang, metrics) in &report {
+        eprintln!("hybrid {lang}: {metrics}");
+        assert!(
+            metrics.recall_at_5 >= 0.85,
+            "{lang}: {metrics}; misses {:?}",
+            metrics.misses
+        );
+    }
+}

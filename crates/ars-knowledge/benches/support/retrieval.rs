@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use ars_knowledge::chunk::{Chunk, ChunkSettings, TextKind, chunk, indexed_text};
+use ars_knowledge::fusion::{RRF_K, reciprocal_rank_fusion};
 use ars_knowledge::index::{IndexedChunk, KbIndex};
+use ars_knowledge::vectors::VectorIndex;
 
 pub struct Document {
     pub name: String,
@@ -57,6 +59,8 @@ impl FixtureSet {
 /// The fixture documents chunked and indexed, with where each chunk lies.
 pub struct Corpus {
     pub index: KbIndex,
+    /// Each chunk's indexed text, by id (what an embedder is given).
+    pub texts: BTreeMap<String, String>,
     /// Chunk id → (document, chunk).
     pub chunks: BTreeMap<String, (String, Chunk)>,
 }
@@ -84,6 +88,7 @@ impl Corpus {
     pub fn build(set: &FixtureSet, settings: ChunkSettings) -> Self {
         let index = KbIndex::in_memory().unwrap();
         let mut chunks = BTreeMap::new();
+        let mut texts = BTreeMap::new();
         for document in &set.documents {
             let kind = if document.name.ends_with(".md") {
                 TextKind::Markdown
@@ -100,6 +105,9 @@ impl Corpus {
                 })
                 .collect();
             index.replace_document(&document.name, &indexed).unwrap();
+            for chunk in &indexed {
+                texts.insert(chunk.chunk_id.clone(), chunk.text.clone());
+            }
             for c in pieces {
                 chunks.insert(
                     format!("{}#{}", document.name, c.ordinal),
@@ -108,7 +116,11 @@ impl Corpus {
             }
         }
         index.commit().unwrap();
-        Self { index, chunks }
+        Self {
+            index,
+            texts,
+            chunks,
+        }
     }
 
     /// Whether chunk `id` holds (part of) the passage that answers `question`.
@@ -162,6 +174,60 @@ impl Corpus {
             metrics.mrr_at_10 /= metrics.questions as f64;
         }
         report
+    }
+
+    /// The chunks' vectors by `embed` (all texts at once, in id order), in a vector index.
+    pub fn vectors(&self, embed: &mut dyn FnMut(&[String]) -> Vec<Vec<f32>>) -> VectorIndex {
+        let ids: Vec<&String> = self.texts.keys().collect();
+        let texts: Vec<String> = self.texts.values().cloned().collect();
+        let embedded = embed(&texts);
+        let mut by_document: BTreeMap<&str, Vec<(String, Vec<f32>)>> = BTreeMap::new();
+        for (id, vector) in ids.into_iter().zip(embedded) {
+            let document = &self.chunks[id].0;
+            by_document
+                .entry(document.as_str())
+                .or_default()
+                .push((id.clone(), vector));
+        }
+        let mut index = VectorIndex::default();
+        for (document, vectors) in by_document {
+            index.replace_document(document, &vectors);
+        }
+        index
+    }
+
+    /// BM25 and vector rankings (50 deep each) fused by reciprocal rank.
+    pub fn evaluate_hybrid(
+        &self,
+        set: &FixtureSet,
+        vectors: &VectorIndex,
+        embed: &mut dyn FnMut(&[String]) -> Vec<Vec<f32>>,
+    ) -> BTreeMap<String, Metrics> {
+        let questions: Vec<String> = set.questions.iter().map(|q| q.question.clone()).collect();
+        let query_vectors: BTreeMap<String, Vec<f32>> = set
+            .questions
+            .iter()
+            .map(|q| q.id.clone())
+            .zip(embed(&questions))
+            .collect();
+        self.evaluate(set, |q| {
+            let words: Vec<String> = self
+                .index
+                .search(&q.question, 50)
+                .unwrap()
+                .into_iter()
+                .map(|hit| hit.chunk_id)
+                .collect();
+            let near: Vec<String> = vectors
+                .search(&query_vectors[&q.id], 50)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            reciprocal_rank_fusion(&[words, near], RRF_K)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect()
+        })
     }
 
     pub fn evaluate_bm25(&self, set: &FixtureSet) -> BTreeMap<String, Metrics> {

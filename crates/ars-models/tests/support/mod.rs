@@ -1,6 +1,6 @@
 //! A loopback OpenAI-compatible server for the provider tests.
 //!
-//! It answers `POST /v1/chat/completions` from a queue of canned [`Reply`]s (the last one
+//! It answers `POST /v1/chat/completions` and `POST /v1/embeddings` from a queue of canned [`Reply`]s (the last one
 //! repeats), speaks the real wire format (`data: {json}\n\n` events ending in `data: [DONE]`),
 //! records every request it received, and notices when a client hangs up mid-stream.
 
@@ -131,6 +131,7 @@ impl MockServer {
         });
         let app = axum::Router::new()
             .route("/v1/chat/completions", post(handle))
+            .route("/v1/embeddings", post(handle))
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -32,6 +32,16 @@ pub(super) async fn send(
     body: Bytes,
     header_timeout: Duration,
 ) -> Result<reqwest::Response, Failure> {
+    send_to(shared, &shared.endpoint, body, header_timeout).await
+}
+
+/// [`send`] to another endpoint of the provider (e.g. `/embeddings`).
+pub(super) async fn send_to(
+    shared: &Shared,
+    url: &str,
+    body: Bytes,
+    header_timeout: Duration,
+) -> Result<reqwest::Response, Failure> {
     let options = &shared.options;
     let max_attempts = options.max_attempts.max(1);
     let mut attempt = 0;
@@ -39,7 +49,7 @@ pub(super) async fn send(
         attempt += 1;
         let request = shared
             .client
-            .post(&shared.endpoint)
+            .post(url)
             .headers(request_headers(shared))
             .body(body.clone());
         let sent = tokio::time::timeout(header_timeout, request.send()).await;

@@ -5,6 +5,7 @@
 //! when tools are present get the same request without streaming, and the whole answer is
 //! replayed as events; the provider remembers such models so later calls skip the refusal.
 
+mod embeddings;
 mod http;
 mod probe;
 mod sse;

@@ -1,11 +1,12 @@
-//! Who may see, use, manage and delete a shared resource: an agent, a skill or an MCP server.
+//! Who may see, use, manage and delete a shared resource: an agent, a skill, an MCP server or a
+//! knowledge base.
 //!
 //! **Invariant:** these functions are the only statement of the sharing rules. Every resource
 //! that follows them implements [`Shared`], so agents and skills cannot drift apart. The store's
 //! visibility filters for lists implement [`Caller::can_view`] in SQL; the conformance suite
 //! checks the two agree.
 
-use crate::{Agent, McpServer, Role, ShareConfig, Skill, User, UserId, Visibility};
+use crate::{Agent, KnowledgeBase, McpServer, Role, ShareConfig, Skill, User, UserId, Visibility};
 
 /// A resource under the sharing model: an owner (or none, for system-owned rows) and a
 /// [`ShareConfig`].
@@ -59,6 +60,16 @@ impl Shared for Skill {
 }
 
 impl Shared for McpServer {
+    fn owner_id(&self) -> Option<UserId> {
+        self.owner_id
+    }
+
+    fn share_config(&self) -> &ShareConfig {
+        &self.fields.share_config
+    }
+}
+
+impl Shared for KnowledgeBase {
     fn owner_id(&self) -> Option<UserId> {
         self.owner_id
     }

@@ -86,6 +86,14 @@ uuid_id!(
     /// Identifies an MCP server entry (its slug is unique too, and what agents name).
     McpServerId
 );
+uuid_id!(
+    /// Identifies a knowledge base (its slug is unique too, and what agents name).
+    KnowledgeBaseId
+);
+uuid_id!(
+    /// Identifies a document of a knowledge base; it keeps its id when re-uploaded.
+    KbDocumentId
+);
 
 /// The fixed id of the built-in `general-purpose` subagent, created by a migration.
 pub const GENERAL_PURPOSE_ID: AgentId =

@@ -10,6 +10,7 @@ pub mod context;
 pub mod credentials;
 pub mod error;
 pub mod ids;
+pub mod knowledge;
 pub mod mcp_server;
 pub mod model_provider;
 pub mod object;
@@ -24,7 +25,14 @@ pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
-pub use ids::{AgentId, McpServerId, MessageId, ModelProviderId, RunId, SkillId, TokenId, UserId};
+pub use ids::{
+    AgentId, KbDocumentId, KnowledgeBaseId, McpServerId, MessageId, ModelProviderId, RunId,
+    SkillId, TokenId, UserId,
+};
+pub use knowledge::{
+    EmbeddingModel, KbChunk, KbCounts, KbDocument, KbDocumentStatus, KbSettings, KnowledgeBase,
+    KnowledgeBaseFields, NewKbChunk, NewKbDocument,
+};
 pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
 pub use run::{

@@ -13,16 +13,19 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, McpServer, McpServerFields, McpServerId,
-    Message, MessageId, ModelProvider, ModelProviderFields, ModelProviderId, NewMessage, NewRun,
-    NewSkill, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile, SkillFileInfo,
-    SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, KbChunk, KbDocument, KbDocumentId,
+    KnowledgeBase, KnowledgeBaseFields, KnowledgeBaseId, McpServer, McpServerFields, McpServerId,
+    Message, MessageId, ModelProvider, ModelProviderFields, ModelProviderId, NewKbChunk,
+    NewKbDocument, NewMessage, NewRun, NewSkill, Run, RunId, RunOutcome, ShareConfig, Skill,
+    SkillContent, SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, TokenId, Usage, User,
+    UserId,
 };
 
 use crate::metrics;
 use crate::{
-    AgentFilter, DeletedProvider, FinishedRun, McpServerFilter, ModelSettings, NewToken, NewUser,
-    Result, RunWithInput, SkillFilter, Store, StoreError, UserUpdate,
+    AgentFilter, DeletedProvider, FinishedRun, KbChange, KnowledgeBaseFilter, McpServerFilter,
+    ModelSettings, NewToken, NewUser, Result, RunWithInput, SkillFilter, Store, StoreError,
+    UserUpdate,
 };
 
 /// Wraps a store so its writes survive the caller's cancellation.
@@ -291,6 +294,141 @@ impl Store for CancelSafe {
             s.delete_mcp_server(id).await
         })
         .await
+    }
+
+    async fn create_knowledge_base(
+        &self,
+        id: KnowledgeBaseId,
+        fields: &KnowledgeBaseFields,
+        owner: Option<UserId>,
+    ) -> Result<KnowledgeBase> {
+        let fields = fields.clone();
+        self.detached("create_knowledge_base", |s| async move {
+            s.create_knowledge_base(id, &fields, owner).await
+        })
+        .await
+    }
+    async fn knowledge_base(&self, id: KnowledgeBaseId) -> Result<Option<KnowledgeBase>> {
+        self.inner.knowledge_base(id).await
+    }
+    async fn knowledge_base_by_slug(&self, slug: &str) -> Result<Option<KnowledgeBase>> {
+        self.inner.knowledge_base_by_slug(slug).await
+    }
+    async fn list_knowledge_bases(
+        &self,
+        filter: KnowledgeBaseFilter,
+    ) -> Result<Vec<KnowledgeBase>> {
+        self.inner.list_knowledge_bases(filter).await
+    }
+    async fn update_knowledge_base(
+        &self,
+        id: KnowledgeBaseId,
+        fields: &KnowledgeBaseFields,
+    ) -> Result<KnowledgeBase> {
+        let fields = fields.clone();
+        self.detached("update_knowledge_base", |s| async move {
+            s.update_knowledge_base(id, &fields).await
+        })
+        .await
+    }
+    async fn delete_knowledge_base(&self, id: KnowledgeBaseId) -> Result<bool> {
+        self.detached("delete_knowledge_base", |s| async move {
+            s.delete_knowledge_base(id).await
+        })
+        .await
+    }
+    async fn put_kb_document(
+        &self,
+        kb_id: KnowledgeBaseId,
+        new: NewKbDocument,
+    ) -> Result<KbDocument> {
+        self.detached("put_kb_document", |s| async move {
+            s.put_kb_document(kb_id, new).await
+        })
+        .await
+    }
+    async fn kb_documents(&self, kb_id: KnowledgeBaseId) -> Result<Vec<KbDocument>> {
+        self.inner.kb_documents(kb_id).await
+    }
+    async fn kb_document(&self, id: KbDocumentId) -> Result<Option<KbDocument>> {
+        self.inner.kb_document(id).await
+    }
+    async fn kb_document_file(&self, id: KbDocumentId) -> Result<Option<Vec<u8>>> {
+        self.inner.kb_document_file(id).await
+    }
+    async fn delete_kb_document(&self, id: KbDocumentId) -> Result<bool> {
+        self.detached("delete_kb_document", |s| async move {
+            s.delete_kb_document(id).await
+        })
+        .await
+    }
+    async fn claim_kb_document(
+        &self,
+        now: DateTime<Utc>,
+        lease: std::time::Duration,
+    ) -> Result<Option<KbDocument>> {
+        self.detached("claim_kb_document", move |s| async move {
+            s.claim_kb_document(now, lease).await
+        })
+        .await
+    }
+    async fn renew_kb_document(
+        &self,
+        id: KbDocumentId,
+        version: u32,
+        progress: f32,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool> {
+        self.detached("renew_kb_document", move |s| async move {
+            s.renew_kb_document(id, version, progress, lease_until)
+                .await
+        })
+        .await
+    }
+    async fn finish_kb_document(
+        &self,
+        id: KbDocumentId,
+        version: u32,
+        chunks: &[NewKbChunk],
+    ) -> Result<bool> {
+        let chunks = chunks.to_vec();
+        self.detached("finish_kb_document", move |s| async move {
+            s.finish_kb_document(id, version, &chunks).await
+        })
+        .await
+    }
+    async fn fail_kb_document(&self, id: KbDocumentId, version: u32, error: &str) -> Result<bool> {
+        let error = error.to_owned();
+        self.detached("fail_kb_document", move |s| async move {
+            s.fail_kb_document(id, version, &error).await
+        })
+        .await
+    }
+    async fn retry_kb_document(&self, id: KbDocumentId) -> Result<bool> {
+        self.detached("retry_kb_document", |s| async move {
+            s.retry_kb_document(id).await
+        })
+        .await
+    }
+    async fn kb_chunks(&self, document_id: KbDocumentId) -> Result<Vec<KbChunk>> {
+        self.inner.kb_chunks(document_id).await
+    }
+    async fn kb_chunks_by_ids(&self, ids: &[(KbDocumentId, u32)]) -> Result<Vec<KbChunk>> {
+        self.inner.kb_chunks_by_ids(ids).await
+    }
+    async fn kb_chunks_page(
+        &self,
+        kb_id: KnowledgeBaseId,
+        after: Option<(KbDocumentId, u32)>,
+        limit: u32,
+    ) -> Result<Vec<KbChunk>> {
+        self.inner.kb_chunks_page(kb_id, after, limit).await
+    }
+    async fn kb_changes_since(&self, seq: i64, limit: u32) -> Result<Vec<KbChange>> {
+        self.inner.kb_changes_since(seq, limit).await
+    }
+    async fn kb_change_head(&self) -> Result<i64> {
+        self.inner.kb_change_head().await
     }
 
     async fn create_model_provider(

@@ -5,9 +5,10 @@
 //! [`connect`] picks one by URL scheme. With the `test-utils` feature, `test_support` gives
 //! each test a fresh database of either kind.
 //!
-//! Code map: `sql` holds every query (written once, `$N` placeholders), `store_impl` the one
-//! `Store` body expanded per database, `rows` the decoding into domain types, `error` the
-//! mapping of constraint violations; `sqlite` and `postgres` only open pools (SQLite: readers
+//! Code map: `sql` holds every query (written once, `$N` placeholders; `kb_sql` those of
+//! knowledge bases), `store_impl` the one `Store` body expanded per database, `rows` the
+//! decoding into domain types (`mcp_rows`, `kb_rows` for MCP servers and knowledge bases),
+//! `error` the mapping of constraint violations; `sqlite` and `postgres` only open pools (SQLite: readers
 //! plus one writer connection) and migrate; `metrics` names what `CancelSafe` measures of
 //! every write (latency by operation, the writer queue's depth).
 //!
@@ -22,6 +23,10 @@
 //! **Invariant:** a replaced message keeps its row and its seq; it only leaves the history
 //! (`messages`), in the same transaction that creates the run replacing it and commits that
 //! run's input, so the history never shows a half-made replacement.
+//! **Invariant:** every change to a document's chunks (its finish, its deletion) appends to the
+//! change log (`kb_changes`) in the same transaction, and `seq` order is commit order, so an
+//! instance applying the log in order never misses one. A deleted knowledge base takes its
+//! chunks without an entry: it is noticed by its absence.
 
 use std::sync::Arc;
 
@@ -29,16 +34,20 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use ars_domain::{
-    AccountChange, Agent, AgentDraft, AgentId, ApiToken, McpServer, McpServerFields, McpServerId,
-    Message, MessageId, ModelProvider, ModelProviderFields, ModelProviderId, NewMessage, NewRun,
-    NewSkill, Role, Run, RunId, RunOutcome, ShareConfig, Skill, SkillContent, SkillFile,
-    SkillFileInfo, SkillId, Thread, ThreadId, TokenId, Usage, User, UserId,
+    AccountChange, Agent, AgentDraft, AgentId, ApiToken, KbChunk, KbDocument, KbDocumentId,
+    KnowledgeBase, KnowledgeBaseFields, KnowledgeBaseId, McpServer, McpServerFields, McpServerId,
+    Message, MessageId, ModelProvider, ModelProviderFields, ModelProviderId, NewKbChunk,
+    NewKbDocument, NewMessage, NewRun, NewSkill, Role, Run, RunId, RunOutcome, ShareConfig, Skill,
+    SkillContent, SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, TokenId, Usage, User,
+    UserId,
 };
 
 mod cancel_safe;
 mod checkpoint;
 mod control;
 mod error;
+mod kb_rows;
+mod kb_sql;
 mod mcp_rows;
 pub mod metrics;
 mod postgres;
@@ -136,6 +145,26 @@ pub struct McpServerFilter {
     /// Only servers this user can see (`ars_domain::Caller::can_view` for a non-admin);
     /// `None` lists every server (admins).
     pub visible_to: Option<UserId>,
+}
+
+/// Which knowledge bases a list returns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KnowledgeBaseFilter {
+    /// Only knowledge bases this user can see (`ars_domain::Caller::can_view` for a
+    /// non-admin); `None` lists every knowledge base (admins).
+    pub visible_to: Option<UserId>,
+}
+
+/// An entry of the knowledge base change log: document `document_id` of `kb_id` was finished
+/// or deleted, so its chunks in a search index are stale (read them again; none left means
+/// drop them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KbChange {
+    /// Rises with every entry, in commit order: whoever has applied every entry up to `seq`
+    /// has seen every change committed before it.
+    pub seq: i64,
+    pub kb_id: KnowledgeBaseId,
+    pub document_id: KbDocumentId,
 }
 
 /// The server-wide model settings, with the version that every change to them or to a stored
@@ -301,6 +330,127 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<McpServer>;
     /// Deletes a server with its shares; `false` when there was none.
     async fn delete_mcp_server(&self, id: McpServerId) -> Result<bool>;
+
+    // Knowledge bases: the row and its shares change together; documents, their files and
+    // chunks go with it. Writes that change what is searchable (a document finished or
+    // deleted) append to the change log in their transaction.
+
+    /// Creates a knowledge base with this id. A taken slug is `Conflict { field: "slug" }`; an
+    /// unknown owner or share user is `Invalid`. Nothing is written on any error.
+    async fn create_knowledge_base(
+        &self,
+        id: KnowledgeBaseId,
+        fields: &KnowledgeBaseFields,
+        owner: Option<UserId>,
+    ) -> Result<KnowledgeBase>;
+    /// The knowledge base with this id, shares and counts included; no visibility check.
+    async fn knowledge_base(&self, id: KnowledgeBaseId) -> Result<Option<KnowledgeBase>>;
+    /// The knowledge base with this slug, shares and counts included; no visibility check.
+    async fn knowledge_base_by_slug(&self, slug: &str) -> Result<Option<KnowledgeBase>>;
+    /// Knowledge bases matching `filter`, by slug (byte order).
+    async fn list_knowledge_bases(&self, filter: KnowledgeBaseFilter)
+    -> Result<Vec<KnowledgeBase>>;
+    /// Replaces every field but the slug (which never changes: `fields.slug` is ignored) and
+    /// the shares, sets `updated_at`, in one transaction; `NotFound` when the knowledge base is
+    /// gone, an unknown share user `Invalid`. Documents are not touched: changed chunk
+    /// settings apply to documents ingested from then on.
+    async fn update_knowledge_base(
+        &self,
+        id: KnowledgeBaseId,
+        fields: &KnowledgeBaseFields,
+    ) -> Result<KnowledgeBase>;
+    /// Deletes a knowledge base with its shares, documents, files and chunks; `false` when
+    /// there was none. Nothing goes to the change log: an instance drops the index of a
+    /// knowledge base it finds gone.
+    async fn delete_knowledge_base(&self, id: KnowledgeBaseId) -> Result<bool>;
+
+    // Documents of knowledge bases, and their ingestion. Several instances may ingest at once:
+    // a document is taken with a lease ([`Store::claim_kb_document`]), and every later write
+    // of the worker names the version it claimed, so a re-upload (a new version) or a
+    // deletion meanwhile turns those writes into no-ops.
+
+    /// Uploads a document into knowledge base `kb_id`, in one transaction: inserted as `new.id`
+    /// at version 1, or, when the knowledge base already holds a document of that name,
+    /// replacing it in place (it keeps its id; new bytes, size, hash, format and uploader;
+    /// version + 1). Either way it is `pending` with progress 0, no error, no attempts and no
+    /// lease. A replaced document's chunks stay (searches find the old version) until the new
+    /// version is finished. `NotFound` when the knowledge base is gone.
+    async fn put_kb_document(
+        &self,
+        kb_id: KnowledgeBaseId,
+        new: NewKbDocument,
+    ) -> Result<KbDocument>;
+    /// The documents of a knowledge base, by name (byte order); empty for an unknown one.
+    async fn kb_documents(&self, kb_id: KnowledgeBaseId) -> Result<Vec<KbDocument>>;
+    /// The document with this id, if any.
+    async fn kb_document(&self, id: KbDocumentId) -> Result<Option<KbDocument>>;
+    /// The bytes uploaded for the document's current version; `None` when it is gone.
+    async fn kb_document_file(&self, id: KbDocumentId) -> Result<Option<Vec<u8>>>;
+    /// Deletes a document with its file and chunks and appends it to the change log, in one
+    /// transaction; `false` when there was none.
+    async fn delete_kb_document(&self, id: KbDocumentId) -> Result<bool>;
+    /// Takes one document for ingestion, atomically: the one least recently updated among
+    /// those `pending` and those `processing` whose lease ran out before `now` (their worker
+    /// died). It becomes `processing` with its lease until `now + lease` and one more attempt,
+    /// and is answered as claimed (with the version to name in later writes); `None` when
+    /// nothing is claimable. Of concurrent callers, on any instance, exactly one gets a given
+    /// document. Callers give up on a document whose attempts pass their limit
+    /// ([`Store::fail_kb_document`]).
+    async fn claim_kb_document(
+        &self,
+        now: DateTime<Utc>,
+        lease: std::time::Duration,
+    ) -> Result<Option<KbDocument>>;
+    /// Records the progress (clamped to 0..=1) of ingesting `version` and extends its lease to
+    /// `lease_until`; `false` when the document is gone, has another version or is no longer
+    /// `processing`: the worker stops.
+    async fn renew_kb_document(
+        &self,
+        id: KbDocumentId,
+        version: u32,
+        progress: f32,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool>;
+    /// Stores the chunks of `version`, in one transaction, only while the document still has
+    /// that version and is `processing`: its previous chunks are replaced by `chunks`, it
+    /// becomes `ready` (progress 1, `chunk_count`, no lease, no error) and the change log gets
+    /// an entry. `false` (nothing written) when it was re-uploaded, deleted or is no longer
+    /// processing. Two chunks with one ordinal, or a chunk ending before it starts, are
+    /// `Invalid`.
+    async fn finish_kb_document(
+        &self,
+        id: KbDocumentId,
+        version: u32,
+        chunks: &[NewKbChunk],
+    ) -> Result<bool>;
+    /// Marks `version` failed with `error` (status `error`, no lease) while it is
+    /// `processing`; its previous chunks, if any, stay searchable. `false` as for
+    /// [`Store::renew_kb_document`].
+    async fn fail_kb_document(&self, id: KbDocumentId, version: u32, error: &str) -> Result<bool>;
+    /// Puts a failed document back to `pending` with no error, progress 0 and no attempts;
+    /// `false` when it is gone or not `error`.
+    async fn retry_kb_document(&self, id: KbDocumentId) -> Result<bool>;
+
+    // Chunks and the change log, for searching and for keeping search indexes current.
+
+    /// The chunks of a document, by ordinal; empty for an unknown one.
+    async fn kb_chunks(&self, document_id: KbDocumentId) -> Result<Vec<KbChunk>>;
+    /// The chunks named by `ids` (document, ordinal), in the order first named; those not
+    /// stored are left out.
+    async fn kb_chunks_by_ids(&self, ids: &[(KbDocumentId, u32)]) -> Result<Vec<KbChunk>>;
+    /// Up to `limit` chunks of a knowledge base in (document id, ordinal) order, starting after
+    /// `after`: pages for rebuilding a search index.
+    async fn kb_chunks_page(
+        &self,
+        kb_id: KnowledgeBaseId,
+        after: Option<(KbDocumentId, u32)>,
+        limit: u32,
+    ) -> Result<Vec<KbChunk>>;
+    /// Up to `limit` change log entries after `seq`, oldest first.
+    async fn kb_changes_since(&self, seq: i64, limit: u32) -> Result<Vec<KbChange>>;
+    /// The last change log entry's `seq`; 0 when there is none. An index rebuilt from the
+    /// chunks read after this answer is current up to it.
+    async fn kb_change_head(&self) -> Result<i64>;
 
     // Sessions of ARS's own MCP endpoint and the calls in flight in them, shared by every
     // instance: a session opened on one is served by any, a cancellation reaching any cancels

@@ -21,6 +21,10 @@ const DEFAULT_AGENT_LOCK: i64 = 0x4152_535f_4445_4641;
 /// The advisory lock key that serializes changes of roles and disabled flags (`ARS_USER`).
 const USERS_LOCK: i64 = 0x4152_535f_5553_4552;
 
+/// The advisory lock key that serializes appends to the knowledge base change log
+/// (`ARS_KBCH`).
+const KB_CHANGES_LOCK: i64 = 0x4152_535f_4b42_4348;
+
 /// The PostgreSQL implementation of [`crate::Store`].
 #[derive(Clone, Debug)]
 pub struct PgStore {
@@ -79,6 +83,23 @@ impl PgStore {
             .await?;
         Ok(())
     }
+
+    /// Serializes appends to the knowledge base change log until commit, so entries commit in
+    /// `seq` order.
+    ///
+    /// A `BIGSERIAL` hands out numbers when rows are inserted, not when they commit: without
+    /// this lock a reader could see entry 12 before entry 11 commits, move past 11 and never
+    /// apply it. Writers take it just before their append, the last statement before commit.
+    async fn lock_kb_changes(conn: &mut PgConnection) -> Result<()> {
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(KB_CHANGES_LOCK)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Concurrent claims skip documents another claim has locked.
+    const CLAIM_KB_DOCUMENT: &'static str = crate::kb_sql::CLAIM_KB_DOCUMENT_POSTGRES;
 }
 
 impl_store!(PgStore, Postgres, "postgres");

@@ -3,11 +3,14 @@
 //! Placeholders are `$1, $2, …`: PostgreSQL reads them natively and sqlx's SQLite driver binds
 //! `$N` to argument N, so one string serves both. Booleans are written `TRUE`/`FALSE` (SQLite
 //! knows them as 1/0). Only the migrations differ per database, plus how each serializes
-//! default-agent changes (PostgreSQL takes an advisory lock; SQLite's write lock already does).
+//! default-agent changes (PostgreSQL takes an advisory lock; SQLite's write lock already does)
+//! and, in `kb_sql` (knowledge bases' queries, beside this file), how a claim of a document
+//! skips rows another claim holds.
 //!
-//! **Invariant:** the visibility filter of [`LIST_AGENTS`] and [`LIST_SKILLS`] (one macro,
-//! `visible_to!`) is `ars_domain::Caller::can_view` for a non-admin caller; the conformance suite
-//! checks the two agree.
+//! **Invariant:** the visibility filter of [`LIST_AGENTS`], [`LIST_SKILLS`],
+//! [`LIST_MCP_SERVERS`] and the knowledge base list (one macro, `visible_to!`) is
+//! `ars_domain::Caller::can_view` for a non-admin caller; the conformance suite checks the two
+//! agree.
 
 /// The user columns, in [`crate::rows::UserRow`] order.
 macro_rules! user_columns {
@@ -53,6 +56,9 @@ macro_rules! visible_to {
         )
     };
 }
+
+/// So `kb_sql` states who sees a knowledge base with the same macro.
+pub(crate) use visible_to;
 
 /// The agents a list returns. `$1`: include subagents; `$2`: the viewing user's id, or NULL
 /// for every agent.

@@ -150,6 +150,14 @@ impl SqliteStore {
     async fn lock_users(_conn: &mut SqliteConnection) -> Result<()> {
         Ok(())
     }
+
+    /// Nothing to do, for the same reason: appends to the change log commit in `seq` order.
+    async fn lock_kb_changes(_conn: &mut SqliteConnection) -> Result<()> {
+        Ok(())
+    }
+
+    /// Claims run one at a time on the one writer, so the claim needs no row locks.
+    const CLAIM_KB_DOCUMENT: &'static str = crate::kb_sql::CLAIM_KB_DOCUMENT_SQLITE;
 }
 
 /// Creates the directory the database file goes in, so a fresh data directory just works.

@@ -4,9 +4,10 @@
 //! the body is a `macro_rules!` instead: [`impl_store!`] expands the same code, running the same
 //! [`crate::sql`] strings, for [`crate::SqliteStore`] and [`crate::PgStore`]. A store type only
 //! supplies a `pool` field (for reads), a `writer` method (the pool every write uses), a
-//! `begin_write` method (how that database starts a write transaction on the writer) and the
-//! `lock_default_agent` and `lock_users` functions (how it serializes default-agent and
-//! account changes).
+//! `begin_write` method (how that database starts a write transaction on the writer), the
+//! `lock_default_agent`, `lock_users` and `lock_kb_changes` functions (how it serializes
+//! default-agent changes, account changes and appends to the knowledge base change log) and
+//! `CLAIM_KB_DOCUMENT` (its variant of the claim query).
 //!
 //! **Invariant:** every write runs on `writer()` (SQLite: its one writer connection, so writers
 //! queue in-process; PostgreSQL: the same pool as reads), never on `pool`.
@@ -146,6 +147,101 @@ macro_rules! impl_store {
                     .fetch_optional(&mut *conn)
                     .await?;
                 Self::mcp_server_with_shares(&mut conn, row).await
+            }
+
+            /// `row` with its shares, read on the same connection (or transaction).
+            async fn knowledge_base_with_shares(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                row: Option<$crate::kb_rows::KnowledgeBaseRow>,
+            ) -> $crate::Result<Option<ars_domain::KnowledgeBase>> {
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let shares = sqlx::query_as::<_, $crate::rows::ShareRow>(
+                    $crate::kb_sql::SHARES_OF_KNOWLEDGE_BASE,
+                )
+                .bind(row.id())
+                .fetch_all(&mut *conn)
+                .await?;
+                row.into_knowledge_base(shares).map(Some)
+            }
+
+            /// The knowledge base that `sql` selects by its one bind, `key`.
+            async fn knowledge_base_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Option<ars_domain::KnowledgeBase>> {
+                let mut conn = self.pool.acquire().await?;
+                let row = sqlx::query_as::<_, $crate::kb_rows::KnowledgeBaseRow>(sql)
+                    .bind(key)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Self::knowledge_base_with_shares(&mut conn, row).await
+            }
+
+            /// Knowledge base `id` as stored inside the write transaction `tx`, which then
+            /// commits.
+            async fn commit_knowledge_base(
+                mut tx: sqlx::Transaction<'static, $db>,
+                id: &str,
+            ) -> $crate::Result<ars_domain::KnowledgeBase> {
+                let row = sqlx::query_as::<_, $crate::kb_rows::KnowledgeBaseRow>(
+                    $crate::kb_sql::KNOWLEDGE_BASE_BY_ID,
+                )
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let kb = Self::knowledge_base_with_shares(&mut tx, row)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(kb)
+            }
+
+            /// Inserts the chunks of document `document_id` (which has none now) of knowledge
+            /// base `kb_id`, several per statement.
+            async fn insert_kb_chunks(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                document_id: &str,
+                kb_id: &str,
+                chunks: &[$crate::kb_rows::StoredChunk<'_>],
+            ) -> $crate::Result<()> {
+                for batch in chunks.chunks($crate::kb_sql::KB_CHUNKS_PER_INSERT) {
+                    let mut insert =
+                        sqlx::QueryBuilder::<$db>::new($crate::kb_sql::INSERT_KB_CHUNKS);
+                    insert.push_values(batch, |mut row, chunk| {
+                        row.push_bind(document_id)
+                            .push_bind(kb_id)
+                            .push_bind(chunk.ordinal)
+                            .push_bind(sqlx::types::Json(chunk.heading_path))
+                            .push_bind(chunk.start)
+                            .push_bind(chunk.end)
+                            .push_bind(chunk.text)
+                            .push_bind(chunk.embedding.as_deref());
+                    });
+                    insert.build().execute(&mut *conn).await?;
+                }
+                Ok(())
+            }
+
+            /// Appends document `document_id` of knowledge base `kb_id` to the change log
+            /// inside the caller's write transaction, as its last statement: the log's lock
+            /// (PostgreSQL) is held from here to the commit, so entries commit in `seq` order.
+            async fn append_kb_change(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                kb_id: &str,
+                document_id: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<()> {
+                Self::lock_kb_changes(&mut *conn).await?;
+                sqlx::query($crate::kb_sql::APPEND_KB_CHANGE)
+                    .bind(kb_id)
+                    .bind(document_id)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(())
             }
 
             /// Inserts `files` for skill `id` (which has none now).
@@ -1001,6 +1097,393 @@ macro_rules! impl_store {
                     .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() > 0)
+            }
+
+            async fn create_knowledge_base(
+                &self,
+                id: ars_domain::KnowledgeBaseId,
+                fields: &ars_domain::KnowledgeBaseFields,
+                owner: Option<ars_domain::UserId>,
+            ) -> $crate::Result<ars_domain::KnowledgeBase> {
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                sqlx::query($crate::kb_sql::INSERT_KNOWLEDGE_BASE)
+                    .bind(&id)
+                    .bind(&fields.slug)
+                    .bind(&fields.name)
+                    .bind(&fields.description)
+                    .bind(sqlx::types::Json(&fields.settings))
+                    .bind(fields.share_config.visibility.as_str())
+                    .bind(owner.map(|owner| owner.to_string()))
+                    .bind(ars_domain::time::now())
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::kb_sql::INSERT_KNOWLEDGE_BASE_SHARE,
+                    &id,
+                    &fields.share_config,
+                )
+                .await?;
+                Self::commit_knowledge_base(tx, &id).await
+            }
+
+            async fn knowledge_base(
+                &self,
+                id: ars_domain::KnowledgeBaseId,
+            ) -> $crate::Result<Option<ars_domain::KnowledgeBase>> {
+                self.knowledge_base_where($crate::kb_sql::KNOWLEDGE_BASE_BY_ID, &id.to_string())
+                    .await
+            }
+
+            async fn knowledge_base_by_slug(
+                &self,
+                slug: &str,
+            ) -> $crate::Result<Option<ars_domain::KnowledgeBase>> {
+                self.knowledge_base_where($crate::kb_sql::KNOWLEDGE_BASE_BY_SLUG, slug)
+                    .await
+            }
+
+            async fn list_knowledge_bases(
+                &self,
+                filter: $crate::KnowledgeBaseFilter,
+            ) -> $crate::Result<Vec<ars_domain::KnowledgeBase>> {
+                let viewer = filter.visible_to.map(|user| user.to_string());
+                let mut conn = self.pool.acquire().await?;
+                let rows = sqlx::query_as::<_, $crate::kb_rows::KnowledgeBaseRow>(
+                    $crate::kb_sql::LIST_KNOWLEDGE_BASES,
+                )
+                .bind(viewer.clone())
+                .fetch_all(&mut *conn)
+                .await?;
+                let shares = sqlx::query_as::<_, $crate::rows::ShareRow>(
+                    $crate::kb_sql::LIST_KNOWLEDGE_BASES_SHARES,
+                )
+                .bind(viewer)
+                .fetch_all(&mut *conn)
+                .await?;
+                $crate::kb_rows::assemble_knowledge_bases(rows, shares)
+            }
+
+            async fn update_knowledge_base(
+                &self,
+                id: ars_domain::KnowledgeBaseId,
+                fields: &ars_domain::KnowledgeBaseFields,
+            ) -> $crate::Result<ars_domain::KnowledgeBase> {
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                let done = sqlx::query($crate::kb_sql::UPDATE_KNOWLEDGE_BASE)
+                    .bind(&id)
+                    .bind(&fields.name)
+                    .bind(&fields.description)
+                    .bind(sqlx::types::Json(&fields.settings))
+                    .bind(fields.share_config.visibility.as_str())
+                    .bind(ars_domain::time::now())
+                    .execute(&mut *tx)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    return Err($crate::StoreError::NotFound);
+                }
+                sqlx::query($crate::kb_sql::DELETE_KNOWLEDGE_BASE_SHARES)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_shares(
+                    &mut tx,
+                    $crate::kb_sql::INSERT_KNOWLEDGE_BASE_SHARE,
+                    &id,
+                    &fields.share_config,
+                )
+                .await?;
+                Self::commit_knowledge_base(tx, &id).await
+            }
+
+            async fn delete_knowledge_base(
+                &self,
+                id: ars_domain::KnowledgeBaseId,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::kb_sql::DELETE_KNOWLEDGE_BASE)
+                    .bind(id.to_string())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn put_kb_document(
+                &self,
+                kb_id: ars_domain::KnowledgeBaseId,
+                new: ars_domain::NewKbDocument,
+            ) -> $crate::Result<ars_domain::KbDocument> {
+                let kb_id = kb_id.to_string();
+                let size = $crate::kb_rows::stored_size(&new.bytes)?;
+                let mut tx = self.begin_write().await?;
+                let kb: Option<(String,)> = sqlx::query_as($crate::kb_sql::KNOWLEDGE_BASE_EXISTS)
+                    .bind(&kb_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if kb.is_none() {
+                    return Err($crate::StoreError::NotFound);
+                }
+                let document = sqlx::query_as::<_, $crate::kb_rows::KbDocumentRow>(
+                    $crate::kb_sql::PUT_KB_DOCUMENT,
+                )
+                .bind(new.id.to_string())
+                .bind(&kb_id)
+                .bind(&new.name)
+                .bind(&new.format)
+                .bind(size)
+                .bind(&new.sha256)
+                .bind(new.uploaded_by.map(|user| user.to_string()))
+                .bind(ars_domain::time::now())
+                .fetch_one(&mut *tx)
+                .await?
+                .into_document()?;
+                // A replaced document keeps its id, so its file row is replaced too.
+                sqlx::query($crate::kb_sql::PUT_KB_DOCUMENT_FILE)
+                    .bind(document.id.to_string())
+                    .bind(&new.bytes)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(document)
+            }
+
+            async fn kb_documents(
+                &self,
+                kb_id: ars_domain::KnowledgeBaseId,
+            ) -> $crate::Result<Vec<ars_domain::KbDocument>> {
+                sqlx::query_as::<_, $crate::kb_rows::KbDocumentRow>($crate::kb_sql::KB_DOCUMENTS)
+                    .bind(kb_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::kb_rows::KbDocumentRow::into_document)
+                    .collect()
+            }
+
+            async fn kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+            ) -> $crate::Result<Option<ars_domain::KbDocument>> {
+                sqlx::query_as::<_, $crate::kb_rows::KbDocumentRow>($crate::kb_sql::KB_DOCUMENT)
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::kb_rows::KbDocumentRow::into_document)
+                    .transpose()
+            }
+
+            async fn kb_document_file(
+                &self,
+                id: ars_domain::KbDocumentId,
+            ) -> $crate::Result<Option<Vec<u8>>> {
+                let row: Option<(Vec<u8>,)> = sqlx::query_as($crate::kb_sql::KB_DOCUMENT_FILE)
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.map(|(bytes,)| bytes))
+            }
+
+            async fn delete_kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+            ) -> $crate::Result<bool> {
+                let id = id.to_string();
+                let mut tx = self.begin_write().await?;
+                let kb: Option<(String,)> = sqlx::query_as($crate::kb_sql::DELETE_KB_DOCUMENT)
+                    .bind(&id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let Some((kb_id,)) = kb else {
+                    return Ok(false);
+                };
+                Self::append_kb_change(&mut tx, &kb_id, &id, ars_domain::time::now()).await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn claim_kb_document(
+                &self,
+                now: chrono::DateTime<chrono::Utc>,
+                lease: std::time::Duration,
+            ) -> $crate::Result<Option<ars_domain::KbDocument>> {
+                let now = chrono::SubsecRound::trunc_subsecs(now, 6);
+                let until = chrono::Duration::from_std(lease)
+                    .ok()
+                    .and_then(|lease| now.checked_add_signed(lease))
+                    .ok_or_else(|| {
+                        $crate::StoreError::Invalid(format!("a lease of {lease:?} is too long"))
+                    })?;
+                sqlx::query_as::<_, $crate::kb_rows::KbDocumentRow>(Self::CLAIM_KB_DOCUMENT)
+                    .bind(now)
+                    .bind(until)
+                    .fetch_optional(self.writer())
+                    .await?
+                    .map($crate::kb_rows::KbDocumentRow::into_document)
+                    .transpose()
+            }
+
+            async fn renew_kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+                version: u32,
+                progress: f32,
+                lease_until: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::kb_sql::RENEW_KB_DOCUMENT)
+                    .bind(id.to_string())
+                    .bind(i64::from(version))
+                    .bind($crate::kb_rows::stored_progress(progress))
+                    .bind(chrono::SubsecRound::trunc_subsecs(lease_until, 6))
+                    .bind(ars_domain::time::now())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn finish_kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+                version: u32,
+                chunks: &[ars_domain::NewKbChunk],
+            ) -> $crate::Result<bool> {
+                let stored = $crate::kb_rows::stored_chunks(chunks)?;
+                let count = i64::try_from(chunks.len()).map_err(|_| {
+                    $crate::StoreError::Invalid(format!("{} chunks are too many", chunks.len()))
+                })?;
+                let id = id.to_string();
+                let now = ars_domain::time::now();
+                let mut tx = self.begin_write().await?;
+                // First, so it takes the document's row lock (PostgreSQL): a re-upload or a
+                // deletion racing this waits for the commit, or wins and makes this a no-op.
+                let kb: Option<(String,)> = sqlx::query_as($crate::kb_sql::FINISH_KB_DOCUMENT)
+                    .bind(&id)
+                    .bind(i64::from(version))
+                    .bind(count)
+                    .bind(now)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let Some((kb_id,)) = kb else {
+                    return Ok(false);
+                };
+                sqlx::query($crate::kb_sql::DELETE_KB_CHUNKS)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                Self::insert_kb_chunks(&mut tx, &id, &kb_id, &stored).await?;
+                Self::append_kb_change(&mut tx, &kb_id, &id, now).await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn fail_kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+                version: u32,
+                error: &str,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::kb_sql::FAIL_KB_DOCUMENT)
+                    .bind(id.to_string())
+                    .bind(i64::from(version))
+                    .bind(error)
+                    .bind(ars_domain::time::now())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn retry_kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::kb_sql::RETRY_KB_DOCUMENT)
+                    .bind(id.to_string())
+                    .bind(ars_domain::time::now())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn kb_chunks(
+                &self,
+                document_id: ars_domain::KbDocumentId,
+            ) -> $crate::Result<Vec<ars_domain::KbChunk>> {
+                sqlx::query_as::<_, $crate::kb_rows::KbChunkRow>($crate::kb_sql::KB_CHUNKS)
+                    .bind(document_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::kb_rows::KbChunkRow::into_chunk)
+                    .collect()
+            }
+
+            async fn kb_chunks_by_ids(
+                &self,
+                ids: &[(ars_domain::KbDocumentId, u32)],
+            ) -> $crate::Result<Vec<ars_domain::KbChunk>> {
+                let mut wanted = Vec::with_capacity(ids.len());
+                let mut seen = std::collections::HashSet::new();
+                wanted.extend(ids.iter().copied().filter(|id| seen.insert(*id)));
+                let mut found = std::collections::HashMap::new();
+                // Batches keep each statement well under both databases' bind-parameter
+                // limits.
+                for batch in wanted.chunks($crate::kb_sql::KB_CHUNK_IDS_PER_SELECT) {
+                    let sql = $crate::kb_sql::kb_chunks_by_ids(batch.len());
+                    let mut query = sqlx::query_as::<_, $crate::kb_rows::KbChunkRow>(&sql);
+                    for (document, ordinal) in batch {
+                        query = query.bind(document.to_string()).bind(i64::from(*ordinal));
+                    }
+                    for row in query.fetch_all(&self.pool).await? {
+                        let chunk = row.into_chunk()?;
+                        found.insert((chunk.document_id, chunk.ordinal), chunk);
+                    }
+                }
+                Ok(wanted.iter().filter_map(|id| found.remove(id)).collect())
+            }
+
+            async fn kb_chunks_page(
+                &self,
+                kb_id: ars_domain::KnowledgeBaseId,
+                after: Option<(ars_domain::KbDocumentId, u32)>,
+                limit: u32,
+            ) -> $crate::Result<Vec<ars_domain::KbChunk>> {
+                // From the start: every document id sorts after '' and every ordinal after -1.
+                let (document, ordinal) = after
+                    .map_or((String::new(), -1), |(document, ordinal)| {
+                        (document.to_string(), i64::from(ordinal))
+                    });
+                sqlx::query_as::<_, $crate::kb_rows::KbChunkRow>($crate::kb_sql::KB_CHUNKS_PAGE)
+                    .bind(kb_id.to_string())
+                    .bind(document)
+                    .bind(ordinal)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::kb_rows::KbChunkRow::into_chunk)
+                    .collect()
+            }
+
+            async fn kb_changes_since(
+                &self,
+                seq: i64,
+                limit: u32,
+            ) -> $crate::Result<Vec<$crate::KbChange>> {
+                sqlx::query_as::<_, $crate::kb_rows::KbChangeRow>($crate::kb_sql::KB_CHANGES_SINCE)
+                    .bind(seq)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::kb_rows::KbChangeRow::into_change)
+                    .collect()
+            }
+
+            async fn kb_change_head(&self) -> $crate::Result<i64> {
+                let (head,): (i64,) = sqlx::query_as($crate::kb_sql::KB_CHANGE_HEAD)
+                    .fetch_one(&self.pool)
+                    .await?;
+                Ok(head)
             }
 
             async fn save_mcp_session(

@@ -69,6 +69,7 @@ macro_rules! upgrade_checks {
 upgrade_checks!(
     a_database_at_0002_upgrades_to_the_current_schema_keeping_its_data,
     an_upgraded_database_stores_mcp_servers_shared_with_its_old_users,
+    an_upgraded_database_stores_knowledge_bases_of_its_old_users,
     an_upgraded_run_that_was_active_is_recovered_and_its_thread_takes_new_runs,
     an_upgraded_database_stores_skills,
     a_run_active_before_leases_existed_counts_as_expired_but_leased_runs_do_not,
@@ -478,4 +479,73 @@ async fn an_upgraded_database_stores_mcp_servers_shared_with_its_old_users(
         visible_to: Some(old.user.id),
     };
     assert_eq!(store.list_mcp_servers(visible).await.unwrap(), vec![server]);
+}
+
+async fn an_upgraded_database_stores_knowledge_bases_of_its_old_users(
+    store: Arc<dyn Store>,
+    _startup: Startup,
+) {
+    use ars_domain::{
+        KbDocumentId, KbSettings, KnowledgeBaseFields, KnowledgeBaseId, NewKbChunk, NewKbDocument,
+        Visibility,
+    };
+    let old = Old::expected();
+    let filter = ars_store::KnowledgeBaseFilter {
+        visible_to: Some(old.user.id),
+    };
+    assert!(store.list_knowledge_bases(filter).await.unwrap().is_empty());
+    assert_eq!(store.kb_change_head().await.unwrap(), 0);
+    // Owned by, shared with and uploaded by the user from before the upgrade (0012
+    // references `users`).
+    let fields = KnowledgeBaseFields {
+        slug: "handbook".into(),
+        name: "Handbook".into(),
+        description: String::new(),
+        settings: KbSettings::default(),
+        share_config: ShareConfig {
+            visibility: Visibility::Users,
+            user_ids: vec![old.user.id],
+            manager_ids: Vec::new(),
+        },
+    };
+    let kb = store
+        .create_knowledge_base(KnowledgeBaseId::new(), &fields, Some(old.user.id))
+        .await
+        .unwrap();
+    let upload = NewKbDocument {
+        id: KbDocumentId::new(),
+        name: "policy.md".into(),
+        format: "md".into(),
+        bytes: b"# Policy".to_vec(),
+        sha256: "0".repeat(64),
+        uploaded_by: Some(old.user.id),
+    };
+    let document = store.put_kb_document(kb.id, upload).await.unwrap();
+    assert_eq!(document.uploaded_by, Some(old.user.id));
+    let claimed = store
+        .claim_kb_document(Utc::now(), std::time::Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
+    let chunk = NewKbChunk {
+        ordinal: 0,
+        heading_path: vec!["Policy".into()],
+        start: 0,
+        end: 8,
+        text: "# Policy".into(),
+        embedding: None,
+    };
+    assert!(
+        store
+            .finish_kb_document(claimed.id, claimed.version, &[chunk])
+            .await
+            .unwrap()
+    );
+    let listed = store.list_knowledge_bases(filter).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].counts.documents, listed[0].counts.chunks),
+        (1, 1)
+    );
+    assert_eq!(store.kb_change_head().await.unwrap(), 1);
 }

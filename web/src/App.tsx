@@ -32,6 +32,15 @@ const McpServerFormPage = lazy(() =>
 const McpServersPage = lazy(() =>
   import("./mcp/McpServersPage").then((m) => ({ default: m.McpServersPage })),
 );
+const KnowledgeBasesPage = lazy(() =>
+  import("./knowledge/KnowledgeBasesPage").then((m) => ({ default: m.KnowledgeBasesPage })),
+);
+const KnowledgeBaseDetailPage = lazy(() =>
+  import("./knowledge/KnowledgeBaseDetailPage").then((m) => ({ default: m.KnowledgeBaseDetailPage })),
+);
+const KnowledgeBaseFormPage = lazy(() =>
+  import("./knowledge/KnowledgeBaseFormPage").then((m) => ({ default: m.KnowledgeBaseFormPage })),
+);
 const SkillsPage = lazy(() => import("./skills/SkillsPage").then((m) => ({ default: m.SkillsPage })));
 
 export function AppRoutes() {
@@ -56,6 +65,10 @@ export function AppRoutes() {
         <Route path="/mcp-servers/new" element={<McpServerFormPage />} />
         <Route path="/mcp-servers/:id" element={<McpServerDetailPage />} />
         <Route path="/mcp-servers/:id/edit" element={<McpServerFormPage />} />
+        <Route path="/knowledge" element={<KnowledgeBasesPage />} />
+        <Route path="/knowledge/new" element={<KnowledgeBaseFormPage />} />
+        <Route path="/knowledge/:id" element={<KnowledgeBaseDetailPage />} />
+        <Route path="/knowledge/:id/edit" element={<KnowledgeBaseFormPage />} />
         <Route path="/providers" element={<ProvidersPage />} />
         <Route path="/providers/new" element={<ProviderFormPage />} />
         <Route path="/providers/:id" element={<ProviderFormPage />} />

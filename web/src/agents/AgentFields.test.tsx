@@ -43,6 +43,7 @@ function Harness({
         agents: [subagent],
         skills: [],
         mcpServers: [],
+        knowledgeBases: [],
       }}
       original={original}
       isAdmin
@@ -160,7 +161,7 @@ describe("agent form skills field", () => {
           form={form}
           onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
           errors={{}}
-          catalog={{ models, tools: [], agents: [], skills, mcpServers: [] }}
+          catalog={{ models, tools: [], agents: [], skills, mcpServers: [], knowledgeBases: [] }}
           original={null}
           isAdmin
         />
@@ -233,7 +234,7 @@ describe("agent form MCP servers field", () => {
           errors={{
             "mcp-servers": stored?.includes("gone") ? "no MCP server `gone` that you can use" : undefined,
           }}
-          catalog={{ models, tools: [], agents: [], skills: [], mcpServers: servers }}
+          catalog={{ models, tools: [], agents: [], skills: [], mcpServers: servers, knowledgeBases: [] }}
           original={null}
           isAdmin
         />

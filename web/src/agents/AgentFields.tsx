@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import type { KnowledgeBaseView } from "../api/knowledge";
 import type { SkillView } from "../api/skills";
 import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
 import { CheckboxGroup } from "../components/CheckboxGroup";
@@ -15,6 +16,7 @@ import {
   type FieldErrors,
 } from "./formModel";
 import { InheritableList } from "./InheritableList";
+import { KnowledgeBasesField } from "./KnowledgeBasesField";
 import { McpServersField } from "./McpServersField";
 import { ScriptHelp } from "./ScriptHelp";
 import { SkillsField } from "./SkillsField";
@@ -29,6 +31,7 @@ interface AgentFieldsProps {
     agents: Agent[];
     skills: SkillView[] | null;
     mcpServers: McpServerView[] | null;
+    knowledgeBases: KnowledgeBaseView[] | null;
   };
   original: Agent | null;
   isAdmin: boolean;
@@ -199,14 +202,10 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
           emptyHint={t("agentForm.toolsEmpty")}
           error={errors.tools}
         />
-        <InheritableList
-          legend={t("agentForm.knowledgeBases")}
-          field="knowledge-bases"
-          options={[]}
+        <KnowledgeBasesField
           value={form.knowledgeBases}
           onChange={(knowledgeBases) => onChange({ knowledgeBases })}
-          optionTestId={(name) => `knowledge-base-${name}`}
-          emptyHint={t("agentForm.knowledgeBasesEmpty")}
+          bases={catalog.knowledgeBases}
           error={errors["knowledge-bases"]}
         />
         <McpServersField

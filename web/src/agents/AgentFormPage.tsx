@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
+import { listKnowledgeBases, type KnowledgeBaseView } from "../api/knowledge";
 import { listMcpServers } from "../api/mcp";
 import { listSkills, type SkillView } from "../api/skills";
 import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
@@ -27,17 +28,20 @@ interface Catalog {
   skills: SkillView[] | null;
   /** `null` when the MCP servers could not be listed, likewise. */
   mcpServers: McpServerView[] | null;
+  /** `null` when the knowledge bases could not be listed, likewise. */
+  knowledgeBases: KnowledgeBaseView[] | null;
 }
 
 async function loadCatalog(): Promise<Catalog> {
-  const [models, tools, agents, skills, mcpServers] = await Promise.all([
+  const [models, tools, agents, skills, mcpServers, knowledgeBases] = await Promise.all([
     unwrap(api.GET("/api/models")),
     unwrap(api.GET("/api/tools")),
     listAllAgents(),
     listSkills().catch(() => null),
     listMcpServers().catch(() => null),
+    listKnowledgeBases().catch(() => null),
   ]);
-  return { models, tools, agents, skills, mcpServers };
+  return { models, tools, agents, skills, mcpServers, knowledgeBases };
 }
 
 /** `/agents/new` and `/agents/<id>`: create or edit an agent. */

@@ -1,7 +1,8 @@
-import { useEffect, useRef, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { CopyButton } from "../components/CopyButton";
 import { formatDateTime } from "../lib/format";
+import { CitationDialog } from "./CitationDialog";
 import { Markdown } from "./Markdown";
 import { ToolCard } from "./ToolCard";
 import type { AssistantItem, Item, NoticeItem, ToolItem, Transcript, UserItem } from "./transcript";
@@ -70,9 +71,11 @@ interface EntryProps {
   onOpenRun?: (runId: string) => void;
   toolExtra?: (item: ToolItem) => ReactNode;
   messageActions?: (item: UserItem | AssistantItem) => ReactNode;
+  /** Opens a knowledge base passage an assistant message cites. */
+  onCitation?: (ref: string) => void;
 }
 
-function Entry({ item, toolExtra, messageActions, onOpenRun, editor }: EntryProps) {
+function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation }: EntryProps) {
   switch (item.kind) {
     case "user":
       return (
@@ -86,7 +89,7 @@ function Entry({ item, toolExtra, messageActions, onOpenRun, editor }: EntryProp
     case "assistant":
       return (
         <div className="message assistant" data-testid="message-assistant" aria-busy={item.streaming}>
-          <Markdown text={item.text} />
+          <Markdown text={item.text} onCitation={onCitation} />
           {item.streaming && <span className="cursor" aria-hidden="true" />}
           {!item.streaming && <MessageFoot item={item} actions={messageActions?.(item)} />}
         </div>
@@ -114,34 +117,40 @@ export function Conversation({
   const end = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  // The citation whose passage is open, if any.
+  const [citing, setCiting] = useState<string | null>(null);
 
   useEffect(() => {
     if (pinned.current) end.current?.scrollIntoView?.({ block: "end" });
   }, [transcript]);
 
   return (
-    <div
-      className="conversation"
-      ref={box}
-      role="log"
-      aria-live="polite"
-      onScroll={() => {
-        const el = box.current;
-        if (el) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
-      }}
-    >
-      {transcript.items.length === 0 && empty}
-      {transcript.items.map((item) => (
-        <Entry
-          key={item.key}
-          item={item}
-          toolExtra={toolExtra}
-          messageActions={messageActions}
-          onOpenRun={onOpenRun}
-          editor={editor}
-        />
-      ))}
-      <div ref={end} />
-    </div>
+    <>
+      <div
+        className="conversation"
+        ref={box}
+        role="log"
+        aria-live="polite"
+        onScroll={() => {
+          const el = box.current;
+          if (el) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+        }}
+      >
+        {transcript.items.length === 0 && empty}
+        {transcript.items.map((item) => (
+          <Entry
+            key={item.key}
+            item={item}
+            toolExtra={toolExtra}
+            messageActions={messageActions}
+            onOpenRun={onOpenRun}
+            editor={editor}
+            onCitation={setCiting}
+          />
+        ))}
+        <div ref={end} />
+      </div>
+      {citing && <CitationDialog citation={citing} onClose={() => setCiting(null)} />}
+    </>
   );
 }

@@ -1,7 +1,9 @@
-import { useEffect, useRef, useState, type ComponentProps } from "react";
+import { useEffect, useMemo, useRef, useState, type ComponentProps } from "react";
+import { useTranslation } from "react-i18next";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { CopyButton } from "../components/CopyButton";
+import { remarkCitations } from "./citations";
 
 /** A fenced code block with a copy button; its `language-*` class picks the highlighting. */
 function CodeBlock({ node: _node, ...props }: ComponentProps<"pre"> & { node?: unknown }) {
@@ -20,6 +22,32 @@ const components: Components = {
   a: ({ node: _node, ...props }) => <a {...props} target="_blank" rel="noopener noreferrer" />,
   pre: CodeBlock,
 };
+
+/** A knowledge base citation (see `citations.ts`): a link-like button that opens the passage. */
+function CitationLink({
+  props,
+  onCitation,
+}: {
+  props: ComponentProps<"cite">;
+  onCitation: (ref: string) => void;
+}) {
+  const { t } = useTranslation();
+  const ref = (props as Record<string, unknown>)["data-citation"];
+  if (typeof ref !== "string") return <cite>{props.children}</cite>;
+  return (
+    <button
+      type="button"
+      className="link citation"
+      data-testid="citation"
+      data-citation={ref}
+      title={ref}
+      aria-label={t("citation.open", { ref })}
+      onClick={() => onCitation(ref)}
+    >
+      {props.children}
+    </button>
+  );
+}
 
 type Plugins = NonNullable<ComponentProps<typeof ReactMarkdown>["rehypePlugins"]>;
 
@@ -52,12 +80,32 @@ function useHighlighting(wanted: boolean): Plugins | undefined {
 
 const FENCE = /^ {0,3}(```|~~~)/m;
 
-/** Assistant text as GitHub-flavoured Markdown (no raw HTML), code blocks highlighted. */
-export function Markdown({ text }: { text: string }) {
+const plainPlugins = [remarkGfm];
+const citingPlugins = [remarkGfm, remarkCitations];
+
+/**
+ * Assistant text as GitHub-flavoured Markdown (no raw HTML), code blocks highlighted. With
+ * `onCitation`, knowledge base citations in the prose (not in code) become buttons calling it.
+ */
+export function Markdown({ text, onCitation }: { text: string; onCitation?: (ref: string) => void }) {
   const rehypePlugins = useHighlighting(FENCE.test(text));
+  const citing = useMemo<Components>(
+    () =>
+      onCitation
+        ? {
+            ...components,
+            cite: ({ node: _node, ...props }) => <CitationLink props={props} onCitation={onCitation} />,
+          }
+        : components,
+    [onCitation],
+  );
   return (
     <div className="markdown">
-      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={rehypePlugins} components={components}>
+      <ReactMarkdown
+        remarkPlugins={onCitation ? citingPlugins : plainPlugins}
+        rehypePlugins={rehypePlugins}
+        components={citing}
+      >
         {text}
       </ReactMarkdown>
     </div>

@@ -4,20 +4,11 @@ import { errorMessage } from "../api";
 import { readFile, type FileEntry } from "../api/files";
 import { Markdown } from "../chat/Markdown";
 import { Dialog } from "../components/Dialog";
+import { saveBlob } from "../lib/download";
 import { formatBytes } from "../lib/format";
 import { MAX_TEXT_PREVIEW, parseCsv, previewKind, type PreviewKind } from "./preview";
 
-/** Saves a blob under `name` through a temporary link. */
-export function saveBlob(blob: Blob, name: string) {
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+export { saveBlob };
 
 type Loaded =
   | { kind: "text" | "markdown"; text: string }

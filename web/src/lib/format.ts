@@ -72,3 +72,9 @@ export function formatBytes(bytes: number): string {
   if (mb < 1024) return `${n(mb)} MB`;
   return `${n(mb / 1024)} GB`;
 }
+
+/** `42%`-style shares of a whole (`fraction` from 0 to 1), in the UI's language. */
+export function formatPercent(fraction: number): string {
+  const clamped = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
+  return new Intl.NumberFormat(locale(), { style: "percent", maximumFractionDigits: 0 }).format(clamped);
+}

@@ -33,6 +33,9 @@ export function AppShell() {
             <NavLink to="/mcp-servers" data-testid="nav-mcp-servers">
               {t("nav.mcpServers")}
             </NavLink>
+            <NavLink to="/knowledge" data-testid="nav-knowledge">
+              {t("nav.knowledge")}
+            </NavLink>
           </span>
           {user.role === "admin" && (
             <span className="nav-group" role="group" aria-label={t("nav.admin")}>

@@ -1,6 +1,7 @@
 import { fireEvent, render, screen } from "@testing-library/react";
 import { useState } from "react";
 import { describe, expect, test } from "vitest";
+import type { KnowledgeBaseView } from "../api/knowledge";
 import type { SkillView } from "../api/skills";
 import type { Agent, McpServerView, ModelCatalog } from "../api/types";
 import { AgentFields } from "./AgentFields";
@@ -282,5 +283,79 @@ describe("agent form MCP servers field", () => {
     unmount();
     render(<McpHarness servers={null} />);
     expect(screen.getByTestId("field-mcp-servers").textContent).toMatch(/Could not load/);
+  });
+});
+
+describe("agent form knowledge bases field", () => {
+  const kb = (slug: string, name: string) =>
+    ({
+      id: `id-${slug}`,
+      slug,
+      name,
+      description: `about ${slug}`,
+      counts: { documents: 2 },
+    }) as KnowledgeBaseView;
+
+  function KbHarness({
+    bases,
+    stored = null,
+  }: {
+    bases: KnowledgeBaseView[] | null;
+    stored?: string[] | null;
+  }) {
+    const [form, setForm] = useState<AgentFormState>({ ...emptyForm(), knowledgeBases: stored });
+    return (
+      <>
+        <AgentFields
+          form={form}
+          onChange={(patch) => setForm((f) => ({ ...f, ...patch }))}
+          errors={{
+            "knowledge-bases": stored?.includes("gone")
+              ? "no knowledge base `gone` that you can see"
+              : undefined,
+          }}
+          catalog={{ models, tools: [], agents: [], skills: [], mcpServers: [], knowledgeBases: bases }}
+          original={null}
+          isAdmin
+        />
+        <output data-testid="kb-value">{JSON.stringify(form.knowledgeBases)}</output>
+      </>
+    );
+  }
+  const value = () => JSON.parse(screen.getByTestId("kb-value").textContent!) as unknown;
+
+  test("offers each visible knowledge base and maps ticks to inherit, a list and none", () => {
+    render(<KbHarness bases={[kb("handbook", "Handbook"), kb("shou-ce", "手册")]} />);
+    const field = screen.getByTestId("field-knowledge-bases");
+    expect(field.textContent).toContain("手册 (shou-ce)");
+    expect(field.textContent).toContain("2 documents");
+    expect(field.textContent).toMatch(/inherits the server default/);
+    expect(value()).toBeNull();
+
+    fireEvent.click(screen.getByTestId("knowledge-base-option-handbook"));
+    expect(value()).toEqual(["handbook"]);
+    expect(field.textContent).toContain("Only: handbook.");
+    fireEvent.click(screen.getByTestId("knowledge-base-option-handbook"));
+    expect(value()).toEqual([]);
+    expect(field.textContent).toMatch(/searches no knowledge base/);
+    fireEvent.click(screen.getByText("Use the server default"));
+    expect(value()).toBeNull();
+    fireEvent.click(screen.getByTestId("knowledge-bases-none"));
+    expect(value()).toEqual([]);
+  });
+
+  test("keeps a stored slug the user cannot see, marked, with the server's error there", () => {
+    render(<KbHarness bases={[kb("handbook", "Handbook")]} stored={["gone"]} />);
+    expect((screen.getByTestId("knowledge-base-option-gone") as HTMLInputElement).checked).toBe(true);
+    expect(screen.getByTestId("field-knowledge-bases").textContent).toMatch(/gone \(not visible to you\)/);
+    expect(screen.getByTestId("error-knowledge-bases").textContent).toMatch(/gone/);
+  });
+
+  test("says so when there are none, or they could not be listed", () => {
+    const { unmount } = render(<KbHarness bases={[]} />);
+    expect(screen.getByTestId("field-knowledge-bases").textContent).toMatch(/No knowledge bases yet/);
+    unmount();
+    render(<KbHarness bases={null} />);
+    expect(screen.getByTestId("field-knowledge-bases").textContent).toMatch(/Could not load/);
   });
 });

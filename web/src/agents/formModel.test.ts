@@ -184,6 +184,7 @@ describe("agent form server errors", () => {
     ["config_json.context.model.script", "script"],
     ["config_json.context.tools", "tools"],
     ["config_json.context.subagents", "subagents"],
+    ["config_json.context.knowledge_bases[1]", "knowledge-bases"],
     ["config_json.context.limits.max_steps", "max-steps"],
     ["config_json.context.limits.timeout_s", "timeout"],
   ])("a 422 naming %s is shown at field %s", (path, field) => {
@@ -253,5 +254,35 @@ describe("agent form skills", () => {
 
   test("a server error about a skill is shown at the skills field", () => {
     expect(fieldForPath("config_json.context.skills[0]")).toBe("skills");
+  });
+});
+
+describe("agent form knowledge bases", () => {
+  test("not set, none and a list of slugs load and save as they are", () => {
+    expect(formFromAgent(stored({})).knowledgeBases).toBeNull();
+    const original = stored({ config_json: { context: { knowledge_bases: ["handbook"] } } });
+    expect(formFromAgent(original).knowledgeBases).toEqual(["handbook"]);
+    expect(
+      write({ ...formFromAgent(original), knowledgeBases: null }, original).config_json?.context,
+    ).not.toHaveProperty("knowledge_bases");
+    expect(write(form({ knowledgeBases: [] })).config_json?.context?.knowledge_bases).toEqual([]);
+    expect(
+      write(form({ knowledgeBases: ["handbook", "shou-ce"] })).config_json?.context?.knowledge_bases,
+    ).toEqual(["handbook", "shou-ce"]);
+  });
+
+  test("the summary of a refused knowledge base names the field as the form labels it", () => {
+    const shown = errorsFromFailure(
+      new ApiError(
+        422,
+        "validation_failed",
+        "no knowledge base `secret` that you can see",
+        "config_json.context.knowledge_bases[0]",
+      ),
+    );
+    expect(shown.fields).toEqual({ "knowledge-bases": "no knowledge base `secret` that you can see" });
+    expect(shown.form).toBe(
+      "Could not save: check Knowledge bases. no knowledge base `secret` that you can see",
+    );
   });
 });

@@ -55,28 +55,34 @@ function CitedPassage({ view, onNavigate }: { view: KbCitationView; onNavigate: 
   const chunk = view.chunks.find((c) => c.ordinal === view.ordinal);
   return (
     <div className="cited-passage">
-      <dl className="cited-source">
-        <dt>{t("citation.knowledgeBase")}</dt>
-        <dd>
-          <Link
-            to={knowledgeBaseUrl(view.knowledge_base)}
-            onClick={onNavigate}
-            data-testid="citation-knowledge-base"
-          >
-            {view.knowledge_base.name}
-          </Link>{" "}
-          <code>{view.knowledge_base.slug}</code>
-        </dd>
-        <dt>{t("citation.document")}</dt>
-        <dd data-testid="citation-document">{view.document.name}</dd>
+      <dl className="facts">
+        <div>
+          <dt>{t("citation.knowledgeBase")}</dt>
+          <dd>
+            <Link
+              to={knowledgeBaseUrl(view.knowledge_base)}
+              onClick={onNavigate}
+              data-testid="citation-knowledge-base"
+            >
+              {view.knowledge_base.name}
+            </Link>{" "}
+            <code>{view.knowledge_base.slug}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>{t("citation.document")}</dt>
+          <dd data-testid="citation-document">{view.document.name}</dd>
+        </div>
         {chunk && chunk.heading_path.length > 0 && (
-          <>
+          <div>
             <dt>{t("citation.headingPath")}</dt>
             <dd data-testid="citation-heading-path">{chunk.heading_path.join(" › ")}</dd>
-          </>
+          </div>
         )}
-        <dt>{t("citation.chunk")}</dt>
-        <dd>{t("citation.chunkValue", { ordinal: view.ordinal })}</dd>
+        <div>
+          <dt>{t("citation.chunk")}</dt>
+          <dd>{t("citation.chunkValue", { ordinal: view.ordinal })}</dd>
+        </div>
       </dl>
       {view.chunks.length === 0 ? (
         <p className="empty">{t("citation.noText")}</p>

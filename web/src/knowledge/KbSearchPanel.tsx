@@ -98,7 +98,7 @@ export function KbSearchPanel({ kbId }: { kbId: string }) {
                 mode: t(`knowledge.searchMode.${result.view.search}`),
               })}
             </p>
-            <ol className="kb-hits" data-testid="kb-hits">
+            <ol className="kb-hits" data-testid="kb-hits" data-query={result.query}>
               {result.view.hits.map((hit) => (
                 <li key={hit.chunk_id} data-testid="kb-hit" data-citation={hit.citation}>
                   <div className="hit-head">

@@ -781,7 +781,7 @@ export const en = {
       chunkOverlapHint:
         "Characters from the end of a passage repeated at the start of the next, at most half the passage size.",
       settingsChange:
-        "Changed passage settings apply to documents uploaded afterwards: upload a document again to cut it anew.",
+        "Changing the passage settings or the embedding model reads every document again; their current passages stay searchable until the new ones are ready.",
       wholeNumber: "Enter a whole number.",
       chunkSizeRange: "Enter a number from {{min}} to {{max}}.",
       overlapTooLarge: "At most half the passage size: {{max}}.",

@@ -769,7 +769,7 @@ export const zhCN: Translations = {
       chunkSizeHint: "文档按标题和段落切分，每段最多这么多个字符（{{min}}–{{max}}）。",
       chunkOverlap: "重叠（字符）",
       chunkOverlapHint: "每段开头重复上一段末尾的字符数，最多为段落长度的一半。",
-      settingsChange: "修改后的段落设置只对之后上传的文档生效：重新上传文档即可按新设置切分。",
+      settingsChange: "修改段落设置或向量模型后，所有文档都会重新读取；在新段落就绪之前，现有段落仍可检索。",
       wholeNumber: "请输入整数。",
       chunkSizeRange: "请输入 {{min}} 到 {{max}} 之间的数字。",
       overlapTooLarge: "最多为段落长度的一半：{{max}}。",

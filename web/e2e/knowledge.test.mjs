@@ -155,11 +155,12 @@ flow(
     // The chat: the search's tool card, then the answer with its citations as links.
     await send(page, "Handbook Helper", "How much may a hotel cost?");
     await page.locator('[data-testid="tool-card"][data-tool="knowledge_search"]').waitFor();
-    const answer = page.getByTestId("message-assistant").filter({ hasText: "capped at 120 EUR" });
-    await answer.waitFor();
     await eventually(async () =>
       assert.equal(await page.getByTestId("run-status").getAttribute("data-status"), "success"),
     );
+    // Once the run is done, the streamed answer is the stored one.
+    const answer = page.getByTestId("message-assistant").filter({ hasText: "capped at 120 EUR" });
+    await eventually(async () => assert.equal(await answer.count(), 1));
     const citations = answer.getByTestId("citation");
     assert.deepEqual(await citations.evaluateAll((els) => els.map((el) => el.dataset.citation)), [
       hotel,

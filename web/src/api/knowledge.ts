@@ -1,199 +1,96 @@
 /**
  * Knowledge bases (`/api/knowledge-bases`): listing, writing, sharing and deleting them; their
  * documents (uploads with progress, one request per file; retry, download, chunks); searching
- * one; and reading a cited passage (`/api/knowledge-citations`).
- *
- * The wire types are typed by hand after the API's contract until the generated `schema.d.ts`
- * describes these routes; the calls go through `rawFetch` (same session, same `ApiError`).
+ * one; and reading a cited passage (`/api/knowledge-citations`). JSON calls are typed
+ * `openapi-fetch` calls; an upload goes through `XMLHttpRequest` to report its progress, a
+ * download through `rawFetch` (same session, same `ApiError` for both).
  */
 
-import { rawFetch, session } from ".";
-import type { ShareConfig } from "./types";
+import { api, rawFetch, session, unwrap } from ".";
+import type {
+  KbChunksView,
+  KbCitationView,
+  KbDocumentView,
+  KbSearchView,
+  KbUploadView,
+  KnowledgeBasePatch,
+  KnowledgeBaseView,
+  KnowledgeBaseWrite,
+} from "./types";
 import { xhrUpload, type UploadProgress } from "./xhrUpload";
 
+export type {
+  KbChunksView,
+  KbChunkView,
+  KbCitationView,
+  KbCounts,
+  KbDocumentStatus,
+  KbDocumentView,
+  KbEmbedding,
+  KbHitView,
+  KbSearchMode,
+  KbSearchView,
+  KbSettings,
+  KbStatus,
+  KbUploadView,
+  KnowledgeBasePatch,
+  KnowledgeBaseView,
+  KnowledgeBaseWrite,
+} from "./types";
 export type { UploadProgress } from "./xhrUpload";
 
-/** How a knowledge base is searched: keywords only, or keywords and embeddings fused. */
-export type KbSearchMode = "bm25" | "hybrid";
-
-export interface KbEmbedding {
-  provider: string;
-  model: string;
-}
-
-export interface KbSettings {
-  chunk_size: number;
-  chunk_overlap: number;
-  embedding: KbEmbedding | null;
-}
-
-export interface KbCounts {
-  documents: number;
-  chunks: number;
-  bytes: number;
-  pending: number;
-  processing: number;
-  failed: number;
-}
-
-export type KbStatus = "empty" | "ingesting" | "ready" | "error";
-
-export interface KnowledgeBaseView {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
-  settings: KbSettings;
-  search: KbSearchMode;
-  counts: KbCounts;
-  status: KbStatus;
-  share_config: ShareConfig;
-  owner_id: string | null;
-  can_manage: boolean;
-  can_delete: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface KnowledgeBaseWrite {
-  slug: string;
-  name: string;
-  description?: string;
-  settings?: { chunk_size?: number; chunk_overlap?: number; embedding?: KbEmbedding | null };
-  share_config?: ShareConfig;
-}
-
-export type KnowledgeBasePatch = Partial<KnowledgeBaseWrite>;
-
-export type KbDocumentStatus = "pending" | "processing" | "ready" | "error";
-
-export interface KbDocumentView {
-  id: string;
-  knowledge_base_id: string;
-  name: string;
-  format: string;
-  size_bytes: number;
-  version: number;
-  status: KbDocumentStatus;
-  /** How far ingestion has come, 0 to 1. */
-  progress: number;
-  error: string | null;
-  chunk_count: number;
-  uploaded_by: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface KbChunkView {
-  ordinal: number;
-  citation: string;
-  heading_path: string[];
-  start: number;
-  end: number;
-  text: string;
-}
-
-export interface KbChunksView {
-  document: KbDocumentView;
-  chunks: KbChunkView[];
-  total: number;
-}
-
-export interface KbHitView {
-  citation: string;
-  chunk_id: string;
-  document_id: string;
-  document_name: string;
-  ordinal: number;
-  heading_path: string[];
-  start: number;
-  end: number;
-  score: number;
-  /** HTML-escaped text with the matched words in `<b>…</b>` (and no other markup). */
-  snippet: string;
-  text: string;
-}
-
-export interface KbSearchView {
-  search: KbSearchMode;
-  hits: KbHitView[];
-}
-
-export interface KbUploadView {
-  documents: KbDocumentView[];
-}
-
-export interface KbCitationView {
-  knowledge_base: { id: string; slug: string; name: string };
-  document: KbDocumentView;
-  ordinal: number;
-  /** The cited chunk and its neighbours, in document order. */
-  chunks: KbChunkView[];
-}
-
 const kbPath = (id: string) => `/api/knowledge-bases/${encodeURIComponent(id)}`;
-const docPath = (kbId: string, docId: string) => `${kbPath(kbId)}/documents/${encodeURIComponent(docId)}`;
-
-/** A JSON request; answers the parsed body (nothing for a `204`). */
-async function json<T>(path: string, method = "GET", body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await rawFetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (response.status === 204) return undefined as T;
-  return (await response.json()) as T;
-}
+const byId = (id: string) => ({ params: { path: { id } } });
+const byDoc = (id: string, doc: string) => ({ params: { path: { id, doc } } });
 
 /** Every knowledge base the caller can see (admins: all). */
 export function listKnowledgeBases(): Promise<KnowledgeBaseView[]> {
-  return json("/api/knowledge-bases");
+  return unwrap(api.GET("/api/knowledge-bases"));
 }
 
 export function getKnowledgeBase(id: string): Promise<KnowledgeBaseView> {
-  return json(kbPath(id));
+  return unwrap(api.GET("/api/knowledge-bases/{id}", byId(id)));
 }
 
 export function createKnowledgeBase(body: KnowledgeBaseWrite): Promise<KnowledgeBaseView> {
-  return json("/api/knowledge-bases", "POST", body);
+  return unwrap(api.POST("/api/knowledge-bases", { body }));
 }
 
-/** Replaces a knowledge base's fields (its slug never changes). */
+/** Replaces a knowledge base's fields (its slug never changes); new settings ingest every document again. */
 export function updateKnowledgeBase(id: string, body: KnowledgeBaseWrite): Promise<KnowledgeBaseView> {
-  return json(kbPath(id), "PUT", body);
+  return unwrap(api.PUT("/api/knowledge-bases/{id}", { ...byId(id), body }));
 }
 
 /** Changes some fields (sharing); absent ones keep their value. */
 export function patchKnowledgeBase(id: string, body: KnowledgeBasePatch): Promise<KnowledgeBaseView> {
-  return json(kbPath(id), "PATCH", body);
+  return unwrap(api.PATCH("/api/knowledge-bases/{id}", { ...byId(id), body }));
 }
 
 export async function deleteKnowledgeBase(id: string): Promise<void> {
-  await json(kbPath(id), "DELETE");
+  await unwrap(api.DELETE("/api/knowledge-bases/{id}", byId(id)));
 }
 
+/** The documents of a knowledge base, by name, each with its ingestion status. */
 export function listDocuments(kbId: string): Promise<KbDocumentView[]> {
-  return json(`${kbPath(kbId)}/documents`);
+  return unwrap(api.GET("/api/knowledge-bases/{id}/documents", byId(kbId)));
 }
 
 export function getDocument(kbId: string, docId: string): Promise<KbDocumentView> {
-  return json(docPath(kbId, docId));
+  return unwrap(api.GET("/api/knowledge-bases/{id}/documents/{doc}", byDoc(kbId, docId)));
 }
 
 export async function deleteDocument(kbId: string, docId: string): Promise<void> {
-  await json(docPath(kbId, docId), "DELETE");
+  await unwrap(api.DELETE("/api/knowledge-bases/{id}/documents/{doc}", byDoc(kbId, docId)));
 }
 
 /** Ingests a failed document again. */
 export function retryDocument(kbId: string, docId: string): Promise<KbDocumentView> {
-  return json(`${docPath(kbId, docId)}/retry`, "POST");
+  return unwrap(api.POST("/api/knowledge-bases/{id}/documents/{doc}/retry", byDoc(kbId, docId)));
 }
 
 /** The document as it was uploaded. */
 export async function downloadDocument(kbId: string, docId: string): Promise<Blob> {
-  const response = await rawFetch(`${docPath(kbId, docId)}/content`);
+  const response = await rawFetch(`${kbPath(kbId)}/documents/${encodeURIComponent(docId)}/content`);
   return response.blob();
 }
 
@@ -204,20 +101,22 @@ export function documentChunks(
   from?: number,
   to?: number,
 ): Promise<KbChunksView> {
-  const query = new URLSearchParams();
-  if (from !== undefined) query.set("from", String(from));
-  if (to !== undefined) query.set("to", String(to));
-  const suffix = query.size > 0 ? `?${query}` : "";
-  return json(`${docPath(kbId, docId)}/chunks${suffix}`);
+  return unwrap(
+    api.GET("/api/knowledge-bases/{id}/documents/{doc}/chunks", {
+      params: { path: { id: kbId, doc: docId }, query: { from, to } },
+    }),
+  );
 }
 
 export function searchKnowledgeBase(kbId: string, query: string, topK?: number): Promise<KbSearchView> {
-  return json(`${kbPath(kbId)}/search`, "POST", topK === undefined ? { query } : { query, top_k: topK });
+  return unwrap(
+    api.POST("/api/knowledge-bases/{id}/search", { ...byId(kbId), body: { query, top_k: topK ?? null } }),
+  );
 }
 
 /** Adds a document from typed text (`name` with its extension, e.g. `notes.md`). */
 export function addTextDocument(kbId: string, name: string, text: string): Promise<KbUploadView> {
-  return json(`${kbPath(kbId)}/documents`, "POST", { name, text });
+  return unwrap(api.POST("/api/knowledge-bases/{id}/documents", { ...byId(kbId), body: { name, text } }));
 }
 
 export interface UploadOptions {
@@ -254,5 +153,5 @@ export function knowledgeEventsPath(kbId: string): string {
 
 /** A cited passage with its neighbours; a `404` when the caller cannot see it. */
 export function readCitation(citation: string): Promise<KbCitationView> {
-  return json(`/api/knowledge-citations?${new URLSearchParams({ ref: citation })}`);
+  return unwrap(api.GET("/api/knowledge-citations", { params: { query: { ref: citation } } }));
 }

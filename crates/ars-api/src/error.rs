@@ -79,6 +79,13 @@ pub enum ApiError {
     /// 413: the body is over the limit.
     #[error("request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    /// 413: a part of the request is over a limit of its own (a document, a knowledge base's
+    /// total); the message names the part and the limit.
+    #[error("{message}")]
+    TooLarge {
+        message: String,
+        field: Option<String>,
+    },
     /// 415: the body is not of a type the endpoint reads (`expected` names the types, e.g.
     /// "a JSON body with `Content-Type: application/json`").
     #[error("expected {expected}")]
@@ -130,7 +137,7 @@ impl ApiError {
             Self::Conflict { .. } | Self::Busy { .. } => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
-            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Unprocessable { .. } | Self::PathRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -150,7 +157,7 @@ impl ApiError {
             Self::Busy { .. } => "busy",
             Self::Gone(_) => "gone",
             Self::PreconditionFailed(_) => "precondition_failed",
-            Self::PayloadTooLarge { .. } => "payload_too_large",
+            Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => "payload_too_large",
             Self::UnsupportedMediaType { .. } => "unsupported_media_type",
             Self::Unprocessable { .. } => "validation_failed",
             Self::PathRefused(_) => "path_refused",
@@ -163,6 +170,7 @@ impl ApiError {
         match self {
             Self::Forbidden { field, .. }
             | Self::Conflict { field, .. }
+            | Self::TooLarge { field, .. }
             | Self::Unprocessable { field, .. } => field.clone(),
             Self::PathRefused(_) => Some("path".into()),
             _ => None,

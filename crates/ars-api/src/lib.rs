@@ -5,7 +5,8 @@
 //!
 //! Routes live in `routes/`, one module per resource: agents, skills, auth, users, threads
 //! (and each thread's workdir as files), runs, run events and thread events (SSE), model
-//! providers and settings (admins), and the catalog of models and tools. `metrics` serves `GET /metrics`
+//! providers and settings (admins), MCP servers, knowledge bases (their documents, search and
+//! citations), and the catalog of models and tools. `metrics` serves `GET /metrics`
 //! (Prometheus text, for scrapers; not in the OpenAPI document), on this listener behind a
 //! token or on one of its own. Every other path belongs to the web UI (`ui`), served from the
 //! same listener.
@@ -29,6 +30,7 @@ use utoipa_axum::router::OpenApiRouter;
 use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_runtime::Runtime;
+use ars_runtime::knowledge::KnowledgeHub;
 use ars_runtime::mcp::McpHub;
 use ars_runtime::skills::SkillLibrary;
 use ars_store::Store;
@@ -115,6 +117,9 @@ pub struct AppState {
     /// MCP connections and tool lists (the same hub the runtime's MCP plug-in uses), for the
     /// connection check.
     pub mcp: McpHub,
+    /// Knowledge bases' ingestion and search indexes (the same hub the runtime's knowledge
+    /// plug-in searches through).
+    pub knowledge: KnowledgeHub,
     /// Failed-login counters, shared by every request of this server (not across instances:
     /// each instance throttles on its own).
     login_throttle: Arc<throttle::LoginThrottle>,
@@ -127,6 +132,7 @@ impl AppState {
         runtime: Runtime,
         skills: SkillLibrary,
         mcp: McpHub,
+        knowledge: KnowledgeHub,
     ) -> Self {
         let login_throttle = Arc::new(throttle::LoginThrottle::new(config.login_throttle.clone()));
         Self {
@@ -135,6 +141,7 @@ impl AppState {
             runtime,
             skills,
             mcp,
+            knowledge,
             login_throttle,
         }
     }
@@ -216,7 +223,8 @@ pub fn app(state: AppState) -> Router {
                         .map(|p| p.name)
                         .collect();
                     openapi::state_model_providers(&mut doc, &names);
-                    // For a signed-in caller, the MCP servers their agents may name.
+                    // For a signed-in caller, the MCP servers and knowledge bases their agents
+                    // may name.
                     if let Some(auth) = auth {
                         let caller = auth.caller();
                         let filter = ars_store::McpServerFilter {
@@ -229,7 +237,18 @@ pub fn app(state: AppState) -> Router {
                             .into_iter()
                             .map(|server| server.fields.slug)
                             .collect();
-                        openapi::state_visible_mcp_servers(&mut doc, &slugs);
+                        openapi::state_visible_slugs(&mut doc, "mcp_servers", &slugs);
+                        let filter = ars_store::KnowledgeBaseFilter {
+                            visible_to: (!caller.is_admin()).then_some(caller.id),
+                        };
+                        let slugs: Vec<String> = state
+                            .store
+                            .list_knowledge_bases(filter)
+                            .await?
+                            .into_iter()
+                            .map(|kb| kb.fields.slug)
+                            .collect();
+                        openapi::state_visible_slugs(&mut doc, "knowledge_bases", &slugs);
                     }
                     Ok::<_, ApiError>(axum::Json(doc))
                 }

@@ -26,6 +26,7 @@ use crate::routes::{ThreadNotice, ThreadSnapshot};
         (name = "runs", description = "Runs of an agent on a thread, and their live events (SSE)"),
         (name = "models", description = "Model providers and the server default model (admins)"),
         (name = "mcp", description = "MCP servers agents use (stdio: admins; Streamable HTTP: everyone)"),
+        (name = "knowledge", description = "Knowledge bases: documents agents search and cite"),
         (name = "catalog", description = "The model providers and built-in tools agents can use"),
         (name = "system", description = "Health and metadata"),
     )
@@ -233,17 +234,21 @@ pub fn state_runtime_catalog(openapi: &mut utoipa::openapi::OpenApi, tools: &[St
     }
 }
 
-/// States the MCP server slugs an agent write may name for the caller (those they can see;
-/// with none, only an empty list), so a write naming any other is a schema violation, as
-/// the 422 it gets says.
-pub fn state_visible_mcp_servers(openapi: &mut utoipa::openapi::OpenApi, slugs: &[String]) {
+/// States the slugs an agent write may name for the caller in `context.<property>` (the MCP
+/// servers or knowledge bases they can see; with none, only an empty list), so a write naming
+/// any other is a schema violation, as the 422 it gets says.
+pub fn state_visible_slugs(
+    openapi: &mut utoipa::openapi::OpenApi,
+    property: &str,
+    slugs: &[String],
+) {
     use utoipa::openapi::schema::ArrayItems;
     use utoipa::openapi::{RefOr, Schema};
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
     if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext")
-        && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut("mcp_servers")
+        && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut(property)
     {
         if slugs.is_empty() {
             array.max_items = Some(0);

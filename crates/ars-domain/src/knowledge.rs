@@ -197,6 +197,26 @@ pub struct NewKbDocument {
     pub uploaded_by: Option<UserId>,
 }
 
+impl NewKbDocument {
+    /// A new document named `name` holding `bytes`: a fresh id, the format from the name,
+    /// the bytes' SHA-256.
+    pub fn new(name: String, bytes: Vec<u8>, uploaded_by: Option<UserId>) -> Self {
+        use sha2::{Digest, Sha256};
+        let sha256 = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Self {
+            id: KbDocumentId::new(),
+            format: document_format(&name),
+            name,
+            bytes,
+            sha256,
+            uploaded_by,
+        }
+    }
+}
+
 /// Where a document is in ingestion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -228,8 +248,9 @@ impl KbDocumentStatus {
     }
 }
 
-/// A document name: 1-255 characters, none of them `/`, `\`, NUL or another control
-/// character, and not `.` or `..`, so a name is always one plain file name.
+/// A document name: 1-255 characters, none of them `/`, `\`, `[`, `]`, NUL or another control
+/// character, and not `.` or `..`, so a name is always one plain file name and a citation
+/// (`[kb:name#3]`) always reads back.
 pub fn validate_document_name(name: &str) -> Result<(), ValidationError> {
     let bad = name.is_empty()
         || name.chars().count() > DOCUMENT_NAME_MAX_CHARS
@@ -237,13 +258,13 @@ pub fn validate_document_name(name: &str) -> Result<(), ValidationError> {
         || name == ".."
         || name
             .chars()
-            .any(|c| c == '/' || c == '\\' || c.is_control());
+            .any(|c| matches!(c, '/' | '\\' | '[' | ']') || c.is_control());
     if bad {
         return Err(ValidationError::invalid(
             "name",
             format!(
-                "must be 1-{DOCUMENT_NAME_MAX_CHARS} characters without '/', '\\' or control \
-                 characters, and not '.' or '..'"
+                "must be 1-{DOCUMENT_NAME_MAX_CHARS} characters without '/', '\\', '[', ']' or \
+                 control characters, and not '.' or '..'"
             ),
         ));
     }
@@ -541,6 +562,8 @@ mod tests {
             "nul\0.txt",
             "line\nbreak.txt",
             "tab\t.txt",
+            "[draft].md",
+            "notes].md",
             long.as_str(),
         ] {
             let err = validate_document_name(bad).unwrap_err();

@@ -31,11 +31,27 @@ const SNIPPET_CHARS: usize = 240;
 /// Why the index could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 #[error("search index: {0}")]
-pub struct IndexError(String);
+pub struct IndexError(String, bool);
+
+impl IndexError {
+    fn other(message: String) -> Self {
+        Self(message, false)
+    }
+
+    /// Whether another writer (another process on the same folder) holds the index: it is
+    /// in use, not broken.
+    pub fn is_locked(&self) -> bool {
+        self.1
+    }
+}
 
 impl From<tantivy::TantivyError> for IndexError {
     fn from(e: tantivy::TantivyError) -> Self {
-        Self(e.to_string())
+        let locked = matches!(
+            e,
+            tantivy::TantivyError::LockFailure(tantivy::directory::error::LockError::LockBusy, _)
+        );
+        Self(e.to_string(), locked)
     }
 }
 
@@ -247,10 +263,11 @@ impl KbIndex {
     /// The index in `dir`, created when there is none. A directory holding an index of
     /// another schema is an error: the caller removes it and rebuilds.
     pub fn open_or_create(dir: &Path) -> Result<Self, IndexError> {
-        std::fs::create_dir_all(dir).map_err(|e| IndexError(format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| IndexError::other(format!("{}: {e}", dir.display())))?;
         let (schema, fields) = schema();
         let directory = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(|e| IndexError(format!("{}: {e}", dir.display())))?;
+            .map_err(|e| IndexError::other(format!("{}: {e}", dir.display())))?;
         let index = Index::open_or_create(directory, schema)?;
         Self::open(index, fields)
     }
@@ -282,9 +299,15 @@ impl KbIndex {
         document_id: &str,
         chunks: &[IndexedChunk],
     ) -> Result<(), IndexError> {
+        self.writer()
+            .delete_term(Term::from_field_text(self.fields.document_id, document_id));
+        self.add_chunks(chunks)
+    }
+
+    /// Adds chunks without removing any (rebuilding an index that was cleared).
+    pub fn add_chunks(&self, chunks: &[IndexedChunk]) -> Result<(), IndexError> {
         let f = self.fields;
         let writer = self.writer();
-        writer.delete_term(Term::from_field_text(f.document_id, document_id));
         for chunk in chunks {
             writer.add_document(doc!(
                 f.chunk_id => chunk.chunk_id.as_str(),

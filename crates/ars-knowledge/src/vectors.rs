@@ -60,6 +60,11 @@ impl VectorIndex {
     /// vector, is skipped (the chunk is then found by words only); answers how many were kept.
     pub fn replace_document(&mut self, document_id: &str, vectors: &[(String, Vec<f32>)]) -> usize {
         self.remove_document(document_id);
+        self.add_rows(document_id, vectors)
+    }
+
+    /// Adds a document's vectors without removing any (a document read over several pages).
+    pub fn add_rows(&mut self, document_id: &str, vectors: &[(String, Vec<f32>)]) -> usize {
         let mut kept = 0;
         for (chunk_id, vector) in vectors {
             if self.dims == 0 {

@@ -19,6 +19,7 @@
 
 pub mod agent_loop;
 pub mod builtin;
+pub mod knowledge;
 pub mod mcp;
 pub mod metrics;
 pub mod middleware;

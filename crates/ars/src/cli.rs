@@ -34,6 +34,20 @@ pub enum Command {
     /// MCP tools for operators.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Knowledge bases.
+    #[command(subcommand)]
+    Kb(KbCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KbCommand {
+    /// Rebuild knowledge bases' search indexes in this data dir from the chunks in the store
+    /// (the index is derived data: nothing is lost). Run it with the server stopped; a running
+    /// server rebuilds its own with `POST /api/knowledge-bases/{id}/reindex`.
+    Reindex {
+        /// Knowledge base slugs; none: every knowledge base.
+        slugs: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

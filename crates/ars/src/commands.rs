@@ -10,7 +10,7 @@ use ars_domain::user::last_admin_refusal;
 use ars_domain::{AccountChange, Role, User};
 use ars_store::{Store, UserUpdate};
 
-use crate::cli::{Command, McpCommand, TokenCommand, UserCommand};
+use crate::cli::{Command, KbCommand, McpCommand, TokenCommand, UserCommand};
 use crate::config::Config;
 use crate::server;
 
@@ -26,7 +26,41 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::User(cmd) => user(cmd, &config, &*server::open_store(&config).await?).await,
         Command::Token(cmd) => token(cmd, &*server::open_store(&config).await?).await,
         Command::Mcp(McpCommand::Check(args)) => crate::mcp_check::run(args).await,
+        Command::Kb(KbCommand::Reindex { slugs }) => reindex(&config, &slugs).await,
     }
+}
+
+/// `ars kb reindex`: rebuilds the named knowledge bases' indexes (all, when none is named).
+async fn reindex(config: &Config, slugs: &[String]) -> anyhow::Result<()> {
+    let store = server::open_store(config).await?;
+    let hub = ars_runtime::knowledge::KnowledgeHub::new(
+        Arc::clone(&store),
+        config.knowledge.runtime_config(&config.data_dir),
+    );
+    let all = store
+        .list_knowledge_bases(ars_store::KnowledgeBaseFilter::default())
+        .await?;
+    let chosen: Vec<_> = if slugs.is_empty() {
+        all
+    } else {
+        let mut chosen = Vec::new();
+        for slug in slugs {
+            let kb = all
+                .iter()
+                .find(|kb| &kb.fields.slug == slug)
+                .with_context(|| format!("no knowledge base `{slug}`"))?;
+            chosen.push(kb.clone());
+        }
+        chosen
+    };
+    for kb in chosen {
+        let chunks = hub
+            .reindex(kb.id)
+            .await
+            .with_context(|| format!("cannot rebuild the index of `{}`", kb.fields.slug))?;
+        println!("{}: {chunks} chunks indexed", kb.fields.slug);
+    }
+    Ok(())
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {

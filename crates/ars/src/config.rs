@@ -94,6 +94,58 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// `[mcp]`: timeouts and bounds of agents' MCP servers (`ARS_MCP__<NAME>`).
     pub mcp: McpSettings,
+    /// `[knowledge]`: knowledge bases' limits and ingestion (`ARS_KNOWLEDGE__<NAME>`).
+    pub knowledge: KnowledgeSettings,
+}
+
+/// `[knowledge]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KnowledgeSettings {
+    /// The largest document one upload may hold, in MiB.
+    pub max_document_mb: u64,
+    /// The most MiB of documents one knowledge base may hold.
+    pub max_knowledge_base_mb: u64,
+    /// Documents ingested at once on this instance.
+    pub workers: usize,
+    /// Seconds a worker holds a document before another instance may take it over (renewed
+    /// while it works).
+    pub lease_s: u64,
+    /// Times a document is taken up again after its worker stopped before it is marked failed.
+    pub max_attempts: u32,
+    /// Seconds `pdftotext` may take over one PDF.
+    pub pdf_timeout_s: u64,
+    /// Seconds one embeddings request may take.
+    pub embed_timeout_s: u64,
+}
+
+impl Default for KnowledgeSettings {
+    fn default() -> Self {
+        Self {
+            max_document_mb: 32,
+            max_knowledge_base_mb: 1024,
+            workers: 2,
+            lease_s: 60,
+            max_attempts: 3,
+            pdf_timeout_s: 60,
+            embed_timeout_s: 60,
+        }
+    }
+}
+
+impl KnowledgeSettings {
+    /// The runtime's configuration, with the indexes under `<data dir>/knowledge`.
+    pub fn runtime_config(&self, data_dir: &Path) -> ars_runtime::knowledge::KnowledgeConfig {
+        let mut config = ars_runtime::knowledge::KnowledgeConfig::new(data_dir.join("knowledge"));
+        config.max_document_bytes = self.max_document_mb.max(1) * 1024 * 1024;
+        config.max_kb_bytes = self.max_knowledge_base_mb.max(1) * 1024 * 1024;
+        config.workers = self.workers.max(1);
+        config.lease = Duration::from_secs(self.lease_s.max(5));
+        config.max_attempts = self.max_attempts.max(1);
+        config.extract.pdf_timeout = Duration::from_secs(self.pdf_timeout_s.max(1));
+        config.embed_timeout = Duration::from_secs(self.embed_timeout_s.max(1));
+        config
+    }
 }
 
 /// `[mcp]`.
@@ -219,6 +271,7 @@ impl Default for Config {
             metrics_token: None,
             metrics_listen: None,
             mcp: McpSettings::default(),
+            knowledge: KnowledgeSettings::default(),
         }
     }
 }
@@ -227,7 +280,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 24] = [
+const SETTINGS: [&str; 25] = [
     "bind",
     "data_dir",
     "database_url",
@@ -252,6 +305,7 @@ const SETTINGS: [&str; 24] = [
     "metrics_token",
     "metrics_listen",
     "mcp",
+    "knowledge",
 ];
 
 impl Config {
@@ -276,6 +330,7 @@ impl Config {
                     || key.starts_with("defaults__")
                     || key.starts_with("sandbox__")
                     || key.starts_with("mcp__")
+                    || key.starts_with("knowledge__")
             })
             // `ARS_SANDBOX` predates the `[sandbox]` table and still names the mode.
             .map(|key| {

@@ -18,7 +18,10 @@ async fn main() -> anyhow::Result<()> {
     let cli = cli::Cli::parse();
     let config = config::Config::load(cli.config.as_deref())?;
     // A terminal chat shows the conversation; the server's request logs would drown it.
-    let quiet = matches!(cli.command, cli::Command::Chat(_) | cli::Command::Mcp(_));
+    let quiet = matches!(
+        cli.command,
+        cli::Command::Chat(_) | cli::Command::Mcp(_) | cli::Command::Kb(_)
+    );
     let serve = matches!(cli.command, cli::Command::Serve);
     let telemetry = telemetry::init(&config, quiet, serve)?;
     let result = commands::run(cli.command, config).await;

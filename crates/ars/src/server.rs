@@ -21,6 +21,8 @@ use ars_events::{
     RedisConfig,
 };
 use ars_models::ModelRegistry;
+use ars_runtime::knowledge::KnowledgeHub;
+use ars_runtime::knowledge::tools::KnowledgePlugin;
 use ars_runtime::mcp::{McpHub, McpPlugin};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{
@@ -209,6 +211,10 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         secret_key.clone(),
         config.mcp.runtime_config(),
     );
+    let knowledge = KnowledgeHub::new(
+        Arc::clone(&store),
+        config.knowledge.runtime_config(&config.data_dir),
+    );
     let runtime = Runtime::new(RuntimeParts {
         store: Arc::clone(&store),
         events,
@@ -217,10 +223,11 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         sandbox: Arc::clone(&sandbox) as Arc<dyn Sandbox>,
         tools: builtin_tools(),
         config: config.runtime_config(),
-        plugins: plugins(&skills, &mcp),
+        plugins: plugins(&skills, &mcp, &knowledge),
         control,
     });
     check_models(&runtime).await;
+    knowledge.start(runtime.model_source().clone());
     if !runtime.control_listening(CONTROL_LISTEN).await {
         tracing::warn!(
             "not yet listening on the control channel: cancels from other instances take up to a \
@@ -232,7 +239,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         render: metrics::render(metrics::handle()?),
         access: config.metrics_access(),
     });
-    Ok(AppState::new(store, api, runtime, skills, mcp))
+    Ok(AppState::new(store, api, runtime, skills, mcp, knowledge))
 }
 
 /// Reads the model providers once (so the first run finds them loaded) and says at start-up
@@ -307,11 +314,16 @@ async fn control_channel(config: &Config) -> anyhow::Result<Arc<dyn ControlChann
 }
 
 /// The capability plug-ins every run may use, in the order they shape it.
-fn plugins(skills: &SkillLibrary, mcp: &McpHub) -> Vec<Arc<dyn MiddlewareFactory>> {
+fn plugins(
+    skills: &SkillLibrary,
+    mcp: &McpHub,
+    knowledge: &KnowledgeHub,
+) -> Vec<Arc<dyn MiddlewareFactory>> {
     vec![
         Arc::new(SubagentMiddlewareFactory),
         Arc::new(SkillsPlugin::new(skills.clone())),
         Arc::new(McpPlugin::new(mcp.clone())),
+        Arc::new(KnowledgePlugin::new(knowledge.clone())),
     ]
 }
 
@@ -370,6 +382,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let runtime = state.runtime.clone();
     let mcp = state.mcp.clone();
+    let knowledge = state.knowledge.clone();
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let mut server = tokio::spawn(ars_api::serve(listener, state, async move {
         let _ = stopped.wait_for(|stop| *stop).await;
@@ -386,6 +399,8 @@ pub async fn run(
     stop_runs(&runtime).await;
     // Runs are over: no MCP call is in flight any more.
     mcp.shutdown().await;
+    // A document being ingested is taken up again later, here or on another instance.
+    knowledge.shutdown();
     match tokio::time::timeout(DRAIN, server).await {
         Ok(joined) => joined.context("the HTTP server task failed")??,
         Err(_) => tracing::warn!("connections still open after {DRAIN:?}; closing them"),

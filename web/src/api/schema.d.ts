@@ -139,6 +139,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/knowledge-bases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the knowledge bases the caller can see (admins: all), by slug. */
+        get: operations["list_knowledge_bases"];
+        put?: never;
+        /** Creates a knowledge base, owned by the caller. */
+        post: operations["create_knowledge_base"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One knowledge base, with its counts. */
+        get: operations["get_knowledge_base"];
+        /**
+         * Replaces a knowledge base's fields (the slug stays). New chunk or embedding settings
+         *     ingest every document again.
+         */
+        put: operations["put_knowledge_base"];
+        post?: never;
+        /**
+         * Deletes a knowledge base with its documents and chunks. Agents that name it drop it from
+         *     their next run on.
+         */
+        delete: operations["delete_knowledge_base"];
+        options?: never;
+        head?: never;
+        /**
+         * Changes some of a knowledge base's fields; absent ones keep their value. New chunk or
+         *     embedding settings ingest every document again.
+         */
+        patch: operations["patch_knowledge_base"];
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The documents of a knowledge base, by name, each with its ingestion status. */
+        get: operations["list_documents"];
+        put?: never;
+        /**
+         * Uploads documents: files as `multipart/form-data` (several at once, each a part named
+         *     `files`), or one text as JSON `{name, text}`. A name already in the knowledge base replaces
+         *     that document (its next version). The whole upload is checked before anything is stored;
+         *     each document is then ingested in the background (`pending` → `processing` → `ready` or
+         *     `error`).
+         */
+        post: operations["upload_documents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/documents/{doc}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One document, with its ingestion status. */
+        get: operations["get_document"];
+        put?: never;
+        post?: never;
+        /** Deletes a document and its chunks; searches stop finding it at once. */
+        delete: operations["delete_document"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/documents/{doc}/chunks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A stretch of a document's chunks, by ordinal: what a citation opens. */
+        get: operations["document_chunks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/documents/{doc}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The document's file as uploaded, as an attachment. */
+        get: operations["download_document"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/documents/{doc}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Puts a failed document back to ingestion. */
+        post: operations["retry_document"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follows a knowledge base's documents (SSE): first a `document` message for each, then one
+         *     whenever a document is added or its status or progress changes (ingestion on any
+         *     instance), and `removed` when one is deleted. Ends when the knowledge base is deleted.
+         */
+        get: operations["knowledge_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/reindex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rebuilds this instance's search index of a knowledge base from the chunks in the store
+         *     (the index is derived data; other instances keep theirs, which the change log keeps
+         *     current).
+         */
+        post: operations["reindex_knowledge_base"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Searches a knowledge base: BM25 over its chunks (Chinese segmented into words, English
+         *     stemmed), fused with the embedding model's ranking when it has one. What was just
+         *     ingested, on any instance, is found.
+         */
+        post: operations["search_knowledge_base"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-citations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Opens a citation an agent wrote (`[<knowledge base>:<document>#<chunk>]`): the knowledge
+         *     base, the document and the cited passage in context. What the caller cannot see is a 404.
+         */
+        get: operations["open_citation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mcp-servers": {
         parameters: {
             query?: never;
@@ -1020,6 +1243,11 @@ export interface components {
          * @enum {string}
          */
         Delivery: "wait" | "background";
+        /** @description An embedding model, named as the model providers name it. */
+        EmbeddingModel: {
+            model: string;
+            provider: string;
+        };
         /** @description The JSON body of every error response. */
         ErrorBody: {
             error: components["schemas"]["ErrorDetail"];
@@ -1086,6 +1314,296 @@ export interface components {
             /** @description The store implementation in use: `sqlite` or `postgres`. */
             store: string;
             version: string;
+        };
+        /** @description One chunk of a document: the passage a citation names. */
+        KbChunkView: {
+            /** @description What agents cite it by: `[<knowledge base>:<document>#<ordinal>]`. */
+            citation: string;
+            /** Format: int64 */
+            end: number;
+            /** @description The headings above it, outermost first. */
+            heading_path: string[];
+            /**
+             * Format: int32
+             * @description Its position in the document, from 0.
+             */
+            ordinal: number;
+            /**
+             * Format: int64
+             * @description Byte offsets of the passage in the document's extracted text.
+             */
+            start: number;
+            text: string;
+        };
+        /** @description A stretch of a document's chunks. */
+        KbChunksView: {
+            chunks: components["schemas"]["KbChunkView"][];
+            document: components["schemas"]["KbDocumentView"];
+            /**
+             * Format: int64
+             * @description Chunks the document has.
+             */
+            total: number;
+        };
+        /** @description The knowledge base a citation names. */
+        KbCitationBase: {
+            id: components["schemas"]["KnowledgeBaseId"];
+            name: string;
+            slug: string;
+        };
+        /** @description A citation opened: the passage it names between its neighbours. */
+        KbCitationView: {
+            /** @description The cited chunk with the one before and the one after it, when they exist. */
+            chunks: components["schemas"]["KbChunkView"][];
+            document: components["schemas"]["KbDocumentView"];
+            knowledge_base: components["schemas"]["KbCitationBase"];
+            /**
+             * Format: int32
+             * @description The cited chunk (the document's first when the citation names none).
+             */
+            ordinal: number;
+        };
+        /** @description What a knowledge base holds, counted when it is read. */
+        KbCounts: {
+            /**
+             * Format: int64
+             * @description The documents' sizes, summed.
+             */
+            bytes: number;
+            /**
+             * Format: int64
+             * @description Chunks stored, so searchable (a re-uploaded document's old ones included).
+             */
+            chunks: number;
+            /** Format: int64 */
+            documents: number;
+            /**
+             * Format: int64
+             * @description Documents whose ingestion failed (status `error`).
+             */
+            failed: number;
+            /** Format: int64 */
+            pending: number;
+            /** Format: int64 */
+            processing: number;
+        };
+        /**
+         * Format: uuid
+         * @description Identifies a document of a knowledge base; it keeps its id when re-uploaded.
+         */
+        KbDocumentId: string;
+        /**
+         * @description Where a document is in ingestion.
+         * @enum {string}
+         */
+        KbDocumentStatusView: "pending" | "processing" | "ready" | "error";
+        /** @description A document of a knowledge base. */
+        KbDocumentView: {
+            /**
+             * Format: int64
+             * @description Chunks stored (the previous version's while a replacement is ingested).
+             */
+            chunk_count: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Why ingestion failed, in words (status `error`). */
+            error?: string | null;
+            /** @description The name's extension in lower case, e.g. `pdf`. */
+            format: string;
+            id: components["schemas"]["KbDocumentId"];
+            knowledge_base_id: components["schemas"]["KnowledgeBaseId"];
+            /** @description Unique in its knowledge base; uploading the same name again replaces the document. */
+            name: string;
+            /**
+             * Format: float
+             * @description How far ingestion of this version is, 0 to 1.
+             */
+            progress: number;
+            /** Format: int64 */
+            size_bytes: number;
+            status: components["schemas"]["KbDocumentStatusView"];
+            /** Format: date-time */
+            updated_at: string;
+            uploaded_by?: null | components["schemas"]["UserId"];
+            /**
+             * Format: int32
+             * @description 1 for the first upload, one more for each replacement.
+             */
+            version: number;
+        };
+        /**
+         * @description One message of a knowledge base's event stream (OpenAPI 3.1 cannot type a stream, so this
+         *     describes each message).
+         */
+        KbEventMessage: {
+            /** @description JSON: a `KbDocumentView` (`document`), or `{"id"}` of a deleted document (`removed`). */
+            data: string;
+            event: components["schemas"]["KbEventName"];
+        };
+        /**
+         * @description The `event:` names of a knowledge base's event stream.
+         * @enum {string}
+         */
+        KbEventName: "document" | "removed";
+        /** @description Files as `multipart/form-data`: one or more parts named `files`, each with a file name. */
+        KbFiles: {
+            /** @description `.txt`, `.md`, `.html`, `.pdf`, `.docx`, `.csv` or `.json` files. */
+            files: string[];
+        };
+        /** @description A passage that answers the query. */
+        KbHitView: {
+            /** @description `<document id>#<ordinal>`. */
+            chunk_id: string;
+            /** @description What agents cite it by: `[<knowledge base>:<document>#<ordinal>]`. */
+            citation: string;
+            document_id: components["schemas"]["KbDocumentId"];
+            document_name: string;
+            /** Format: int64 */
+            end: number;
+            /** @description The headings above the passage, outermost first. */
+            heading_path: string[];
+            /** Format: int32 */
+            ordinal: number;
+            /**
+             * Format: double
+             * @description BM25: its score; hybrid: the fused reciprocal-rank score. Higher is better; scores of
+             *     different searches do not compare.
+             */
+            score: number;
+            /** @description A stretch of the passage, HTML-escaped, with the query's words in `<b>…</b>`. */
+            snippet: string;
+            /**
+             * Format: int64
+             * @description Byte offsets of the passage in the document's extracted text.
+             */
+            start: number;
+            text: string;
+        };
+        /** @description What a rebuilt index holds. */
+        KbReindexView: {
+            /**
+             * Format: int64
+             * @description Chunks indexed.
+             */
+            chunks: number;
+        };
+        /** @description The body of `POST /api/knowledge-bases/{id}/search`. */
+        KbSearchRequest: {
+            /** @description What to look for, in any words (Chinese and English alike); 1-1000 characters. */
+            query: string;
+            /** @description How many hits (default 10, at most 50). */
+            top_k?: number | null;
+        };
+        /** @description What a search found. */
+        KbSearchView: {
+            /** @description Best first. */
+            hits: components["schemas"]["KbHitView"][];
+            /** @description How the hits were ranked: `hybrid` when the query was embedded too. */
+            search: components["schemas"]["SearchKind"];
+        };
+        /** @description How a knowledge base cuts its documents into chunks and embeds them. Stored as JSON. */
+        KbSettings: {
+            /**
+             * Format: int32
+             * @description Characters of a chunk's end repeated at the start of the next (at most half a chunk).
+             * @default 120
+             */
+            chunk_overlap: number;
+            /**
+             * Format: int32
+             * @description The most characters a chunk holds (100-4000).
+             * @default 800
+             */
+            chunk_size: number;
+            /** @default null */
+            embedding: null | components["schemas"]["EmbeddingModel"];
+        };
+        /**
+         * @description Chunking and embedding, in a write: absent fields keep their value (defaults on create:
+         *     800 characters, 120 of overlap, no embedding model).
+         */
+        KbSettingsWrite: {
+            /**
+             * Format: int32
+             * @description Characters repeated from the end of one chunk at the start of the next (at most half a
+             *     chunk).
+             */
+            chunk_overlap?: number | null;
+            /**
+             * Format: int32
+             * @description The most characters a chunk holds (100-4000).
+             */
+            chunk_size?: number | null;
+            embedding?: null | components["schemas"]["EmbeddingModel"];
+        };
+        /**
+         * @description Where a knowledge base's documents stand, in one word.
+         * @enum {string}
+         */
+        KbStatus: "empty" | "ingesting" | "ready" | "error";
+        /** @description A plain-text document, as JSON. */
+        KbTextDocument: {
+            /**
+             * @description The document's name; without an extension it is stored as `<name>.txt`. `.md` makes
+             *     the text Markdown (headings become citations' heading paths).
+             */
+            name: string;
+            text: string;
+        };
+        /** @description What an upload stored. */
+        KbUploadView: {
+            /** @description In the order uploaded; each `pending` until a worker takes it. */
+            documents: components["schemas"]["KbDocumentView"][];
+        };
+        /**
+         * Format: uuid
+         * @description Identifies a knowledge base (its slug is unique too, and what agents name).
+         */
+        KnowledgeBaseId: string;
+        /** @description The body of `PATCH /api/knowledge-bases/{id}`: absent fields keep their stored value. */
+        KnowledgeBasePatch: {
+            description?: string | null;
+            name?: string | null;
+            settings?: null | components["schemas"]["KbSettingsWrite"];
+            share_config?: null | components["schemas"]["ShareConfig"];
+            /** @description Only the stored slug is accepted: slugs never change. */
+            slug?: string | null;
+        };
+        /** @description A knowledge base as its viewers see it. */
+        KnowledgeBaseView: {
+            can_delete: boolean;
+            /** @description Whether the caller may change it and its documents, and delete it. */
+            can_manage: boolean;
+            counts: components["schemas"]["KbCounts"];
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            id: components["schemas"]["KnowledgeBaseId"];
+            name: string;
+            owner_id?: null | components["schemas"]["UserId"];
+            /** @description `bm25` without an embedding model, `hybrid` with one. */
+            search: components["schemas"]["SearchKind"];
+            settings: components["schemas"]["KbSettings"];
+            share_config: components["schemas"]["ShareConfig"];
+            /** @description What agents write in `context.knowledge_bases` and in citations. */
+            slug: string;
+            status: components["schemas"]["KbStatus"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The body of `POST /api/knowledge-bases` and `PUT /api/knowledge-bases/{id}`. */
+        KnowledgeBaseWrite: {
+            /** @description Shown to agents, which choose what to search by it; at most 4000 characters. */
+            description?: string;
+            /** @description 1-128 characters. */
+            name: string;
+            settings?: null | components["schemas"]["KbSettingsWrite"];
+            share_config?: null | components["schemas"]["ShareConfig"];
+            /**
+             * @description 1-64 characters of `a-z`, `0-9` and `-`, starting and ending with a letter or digit;
+             *     unique; it never changes once created.
+             */
+            slug: string;
         };
         /**
          * @description Where a resolved field's value came from.
@@ -1635,6 +2153,11 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "pending" | "running" | "success" | "error" | "cancelled" | "timeout" | "interrupted";
+        /**
+         * @description How a knowledge base ranks search results.
+         * @enum {string}
+         */
+        SearchKind: "bm25" | "hybrid";
         /** @description Visibility and management rights: the same sharing model for every agent and skill. */
         ShareConfig: {
             /** @description Users who may manage (edit, delete) the agent, whatever its visibility. */
@@ -2666,6 +3189,973 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    list_knowledge_bases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseView"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeBaseWrite"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The slug is taken, or a share names no user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeBaseWrite"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another slug than the stored one, or a share names no user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not deletable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeBasePatch"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another slug than the stored one, or a share names no user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_documents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbDocumentView"][];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    upload_documents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KbTextDocument"];
+                "multipart/form-data": components["schemas"]["KbFiles"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbUploadView"];
+                };
+            };
+            /** @description A body that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A document over the per-document limit, or the knowledge base over its own; the message says the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A name, format or empty file; `field` names it (`files[i]`, `name`, `text`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+                /** @description The document's UUID */
+                doc: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbDocumentView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+                /** @description The document's UUID */
+                doc: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    document_chunks: {
+        parameters: {
+            query?: {
+                /** @description The first chunk (default 0). */
+                from?: number;
+                /** @description The last chunk (default: `from` + 49; at most 200 chunks at once). */
+                to?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+                /** @description The document's UUID */
+                doc: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbChunksView"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `from` after `to` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    download_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+                /** @description The document's UUID */
+                doc: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description `attachment`, with `filename` and `filename*` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": number[];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    retry_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+                /** @description The document's UUID */
+                doc: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, `pending` again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbDocumentView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The document did not fail */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    knowledge_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One SSE message per change: `event:` its kind, `data:` its JSON */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["KbEventMessage"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reindex_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbReindexView"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Visible but not manageable */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    search_knowledge_base: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The knowledge base's UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KbSearchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbSearchView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An empty or too long query, or `top_k` out of range */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    open_citation: {
+        parameters: {
+            query: {
+                /** @description A citation as agents write it, e.g. `[handbook:travel.md#3]`. */
+                ref: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbCitationView"];
+                };
+            };
+            /** @description Malformed query string */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such knowledge base, document or chunk that the caller can see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `ref` is not a citation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

@@ -86,3 +86,33 @@ pub async fn check_mcp_servers(
     }
     Ok(())
 }
+
+/// Checks that every knowledge base `context` names is one `caller` can see, with the same
+/// leniency for names the agent already had as [`check_mcp_servers`].
+pub async fn check_knowledge_bases(
+    store: &dyn Store,
+    caller: &Caller,
+    context: &AgentContext,
+    existing: Option<&AgentContext>,
+) -> Result<(), ApiError> {
+    let Some(slugs) = &context.knowledge_bases else {
+        return Ok(());
+    };
+    let kept = existing.and_then(|c| c.knowledge_bases.as_ref());
+    for (i, slug) in slugs.iter().enumerate() {
+        if kept.is_some_and(|kept| kept.contains(slug)) {
+            continue;
+        }
+        let visible = store
+            .knowledge_base_by_slug(slug)
+            .await?
+            .is_some_and(|kb| caller.can_view(&kb));
+        if !visible {
+            return Err(ApiError::unprocessable(
+                format!("config_json.context.knowledge_bases[{i}]"),
+                format!("no knowledge base `{slug}` that you can use"),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -173,6 +173,13 @@ async fn validated(
         existing.map(|agent| &agent.config_json.context),
     )
     .await?;
+    super::agent_runtime_rules::check_knowledge_bases(
+        state.store.as_ref(),
+        caller,
+        &draft.config.context,
+        existing.map(|agent| &agent.config_json.context),
+    )
+    .await?;
     check_share_users(state, &draft.share_config).await?;
     Ok(draft)
 }

@@ -9,7 +9,7 @@
 //! `path_refused`. As for the tools, a symlink may lead elsewhere in the owner's own workspace.
 //! Another user's thread is a 404, like a missing one.
 
-mod content;
+pub(crate) mod content;
 
 use std::time::SystemTime;
 

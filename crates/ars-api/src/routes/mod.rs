@@ -16,6 +16,7 @@ mod catalog;
 mod events;
 mod files;
 mod health;
+mod knowledge;
 mod mcp_servers;
 mod model_providers;
 mod model_settings;
@@ -108,6 +109,31 @@ pub fn router() -> OpenApiRouter<AppState> {
             mcp_servers::delete_mcp_server
         ))
         .routes(routes!(mcp_servers::check_mcp_server))
+        .routes(routes!(
+            knowledge::list_knowledge_bases,
+            knowledge::create_knowledge_base
+        ))
+        .routes(routes!(
+            knowledge::get_knowledge_base,
+            knowledge::put_knowledge_base,
+            knowledge::patch_knowledge_base,
+            knowledge::delete_knowledge_base
+        ))
+        .routes(unlimited_body(routes!(
+            knowledge::documents::list_documents,
+            knowledge::documents::upload_documents
+        )))
+        .routes(routes!(
+            knowledge::documents::get_document,
+            knowledge::documents::delete_document
+        ))
+        .routes(routes!(knowledge::documents::download_document))
+        .routes(routes!(knowledge::documents::retry_document))
+        .routes(routes!(knowledge::documents::document_chunks))
+        .routes(routes!(knowledge::documents::knowledge_events))
+        .routes(routes!(knowledge::reindex_knowledge_base))
+        .routes(routes!(knowledge::search::search_knowledge_base))
+        .routes(routes!(knowledge::search::open_citation))
         .routes(routes!(catalog::list_models))
         .routes(routes!(catalog::list_tools))
 }
@@ -121,5 +147,15 @@ fn skills_upload_limit(
     let method_router = method_router
         .layer::<_, Infallible>(DefaultBodyLimit::max(limit))
         .layer::<_, Infallible>(axum::Extension(BodyLimit(limit)));
+    (schemas, paths, method_router)
+}
+
+/// Document uploads measure themselves (each file against the per-document limit, the whole
+/// against the knowledge base's), so the 413 names the file or the knowledge base and its
+/// limit: the general body limit does not apply to them.
+fn unlimited_body(
+    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    let method_router = method_router.layer::<_, Infallible>(DefaultBodyLimit::disable());
     (schemas, paths, method_router)
 }

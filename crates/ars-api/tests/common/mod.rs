@@ -17,6 +17,8 @@ use ars_domain::user::PasswordPolicy;
 use ars_domain::{Role, SecretKey};
 use ars_events::{EventBus, InProcessBus, InProcessConfig, RedisBus, RedisConfig};
 use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::knowledge::tools::KnowledgePlugin;
+use ars_runtime::knowledge::{KnowledgeConfig, KnowledgeHub};
 use ars_runtime::mcp::{McpConfig, McpHub, McpPlugin};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, builtin_tools};
@@ -52,6 +54,9 @@ pub struct Setup {
     pub mcp: McpConfig,
     /// Host folders shown read-only in the sandbox (where the MCP test peers are installed).
     pub extra_ro_binds: Vec<std::path::PathBuf>,
+    /// Knowledge bases' limits and ingestion; `None`: defaults, indexes in the test's temp
+    /// dir, the change log read every 200 ms.
+    pub knowledge: Option<KnowledgeConfig>,
 }
 
 /// The PostgreSQL server tests may also run against (`ARS_TEST_DATABASE_URL`); `None` skips
@@ -74,6 +79,7 @@ impl Default for Setup {
             secret_key: None,
             mcp: McpConfig::default(),
             extra_ro_binds: Vec::new(),
+            knowledge: None,
         }
     }
 }
@@ -93,6 +99,8 @@ pub struct TestApp {
     pub bus: Option<InProcessBus>,
     /// The MCP connections the runtime and the API share.
     pub mcp: McpHub,
+    /// Knowledge bases' ingestion and indexes.
+    pub knowledge: KnowledgeHub,
     _dir: tempfile::TempDir,
     /// Stops the server (also when dropped).
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -184,6 +192,14 @@ impl TestApp {
             secret_key.clone(),
             setup.mcp.clone(),
         );
+        let mut knowledge_config = setup
+            .knowledge
+            .clone()
+            .unwrap_or_else(|| KnowledgeConfig::new(dir.path().join("knowledge")));
+        if setup.knowledge.is_none() {
+            knowledge_config.sync_every = Duration::from_millis(200);
+        }
+        let knowledge = KnowledgeHub::new(Arc::clone(&store), knowledge_config);
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
             events,
@@ -199,6 +215,7 @@ impl TestApp {
                 Arc::new(SubagentMiddlewareFactory),
                 Arc::new(SkillsPlugin::new(skills.clone())),
                 Arc::new(McpPlugin::new(mcp.clone())),
+                Arc::new(KnowledgePlugin::new(knowledge.clone())),
             ],
             control: Arc::new(ars_events::LocalChannel::new()),
         });
@@ -211,7 +228,9 @@ impl TestApp {
             runtime.clone(),
             skills,
             mcp.clone(),
+            knowledge.clone(),
         );
+        knowledge.start(runtime.model_source().clone());
         let server = tokio::spawn(ars_api::serve(listener, state, async {
             let _ = rx.await;
         }));
@@ -225,6 +244,7 @@ impl TestApp {
             sandbox_dir,
             bus,
             mcp,
+            knowledge,
             _dir: dir,
             shutdown: Some(tx),
             server: Some(server),

@@ -143,7 +143,7 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
 /// `inline` or `attachment`, with the file name twice (RFC 6266): an ASCII fallback for old
 /// clients (`filename="…"`, anything else replaced by `_`) and the exact UTF-8 name
 /// percent-encoded (`filename*=UTF-8''…`), which every current browser prefers.
-pub(super) fn disposition(name: &str, inline: bool) -> HeaderValue {
+pub(crate) fn disposition(name: &str, inline: bool) -> HeaderValue {
     let fallback: String = name
         .chars()
         .map(|c| {

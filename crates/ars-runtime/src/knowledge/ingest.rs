@@ -1,0 +1,218 @@
+//! Ingestion: a worker takes a document from the store under a lease (renewed while it
+//! works), reads its text (off the async runtime; a parser that panics fails only this
+//! document), cuts it into chunks, embeds them when the knowledge base has a model, and stores
+//! the chunks in one transaction — only if the document was not re-uploaded or deleted
+//! meanwhile. A failure is recorded on the document, in words. A worker that dies leaves the
+//! lease to run out, and the document is taken up again (at most `max_attempts` times).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ars_domain::knowledge::{KbDocument, NewKbChunk};
+use ars_knowledge::chunk::{ChunkSettings, chunk, indexed_text};
+use ars_knowledge::extract::{Format, extract};
+use tokio_util::sync::CancellationToken;
+
+use super::{KnowledgeHub, embed};
+use crate::models::ModelSource;
+
+/// How long a worker waits for work when the store has none (an upload wakes it sooner).
+const IDLE: Duration = Duration::from_millis(1000);
+
+/// Takes and ingests documents until the hub shuts down.
+pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) {
+    let config = hub.config().clone();
+    loop {
+        if hub.inner.shutdown.is_cancelled() {
+            return;
+        }
+        let claimed = hub
+            .store()
+            .claim_kb_document(ars_domain::time::now(), config.lease)
+            .await;
+        let document = match claimed {
+            Ok(Some(document)) => document,
+            Ok(None) => {
+                tokio::select! {
+                    () = hub.inner.shutdown.cancelled() => return,
+                    () = hub.inner.uploaded.notified() => {}
+                    () = tokio::time::sleep(IDLE) => {}
+                }
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(worker, error = %e, "cannot take a document to ingest");
+                tokio::time::sleep(IDLE).await;
+                continue;
+            }
+        };
+        tracing::info!(worker, document = %document.id, name = %document.name, attempt = document.attempts, "ingesting a document");
+        let outcome = ingest(&hub, &models, &document).await;
+        let store = hub.store();
+        let written = match outcome {
+            Ok(chunks) => {
+                let count = chunks.len();
+                let done = store
+                    .finish_kb_document(document.id, document.version, &chunks)
+                    .await;
+                if matches!(done, Ok(true)) {
+                    tracing::info!(worker, document = %document.id, chunks = count, "document ingested");
+                }
+                done
+            }
+            Err(reason) => {
+                tracing::info!(worker, document = %document.id, %reason, "document ingestion failed");
+                store
+                    .fail_kb_document(document.id, document.version, &reason)
+                    .await
+            }
+        };
+        match written {
+            Ok(true) => {}
+            Ok(false) => tracing::info!(
+                worker,
+                document = %document.id,
+                "the document changed while it was ingested; its newer version is ingested instead"
+            ),
+            Err(e) => {
+                tracing::warn!(worker, document = %document.id, error = %e, "cannot record the ingestion")
+            }
+        }
+    }
+}
+
+/// Reads, chunks and embeds one claimed document; its chunks, or why not (in words).
+async fn ingest(
+    hub: &KnowledgeHub,
+    models: &ModelSource,
+    document: &KbDocument,
+) -> Result<Vec<NewKbChunk>, String> {
+    let config = hub.config();
+    if document.attempts > config.max_attempts {
+        return Err(format!(
+            "ingestion was interrupted {} times (the server stopped while reading it); retry \
+             to try again",
+            document.attempts - 1
+        ));
+    }
+    let store = hub.store();
+    let stop = CancellationToken::new();
+    let renewing = renew_while_working(hub, document, stop.clone());
+    let result = async {
+        let kb = store
+            .knowledge_base(document.kb_id)
+            .await
+            .map_err(|e| format!("cannot read the knowledge base: {e}"))?
+            .ok_or("the knowledge base was deleted")?;
+        let format = Format::of_name(&document.name).ok_or_else(|| {
+            format!(
+                "“{}” is not a format knowledge bases read ({})",
+                document.name,
+                Format::EXTENSIONS
+            )
+        })?;
+        let bytes = store
+            .kb_document_file(document.id)
+            .await
+            .map_err(|e| format!("cannot read the uploaded file: {e}"))?
+            .ok_or("the document was deleted")?;
+        let limits = config.extract;
+        // Off the async runtime; a panic in a parser fails this document only.
+        let text = tokio::task::spawn_blocking(move || extract(format, &bytes, limits))
+            .await
+            .map_err(|_| "the document could not be read: its parser failed on it".to_string())?
+            .map_err(|e| e.to_string())?;
+        progress(hub, document, 0.3).await;
+        let settings = ChunkSettings {
+            size: kb.fields.settings.chunk_size as usize,
+            overlap: kb.fields.settings.chunk_overlap as usize,
+        };
+        let pieces = chunk(&text, format.text_kind(), settings);
+        if pieces.is_empty() {
+            return Err("the document holds no text".to_string());
+        }
+        let mut embeddings: Vec<Option<Vec<f32>>> = vec![None; pieces.len()];
+        if let Some(model) = &kb.fields.settings.embedding {
+            let texts: Vec<String> = pieces.iter().map(indexed_text).collect();
+            let total = texts.len();
+            let mut done = 0;
+            for batch in texts.chunks(256) {
+                let vectors = embed(
+                    models,
+                    &model.provider,
+                    &model.model,
+                    batch,
+                    config.embed_timeout,
+                )
+                .await
+                .map_err(|e| format!("embedding failed: {e}"))?;
+                for vector in vectors {
+                    embeddings[done] = Some(vector);
+                    done += 1;
+                }
+                progress(hub, document, 0.3 + 0.6 * done as f32 / total as f32).await;
+            }
+        }
+        Ok(pieces
+            .into_iter()
+            .zip(embeddings)
+            .map(|(piece, embedding)| NewKbChunk {
+                ordinal: u32::try_from(piece.ordinal).unwrap_or(u32::MAX),
+                heading_path: piece.heading_path,
+                start: piece.start as u64,
+                end: piece.end as u64,
+                text: piece.text,
+                embedding,
+            })
+            .collect())
+    }
+    .await;
+    stop.cancel();
+    let _ = renewing.await;
+    result
+}
+
+async fn progress(hub: &KnowledgeHub, document: &KbDocument, done: f32) {
+    let until = ars_domain::time::now()
+        + chrono::Duration::from_std(hub.config().lease).unwrap_or(chrono::Duration::seconds(60));
+    let _ = hub
+        .store()
+        .renew_kb_document(document.id, document.version, done, until)
+        .await;
+}
+
+/// Renews the lease every third of it until `stop`.
+fn renew_while_working(
+    hub: &KnowledgeHub,
+    document: &KbDocument,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let hub = hub.clone();
+    let document = Arc::new(document.clone());
+    tokio::spawn(async move {
+        let every = hub.config().lease / 3;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+            let until = ars_domain::time::now()
+                + chrono::Duration::from_std(hub.config().lease)
+                    .unwrap_or(chrono::Duration::seconds(60));
+            let progress = hub
+                .store()
+                .kb_document(document.id)
+                .await
+                .ok()
+                .flatten()
+                .map_or(0.0, |d| d.progress);
+            if let Ok(false) = hub
+                .store()
+                .renew_kb_document(document.id, document.version, progress, until)
+                .await
+            {
+                return;
+            }
+        }
+    })
+}

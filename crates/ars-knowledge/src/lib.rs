@@ -17,4 +17,5 @@ pub mod chunk;
 pub mod extract;
 pub mod fusion;
 pub mod index;
+pub mod samples;
 pub mod vectors;

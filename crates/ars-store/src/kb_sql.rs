@@ -173,6 +173,14 @@ macro_rules! claim_kb_document {
     };
 }
 
+/// Whether any document is claimable at `$1`: read first, so an idle worker's poll costs a read
+/// and never a place in the write queue.
+pub(crate) const ANY_CLAIMABLE_KB_DOCUMENT: &str = concat!(
+    "SELECT id FROM kb_documents WHERE ",
+    claimable!(),
+    " LIMIT 1"
+);
+
 /// SQLite's claim: its one writer runs claims one at a time.
 pub(crate) const CLAIM_KB_DOCUMENT_SQLITE: &str = claim_kb_document!("");
 

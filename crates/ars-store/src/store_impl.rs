@@ -1314,6 +1314,14 @@ macro_rules! impl_store {
                     .ok_or_else(|| {
                         $crate::StoreError::Invalid(format!("a lease of {lease:?} is too long"))
                     })?;
+                let waiting: Option<(String,)> =
+                    sqlx::query_as($crate::kb_sql::ANY_CLAIMABLE_KB_DOCUMENT)
+                        .bind(now)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                if waiting.is_none() {
+                    return Ok(None);
+                }
                 sqlx::query_as::<_, $crate::kb_rows::KbDocumentRow>(Self::CLAIM_KB_DOCUMENT)
                     .bind(now)
                     .bind(until)

@@ -51,6 +51,7 @@ impl FakeOpenAi {
         let app = axum::Router::new()
             .route("/v1/models", get(list_models))
             .route("/v1/chat/completions", post(chat))
+            .route("/v1/embeddings", post(embeddings))
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -119,6 +120,46 @@ async fn list_models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> R
         )
         .collect();
     Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// `POST /v1/embeddings`: each input's deterministic hashing embedding (the one the retrieval
+/// benchmarks use), in input order, as OpenAI answers them.
+async fn embeddings(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    record(&shared, "/v1/embeddings", &headers, body.clone());
+    if let Some(refused) = refuse_key(&shared, &headers) {
+        return refused;
+    }
+    let model = body["model"].as_str().unwrap_or_default().to_string();
+    if !shared.models.contains(&model) {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("The model `{model}` does not exist or you do not have access to it."),
+            "model_not_found",
+        );
+    }
+    let inputs: Vec<String> = match &body["input"] {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            json!({"object": "embedding", "index": index,
+                   "embedding": ars_knowledge::vectors::hash_embedding(text)})
+        })
+        .collect();
+    Json(json!({"object": "list", "data": data, "model": model,
+                "usage": {"prompt_tokens": inputs.len(), "total_tokens": inputs.len()}}))
+    .into_response()
 }
 
 async fn chat(

@@ -158,6 +158,16 @@ async fn knowledge_bases_round_trip_and_bad_input_names_the_field() {
             Some("settings.embedding.provider"),
         ),
         (
+            json!({"slug": "ok", "name": "x", "settings": [null, null]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("settings"),
+        ),
+        (
+            json!({"slug": "ok", "name": "x", "settings": {"chunk_size": "big"}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("settings"),
+        ),
+        (
             json!({"slug": "ok", "name": "x", "colour": "red"}),
             StatusCode::UNPROCESSABLE_ENTITY,
             None,
@@ -442,6 +452,11 @@ async fn uploads_over_a_limit_get_413_saying_it_and_bad_files_get_422_and_nothin
         ),
         (
             json!({"name": "slides.pptx", "text": "hi"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "name",
+        ),
+        (
+            json!({"name": " ", "text": "hi"}),
             StatusCode::UNPROCESSABLE_ENTITY,
             "name",
         ),
@@ -1088,7 +1103,9 @@ async fn document_status_streams_as_events_until_ready() {
             m.event == "document" && m.data["status"] == "ready"
         })
         .await;
-    assert!(seen.iter().all(|m| m.data["name"] == "note.txt"));
+    assert_eq!(seen[0].event, "snapshot");
+    assert_eq!(seen[0].data["documents"], json!([]));
+    assert!(seen[1..].iter().all(|m| m.data["name"] == "note.txt"));
     let ready = seen.last().unwrap();
     assert_eq!(ready.data["name"], "note.txt");
     let document = id(&ready.data);

@@ -191,11 +191,10 @@ pub fn validate_slug(slug: &str) -> Result<(), ValidationError> {
 
 /// A display name: 1-128 characters without control characters; answered trimmed.
 pub fn normalize_name(name: &str) -> Result<String, ValidationError> {
+    // Measured as sent (what the OpenAPI `maxLength` states), then trimmed.
+    let too_long = name.chars().count() > NAME_MAX_CHARS;
     let name = name.trim();
-    if name.is_empty()
-        || name.chars().count() > NAME_MAX_CHARS
-        || name.chars().any(char::is_control)
-    {
+    if name.is_empty() || too_long || name.chars().any(char::is_control) {
         return Err(ValidationError::invalid(
             "name",
             format!("must be 1-{NAME_MAX_CHARS} characters without control characters"),
@@ -204,16 +203,15 @@ pub fn normalize_name(name: &str) -> Result<String, ValidationError> {
     Ok(name.to_string())
 }
 
-/// A description: at most 4000 characters; answered trimmed.
+/// A description: at most 4000 characters as sent; answered trimmed.
 pub fn normalize_description(description: &str) -> Result<String, ValidationError> {
-    let description = description.trim();
     if description.chars().count() > DESCRIPTION_MAX_CHARS {
         return Err(ValidationError::invalid(
             "description",
             format!("must be at most {DESCRIPTION_MAX_CHARS} characters"),
         ));
     }
-    Ok(description.to_string())
+    Ok(description.trim().to_string())
 }
 
 /// Text handed to a process or sent on the wire: at most 8192 characters, no NUL (which a
@@ -447,6 +445,11 @@ mod tests {
         assert!(normalize_name("a\u{7}b").is_err());
         assert_eq!(normalize_description(" 读写文件 ").unwrap(), "读写文件");
         assert!(normalize_description(&"x".repeat(DESCRIPTION_MAX_CHARS + 1)).is_err());
+        // Measured as sent, as the OpenAPI document's `maxLength` says: white space counts.
+        let padded = format!(" {}", "x".repeat(DESCRIPTION_MAX_CHARS));
+        assert!(normalize_description(&padded).is_err());
+        let padded = format!("\u{85}{}", "n".repeat(NAME_MAX_CHARS));
+        assert!(normalize_name(&padded).is_err());
     }
 
     #[test]

@@ -287,9 +287,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Follows a knowledge base's documents (SSE): first a `document` message for each, then one
-         *     whenever a document is added or its status or progress changes (ingestion on any
-         *     instance), and `removed` when one is deleted. Ends when the knowledge base is deleted.
+         * Follows a knowledge base's documents (SSE): first a `snapshot` of them all, then a
+         *     `document` message whenever a document is added or its status or progress changes
+         *     (ingestion on any instance), and `removed` when one is deleted. Ends when the knowledge
+         *     base is deleted.
          */
         get: operations["knowledge_events"];
         put?: never;
@@ -1436,7 +1437,10 @@ export interface components {
          *     describes each message).
          */
         KbEventMessage: {
-            /** @description JSON: a `KbDocumentView` (`document`), or `{"id"}` of a deleted document (`removed`). */
+            /**
+             * @description JSON: `{"documents": [KbDocumentView…]}` (`snapshot`, the first message), a
+             *     `KbDocumentView` (`document`), or `{"id"}` of a deleted document (`removed`).
+             */
             data: string;
             event: components["schemas"]["KbEventName"];
         };
@@ -1444,7 +1448,7 @@ export interface components {
          * @description The `event:` names of a knowledge base's event stream.
          * @enum {string}
          */
-        KbEventName: "document" | "removed";
+        KbEventName: "snapshot" | "document" | "removed";
         /** @description Files as `multipart/form-data`: one or more parts named `files`, each with a file name. */
         KbFiles: {
             /** @description `.txt`, `.md`, `.html`, `.pdf`, `.docx`, `.csv` or `.json` files. */

@@ -1,8 +1,8 @@
 /**
  * A knowledge base's documents, live: listed once, then kept current by the knowledge base's
- * event stream (`event: document` for a document added or changed, `event: removed`). The
- * stream sends no snapshot, so each connection lists the documents again; what the stream
- * said while a listing was on its way is kept (see `mergeListing`).
+ * event stream (`event: document` for a document added or changed, `event: removed`). Each
+ * connection lists the documents again (the stream's opening `snapshot` is not needed for
+ * that); what the stream said while a listing was on its way is kept (see `mergeListing`).
  */
 
 import { useCallback, useEffect, useEffectEvent, useRef, useState } from "react";

@@ -104,11 +104,13 @@ pub struct KnowledgeBaseWrite {
     #[schema(pattern = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")]
     slug: String,
     /// 1-128 characters.
+    #[schema(min_length = 1, max_length = 128)]
     name: String,
     /// Shown to agents, which choose what to search by it; at most 4000 characters.
     #[serde(default)]
+    #[schema(max_length = 4000)]
     description: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "settings_object")]
     settings: Option<KbSettingsWrite>,
     /// Absent: private to its owner.
     #[serde(default)]
@@ -123,13 +125,32 @@ pub struct KnowledgeBasePatch {
     #[serde(default)]
     slug: Option<String>,
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 128)]
     name: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 4000)]
     description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "settings_object")]
     settings: Option<KbSettingsWrite>,
     #[serde(default)]
     share_config: Option<ShareConfig>,
+}
+
+/// Settings as a JSON object (or `null`) only: serde would also read a struct from an array.
+fn settings_object<'de, D>(deserializer: D) -> Result<Option<KbSettingsWrite>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(deserializer)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value @ serde_json::Value::Object(_)) => serde_json::from_value(value)
+            .map(Some)
+            .map_err(D::Error::custom),
+        Some(_) => Err(D::Error::custom(
+            "invalid type: expected an object of settings",
+        )),
+    }
 }
 
 fn not_found() -> ApiError {

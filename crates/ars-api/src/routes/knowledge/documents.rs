@@ -126,6 +126,7 @@ pub struct KbTextDocument {
 
 /// Files as `multipart/form-data`: one or more parts named `files`, each with a file name.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct KbFiles {
     /// `.txt`, `.md`, `.html`, `.pdf`, `.docx`, `.csv` or `.json` files.
@@ -375,6 +376,9 @@ async fn read_text(state: &AppState, request: Request) -> Result<Vec<Upload>, Ap
         .await
         .map_err(|_| too_large("the text", limit))?;
     let body: KbTextDocument = parse_json(&bytes)?;
+    if body.name.trim().is_empty() {
+        return Err(ApiError::unprocessable("name", "must not be empty"));
+    }
     let mut name = body.name;
     if Format::of_name(&name).is_none() && ars_domain::knowledge::document_format(&name).is_empty()
     {
@@ -711,6 +715,7 @@ pub async fn document_chunks(
 #[serde(rename_all = "snake_case")]
 #[allow(dead_code)]
 pub enum KbEventName {
+    Snapshot,
     Document,
     Removed,
 }
@@ -722,7 +727,8 @@ pub enum KbEventName {
 #[allow(dead_code)]
 pub struct KbEventMessage {
     event: KbEventName,
-    /// JSON: a `KbDocumentView` (`document`), or `{"id"}` of a deleted document (`removed`).
+    /// JSON: `{"documents": [KbDocumentView…]}` (`snapshot`, the first message), a
+    /// `KbDocumentView` (`document`), or `{"id"}` of a deleted document (`removed`).
     data: String,
 }
 
@@ -732,7 +738,10 @@ struct Watcher {
     kb: KnowledgeBaseId,
     sent: HashMap<KbDocumentId, KbDocumentView>,
     queue: std::collections::VecDeque<Event>,
+    /// No wait before the first look.
     first: bool,
+    /// The first look answers a snapshot.
+    first_sent: bool,
 }
 
 impl Watcher {
@@ -757,6 +766,18 @@ impl Watcher {
             let Ok(documents) = self.state.store.kb_documents(self.kb).await else {
                 continue;
             };
+            if self.first_sent {
+                let views: Vec<KbDocumentView> = documents.into_iter().map(document_view).collect();
+                if let Ok(event) = Event::default()
+                    .event("snapshot")
+                    .json_data(serde_json::json!({ "documents": &views }))
+                {
+                    self.queue.push_back(event);
+                }
+                self.sent = views.into_iter().map(|v| (v.id, v)).collect();
+                self.first_sent = false;
+                continue;
+            }
             let mut seen = BTreeSet::new();
             for document in documents {
                 seen.insert(document.id);
@@ -787,9 +808,10 @@ impl Watcher {
     }
 }
 
-/// Follows a knowledge base's documents (SSE): first a `document` message for each, then one
-/// whenever a document is added or its status or progress changes (ingestion on any
-/// instance), and `removed` when one is deleted. Ends when the knowledge base is deleted.
+/// Follows a knowledge base's documents (SSE): first a `snapshot` of them all, then a
+/// `document` message whenever a document is added or its status or progress changes
+/// (ingestion on any instance), and `removed` when one is deleted. Ends when the knowledge
+/// base is deleted.
 #[utoipa::path(get, path = "/knowledge-bases/{id}/events", tag = "knowledge", security(("bearer" = [])),
     params(("id" = String, Path, description = "The knowledge base's UUID")),
     responses(
@@ -810,6 +832,7 @@ pub async fn knowledge_events(
         sent: HashMap::new(),
         queue: Default::default(),
         first: true,
+        first_sent: true,
     };
     let stream = futures::stream::unfold(watcher, |mut watcher| async move {
         let event = watcher.next().await?;

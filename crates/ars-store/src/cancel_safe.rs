@@ -362,6 +362,9 @@ impl Store for CancelSafe {
         })
         .await
     }
+    async fn kb_claimable(&self, now: DateTime<Utc>) -> Result<bool> {
+        self.inner.kb_claimable(now).await
+    }
     async fn claim_kb_document(
         &self,
         now: DateTime<Utc>,

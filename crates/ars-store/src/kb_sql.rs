@@ -173,8 +173,7 @@ macro_rules! claim_kb_document {
     };
 }
 
-/// Whether any document is claimable at `$1`: read first, so an idle worker's poll costs a read
-/// and never a place in the write queue.
+/// Whether any document is claimable at `$1` (`Store::kb_claimable`).
 pub(crate) const ANY_CLAIMABLE_KB_DOCUMENT: &str = concat!(
     "SELECT id FROM kb_documents WHERE ",
     claimable!(),

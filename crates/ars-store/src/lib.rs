@@ -389,6 +389,9 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes a document with its file and chunks and appends it to the change log, in one
     /// transaction; `false` when there was none.
     async fn delete_kb_document(&self, id: KbDocumentId) -> Result<bool>;
+    /// Whether [`Store::claim_kb_document`] at `now` would find a document: a read, so an idle
+    /// worker polls without taking a place in the write queue.
+    async fn kb_claimable(&self, now: DateTime<Utc>) -> Result<bool>;
     /// Takes one document for ingestion, atomically: the one least recently updated among
     /// those `pending` and those `processing` whose lease ran out before `now` (their worker
     /// died). It becomes `processing` with its lease until `now + lease` and one more attempt,

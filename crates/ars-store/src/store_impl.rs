@@ -1302,6 +1302,19 @@ macro_rules! impl_store {
                 Ok(true)
             }
 
+            async fn kb_claimable(
+                &self,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<bool> {
+                let now = chrono::SubsecRound::trunc_subsecs(now, 6);
+                let waiting: Option<(String,)> =
+                    sqlx::query_as($crate::kb_sql::ANY_CLAIMABLE_KB_DOCUMENT)
+                        .bind(now)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                Ok(waiting.is_some())
+            }
+
             async fn claim_kb_document(
                 &self,
                 now: chrono::DateTime<chrono::Utc>,
@@ -1314,14 +1327,6 @@ macro_rules! impl_store {
                     .ok_or_else(|| {
                         $crate::StoreError::Invalid(format!("a lease of {lease:?} is too long"))
                     })?;
-                let waiting: Option<(String,)> =
-                    sqlx::query_as($crate::kb_sql::ANY_CLAIMABLE_KB_DOCUMENT)
-                        .bind(now)
-                        .fetch_optional(&self.pool)
-                        .await?;
-                if waiting.is_none() {
-                    return Ok(None);
-                }
                 sqlx::query_as::<_, $crate::kb_rows::KbDocumentRow>(Self::CLAIM_KB_DOCUMENT)
                     .bind(now)
                     .bind(until)

@@ -227,7 +227,6 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         control,
     });
     check_models(&runtime).await;
-    knowledge.start(runtime.model_source().clone());
     if !runtime.control_listening(CONTROL_LISTEN).await {
         tracing::warn!(
             "not yet listening on the control channel: cancels from other instances take up to a \
@@ -239,6 +238,9 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         render: metrics::render(metrics::handle()?),
         access: config.metrics_access(),
     });
+    // After the metrics recorder is installed: a store write in flight across its
+    // installation would leave the write-queue gauge off by one for good.
+    knowledge.start(runtime.model_source().clone());
     Ok(AppState::new(store, api, runtime, skills, mcp, knowledge))
 }
 

@@ -26,10 +26,13 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
         if hub.inner.shutdown.is_cancelled() {
             return;
         }
-        let claimed = hub
-            .store()
-            .claim_kb_document(ars_domain::time::now(), config.lease)
-            .await;
+        // A read first: an idle poll never queues for the writer.
+        let now = ars_domain::time::now();
+        let claimed = match hub.store().kb_claimable(now).await {
+            Ok(true) => hub.store().claim_kb_document(now, config.lease).await,
+            Ok(false) => Ok(None),
+            Err(e) => Err(e),
+        };
         let document = match claimed {
             Ok(Some(document)) => document,
             Ok(None) => {

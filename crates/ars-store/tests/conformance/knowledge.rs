@@ -592,6 +592,7 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
         ars_domain::time::now() + chrono::Duration::seconds(seconds)
     };
     let start = at(0);
+    assert!(store.kb_claimable(start).await.unwrap());
     let first = store
         .claim_kb_document(start, LEASE)
         .await
@@ -603,10 +604,12 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
     );
     assert_eq!(first.status, KbDocumentStatus::Processing);
     let live = start + chrono::Duration::seconds(30);
+    assert!(!store.kb_claimable(live).await.unwrap());
     assert_eq!(store.claim_kb_document(live, LEASE).await.unwrap(), None);
 
     // The worker died: once its lease ran out, the document is claimed again.
     let expired = start + chrono::Duration::seconds(61);
+    assert!(store.kb_claimable(expired).await.unwrap());
     let second = store
         .claim_kb_document(expired, LEASE)
         .await

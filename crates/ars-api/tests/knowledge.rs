@@ -382,11 +382,10 @@ async fn every_format_is_parsed_and_found_and_a_corrupt_pdf_fails_only_its_docum
 
 #[tokio::test]
 async fn uploads_over_a_limit_get_413_saying_it_and_bad_files_get_422_and_nothing_is_stored() {
-    let mut knowledge = KnowledgeConfig::new(std::env::temp_dir().join("unused"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut knowledge = KnowledgeConfig::new(dir.path());
     knowledge.max_document_bytes = 1000;
     knowledge.max_kb_bytes = 2500;
-    let dir = tempfile::tempdir().unwrap();
-    knowledge.index_dir = dir.path().to_path_buf();
     let app = TestApp::spawn_setup(Setup {
         knowledge: Some(knowledge),
         ..Setup::default()

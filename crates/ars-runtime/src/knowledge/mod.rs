@@ -530,14 +530,16 @@ impl KnowledgeHub {
             .collect();
         let chunks = self.inner.store.kb_chunks_by_ids(&ids).await?;
         let by_id: BTreeMap<String, KbChunk> = chunks.into_iter().map(|c| (c.id(), c)).collect();
-        let names: HashMap<KbDocumentId, String> = self
-            .inner
-            .store
-            .kb_documents(kb.id)
-            .await?
-            .into_iter()
-            .map(|d| (d.id, d.name))
-            .collect();
+        // The names of the hits' documents only: a knowledge base may hold thousands.
+        let mut names: HashMap<KbDocumentId, String> = HashMap::new();
+        for document in by_id.values().map(|c| c.document_id) {
+            if names.contains_key(&document) {
+                continue;
+            }
+            if let Some(found) = self.inner.store.kb_document(document).await? {
+                names.insert(document, found.name);
+            }
+        }
         let terms: BTreeSet<String> = ars_knowledge::index::tokens(query).into_iter().collect();
         let hits = ranked
             .into_iter()

@@ -103,6 +103,10 @@ pub enum ApiError {
     /// 429: too many failed logins; retry after this many seconds (also in `Retry-After`).
     #[error("too many failed logins; try again in {retry_after_s} s")]
     TooManyRequests { retry_after_s: u64 },
+    /// 503: the server is busy with others' work (uploads held at once, say); retry after
+    /// this many seconds (also in `Retry-After`).
+    #[error("{message}")]
+    Unavailable { message: String, retry_after_s: u64 },
     /// 500: our fault; the detail is logged, not sent.
     #[error("internal error")]
     Internal(String),
@@ -141,6 +145,7 @@ impl ApiError {
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Unprocessable { .. } | Self::PathRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -162,6 +167,7 @@ impl ApiError {
             Self::Unprocessable { .. } => "validation_failed",
             Self::PathRefused(_) => "path_refused",
             Self::TooManyRequests { .. } => "too_many_requests",
+            Self::Unavailable { .. } => "unavailable",
             Self::Internal(_) => "internal",
         }
     }
@@ -206,7 +212,9 @@ impl IntoResponse for ApiError {
                 header::HeaderValue::from_static("Bearer"),
             );
         }
-        if let Self::TooManyRequests { retry_after_s } = self {
+        if let Self::TooManyRequests { retry_after_s } | Self::Unavailable { retry_after_s, .. } =
+            self
+        {
             response.headers_mut().insert(
                 header::RETRY_AFTER,
                 header::HeaderValue::from(retry_after_s),

@@ -114,6 +114,9 @@ pub struct BodyLimit(pub usize);
 /// The body is read as a JSON value first, so that a number written with a zero fraction
 /// (`228.0`) counts as the integer it is — JSON Schema says so, serde would refuse it.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    use ars_domain::nesting::{MAX_JSON_DEPTH, check_json_depth};
+    check_json_depth(bytes, MAX_JSON_DEPTH)
+        .map_err(|too_deep| ApiError::BadRequest(format!("malformed JSON: {too_deep}")))?;
     let mut value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
     // serde reads a struct from an array too (positionally); every body here is an object.

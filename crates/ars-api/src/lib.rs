@@ -45,6 +45,7 @@ mod routes;
 mod throttle;
 mod trace;
 mod ui;
+mod uploads;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use extract::{ApiJson, Auth};
@@ -57,6 +58,8 @@ pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
 /// The largest file uploaded into a workdir unless configured otherwise: 25 MiB.
 pub const DEFAULT_FILE_UPLOAD_LIMIT: usize = 25 * 1024 * 1024;
+/// Upload bytes held in memory at once, server-wide ([`ApiConfig::upload_memory`]).
+pub const DEFAULT_UPLOAD_MEMORY: usize = 256 * 1024 * 1024;
 /// How often an idle event stream sends a comment line unless configured otherwise, so
 /// proxies do not close it.
 pub const DEFAULT_SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
@@ -72,6 +75,9 @@ pub struct ApiConfig {
     /// limit, since files are larger than any JSON body); larger uploads get a 413 and write
     /// nothing.
     pub file_upload_limit: usize,
+    /// Bytes of uploads read whole (knowledge-base documents) held in memory at once across
+    /// all requests; past it an upload is answered 503 with `Retry-After`.
+    pub upload_memory: usize,
     /// How long a token from `POST /api/auth/login` stays valid.
     pub session_ttl: chrono::Duration,
     /// The web UI served at every path outside `/api`.
@@ -93,6 +99,7 @@ impl Default for ApiConfig {
             defaults: ContextDefaults::default(),
             body_limit: DEFAULT_BODY_LIMIT,
             file_upload_limit: DEFAULT_FILE_UPLOAD_LIMIT,
+            upload_memory: DEFAULT_UPLOAD_MEMORY,
             session_ttl: chrono::Duration::days(30),
             ui: UiAssets::web_dist(),
             login_throttle: LoginThrottleConfig::default(),
@@ -123,6 +130,8 @@ pub struct AppState {
     /// Failed-login counters, shared by every request of this server (not across instances:
     /// each instance throttles on its own).
     login_throttle: Arc<throttle::LoginThrottle>,
+    /// Upload bytes held in memory at once, across all requests.
+    pub(crate) uploads: uploads::UploadBudget,
 }
 
 impl AppState {
@@ -135,7 +144,9 @@ impl AppState {
         knowledge: KnowledgeHub,
     ) -> Self {
         let login_throttle = Arc::new(throttle::LoginThrottle::new(config.login_throttle.clone()));
+        let uploads = uploads::UploadBudget::new(config.upload_memory);
         Self {
+            uploads,
             store,
             config: Arc::new(config),
             runtime,
@@ -187,6 +198,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
     openapi::state_mcp_server_rules(&mut doc);
+    openapi::state_name_rules(&mut doc);
     doc
 }
 
@@ -203,6 +215,7 @@ pub fn app(state: AppState) -> Router {
     openapi::state_script_grammar(&mut doc);
     openapi::state_wildcard_paths(&mut doc);
     openapi::state_mcp_server_rules(&mut doc);
+    openapi::state_name_rules(&mut doc);
     openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names());
     openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
     let doc = Arc::new(doc);

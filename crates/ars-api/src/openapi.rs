@@ -105,6 +105,36 @@ pub fn state_name_list_rules(openapi: &mut utoipa::openapi::OpenApi) {
     }
 }
 
+/// The names people give agents and knowledge bases hold no control characters and no
+/// bidirectional controls, and are not blank (`ars_domain::text`), as their patterns say.
+pub fn state_name_rules(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let pattern = ars_domain::text::name_pattern();
+    for schema_name in [
+        "AgentWrite",
+        "AgentPatch",
+        "KnowledgeBaseWrite",
+        "KnowledgeBasePatch",
+    ] {
+        let Some(schema) = components.schemas.get_mut(schema_name) else {
+            continue;
+        };
+        let Ok(mut value) = serde_json::to_value(&*schema) else {
+            continue;
+        };
+        let Some(name) = value.pointer_mut("/properties/name") else {
+            continue;
+        };
+        name["pattern"] = serde_json::Value::String(pattern.clone());
+        if let Ok(RefOr::T(Schema::Object(object))) = serde_json::from_value(value) {
+            *schema = RefOr::T(Schema::Object(object));
+        }
+    }
+}
+
 /// "Has a character that is not white space", as the name and title patterns say it.
 const NOT_BLANK: &str =
     r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
@@ -347,7 +377,7 @@ pub fn state_mcp_server_rules(openapi: &mut utoipa::openapi::OpenApi) {
     if let Ok(schema) = serde_json::from_value::<RefOr<Schema>>(json!({"oneOf": [stdio, http]})) {
         components.schemas.insert("TransportWrite".into(), schema);
     }
-    let name_pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$";
+    let name_pattern = ars_domain::text::name_pattern();
     for (schema_name, nullable) in [("McpServerWrite", false), ("McpServerPatch", true)] {
         let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(schema_name) else {
             continue;

@@ -220,6 +220,12 @@ impl AgentInput {
                 format!("must be 1-{MAX_NAME_CHARS} characters"),
             ));
         }
+        if name.chars().any(crate::text::forbidden_in_name) {
+            return Err(ValidationError::invalid(
+                "name",
+                "must not hold control characters or bidirectional controls (such as U+202E)",
+            ));
+        }
         if self.description.chars().count() > MAX_DESCRIPTION_CHARS {
             return Err(ValidationError::invalid(
                 "description",

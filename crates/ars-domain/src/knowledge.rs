@@ -258,13 +258,14 @@ pub fn validate_document_name(name: &str) -> Result<(), ValidationError> {
         || name == ".."
         || name
             .chars()
-            .any(|c| matches!(c, '/' | '\\' | '[' | ']') || c.is_control());
+            .any(|c| matches!(c, '/' | '\\' | '[' | ']') || crate::text::forbidden_in_name(c));
     if bad {
         return Err(ValidationError::invalid(
             "name",
             format!(
-                "must be 1-{DOCUMENT_NAME_MAX_CHARS} characters without '/', '\\', '[', ']' or \
-                 control characters, and not '.' or '..'"
+                "must be 1-{DOCUMENT_NAME_MAX_CHARS} characters without '/', '\\', '[', ']', \
+                 control characters or bidirectional controls (such as U+202E), and not '.' or \
+                 '..'"
             ),
         ));
     }

@@ -12,12 +12,14 @@ pub mod error;
 pub mod ids;
 pub mod knowledge;
 pub mod mcp_server;
+pub mod nesting;
 pub mod model_provider;
 pub mod object;
 pub mod run;
 pub mod secret;
 pub mod skill;
 pub mod thread;
+pub mod text;
 pub mod time;
 pub mod user;
 

@@ -189,15 +189,19 @@ pub fn validate_slug(slug: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// A display name: 1-128 characters without control characters; answered trimmed.
+/// A display name: 1-128 characters without control characters or bidirectional controls
+/// ([`crate::text::forbidden_in_name`]); answered trimmed.
 pub fn normalize_name(name: &str) -> Result<String, ValidationError> {
     // Measured as sent (what the OpenAPI `maxLength` states), then trimmed.
     let too_long = name.chars().count() > NAME_MAX_CHARS;
     let name = name.trim();
-    if name.is_empty() || too_long || name.chars().any(char::is_control) {
+    if name.is_empty() || too_long || name.chars().any(crate::text::forbidden_in_name) {
         return Err(ValidationError::invalid(
             "name",
-            format!("must be 1-{NAME_MAX_CHARS} characters without control characters"),
+            format!(
+                "must be 1-{NAME_MAX_CHARS} characters without control characters or \
+                 bidirectional controls (such as U+202E)"
+            ),
         ));
     }
     Ok(name.to_string())
@@ -443,6 +447,7 @@ mod tests {
         assert_eq!(normalize_name("  Files  ").unwrap(), "Files");
         assert!(normalize_name(" ").is_err());
         assert!(normalize_name("a\u{7}b").is_err());
+        assert!(normalize_name("report\u{202E}fdp.exe").is_err());
         assert_eq!(normalize_description(" 读写文件 ").unwrap(), "读写文件");
         assert!(normalize_description(&"x".repeat(DESCRIPTION_MAX_CHARS + 1)).is_err());
         // Measured as sent, as the OpenAPI document's `maxLength` says: white space counts.

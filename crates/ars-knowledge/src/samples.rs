@@ -5,17 +5,23 @@ use std::io::Write;
 
 /// A .docx with a title, a heading, a paragraph with a tab and an entity.
 pub fn docx() -> Vec<u8> {
-    // Writing to memory does not fail.
-    write_docx().unwrap_or_default()
+    docx_of(DOCUMENT_XML)
 }
 
-fn write_docx() -> zip::result::ZipResult<Vec<u8>> {
-    let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+/// A .docx whose `word/document.xml` is `xml`.
+pub fn docx_of(xml: &str) -> Vec<u8> {
+    // Writing to memory does not fail.
+    write_docx(xml).unwrap_or_default()
+}
+
+const DOCUMENT_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>
 <w:p><w:pPr><w:pStyle w:val="Title"/></w:pPr><w:r><w:t>报销制度</w:t></w:r></w:p>
 <w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Hotels</w:t></w:r></w:p>
 <w:p><w:r><w:t xml:space="preserve">At most 600 &amp; </w:t></w:r><w:r><w:tab/><w:t>no more.</w:t></w:r></w:p>
 </w:body></w:document>"#;
+
+fn write_docx(xml: &str) -> zip::result::ZipResult<Vec<u8>> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     zip.start_file(
         "word/document.xml",

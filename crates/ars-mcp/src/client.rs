@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use ars_sandbox::{ProcessHandle, SandboxedProcess};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult,
+    JsonObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResult,
 };
 use rmcp::service::{
     ClientInitializeError, NotificationContext, RoleClient, RunningService, ServiceError,
@@ -27,6 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{McpError, chain};
+use crate::schema::ArgsSchema;
 use crate::stderr;
 
 /// What ARS tells servers about itself.
@@ -56,15 +58,57 @@ impl ClientHandler for Notices {
     }
 }
 
+/// The most tools read from one server.
+pub const MAX_TOOLS: usize = 1_000;
+/// The most pages of `tools/list` read from one server.
+pub const MAX_TOOL_PAGES: usize = 100;
+
 /// A tool as the server lists it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ServerTool {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub description: String,
-    /// JSON Schema of the arguments object.
+    /// JSON Schema of the arguments object (`{"type": "object"}` when the server declares
+    /// none).
     pub input_schema: serde_json::Value,
+    /// Why ARS does not offer the tool: its input schema cannot be checked safely.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The compiled schema its arguments are checked against (none with a `problem`).
+    #[serde(skip)]
+    pub schema: Option<Arc<ArgsSchema>>,
+}
+
+impl ServerTool {
+    /// A listed tool, its input schema checked and compiled once.
+    fn new(server: &str, tool: rmcp::model::Tool) -> Self {
+        let name = tool.name.into_owned();
+        // Models want an object schema; a server that declares none takes any object.
+        let input_schema = if tool.input_schema.is_empty() {
+            serde_json::json!({"type": "object"})
+        } else {
+            serde_json::Value::Object((*tool.input_schema).clone())
+        };
+        let (schema, problem) = match ArgsSchema::new(server, &name, &input_schema) {
+            Ok(schema) => (Some(Arc::new(schema)), None),
+            Err(refused) => (
+                None,
+                Some(format!(
+                    "its input schema cannot be checked safely: {refused}"
+                )),
+            ),
+        };
+        Self {
+            name,
+            title: tool.title,
+            description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),
+            input_schema,
+            problem,
+            schema,
+        }
+    }
 }
 
 /// What a server says it is.
@@ -263,20 +307,46 @@ impl Connection {
         }
     }
 
-    /// Every tool the server lists (all pages).
+    /// Every tool the server lists (all pages, at most [`MAX_TOOLS`] tools in at most
+    /// [`MAX_TOOL_PAGES`] pages), each with its input schema checked: a tool whose schema
+    /// cannot be checked safely comes with its [`ServerTool::problem`].
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<ServerTool>, McpError> {
         let tools = self
-            .within(timeout, "tools/list", None, self.service.list_all_tools())
-            .await?;
+            .within(timeout, "tools/list", None, self.list_pages())
+            .await??;
+        let server = self.server.as_ref();
         Ok(tools
             .into_iter()
-            .map(|tool| ServerTool {
-                name: tool.name.into_owned(),
-                title: tool.title,
-                description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),
-                input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
-            })
+            .map(|tool| ServerTool::new(server, tool))
             .collect())
+    }
+
+    /// The pages of `tools/list`, bounded: a server that pages without end is refused.
+    async fn list_pages(&self) -> Result<Result<Vec<rmcp::model::Tool>, McpError>, ServiceError> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = self.service.list_tools(Some(params)).await?;
+            tools.extend(page.tools);
+            if tools.len() > MAX_TOOLS {
+                return Ok(Err(self.too_many(format!("more than {MAX_TOOLS} tools"))));
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(Ok(tools)),
+            }
+        }
+        Ok(Err(self.too_many(format!(
+            "more than {MAX_TOOL_PAGES} pages of tools"
+        ))))
+    }
+
+    fn too_many(&self, what: String) -> McpError {
+        McpError::Protocol {
+            server: self.server.to_string(),
+            message: format!("it lists {what}, more than ARS reads"),
+        }
     }
 
     /// Calls a tool. A result with `isError` is a result (the caller reads it); an `Err` is a

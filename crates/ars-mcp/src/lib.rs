@@ -28,11 +28,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use client::{Connection, ServerInfo, ServerSummary, ServerTool, install_tls_provider};
+pub use client::{
+    Connection, MAX_TOOL_PAGES, MAX_TOOLS, ServerInfo, ServerSummary, ServerTool,
+    install_tls_provider,
+};
 pub use error::McpError;
 pub use pool::{Pool, PoolConfig, PoolKey};
 pub use rmcp;
-pub use schema::ArgsSchema;
+pub use schema::{ArgsSchema, Limits as SchemaLimits, SchemaRefused};
 
 /// What a connection check found.
 #[derive(Clone, Debug, Serialize)]

@@ -308,6 +308,34 @@ async fn a_bad_json_chunk_is_a_malformed_stream() {
 }
 
 #[tokio::test]
+async fn an_event_that_never_ends_is_refused_at_its_bound_not_buffered() {
+    let server = MockServer::start(vec![Reply::Sse {
+        events: vec![
+            text_chunk("ok").to_string(),
+            "x".repeat(17 * 1024 * 1024),
+            "[DONE]".into(),
+        ],
+        gap: Duration::ZERO,
+        stall_after: None,
+        keep_alive: false,
+    }])
+    .await;
+    let mut stream = model_on(&server).await.stream(request()).await.unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(ChatEvent::TextDelta { .. }))
+    ));
+    let error = stream.next().await.unwrap().unwrap_err();
+    match &error {
+        ModelError::MalformedStream { message, .. } => {
+            assert!(message.contains("longer than 16 MiB"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(stream.next().await.is_none(), "nothing follows an error");
+}
+
+#[tokio::test]
 async fn an_error_event_inside_the_stream_is_a_provider_error() {
     let server = MockServer::start(vec![sse(&[
         text_chunk("par"),

@@ -320,6 +320,12 @@ fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
+    use ars_domain::nesting::{MAX_JSON_DEPTH, check_json_depth};
+    if let Err(too_deep) = check_json_depth(raw.as_bytes(), MAX_JSON_DEPTH) {
+        return Err(ToolError::InvalidArguments(format!(
+            "the arguments are {too_deep}; send a flatter JSON object matching the tool's schema"
+        )));
+    }
     match serde_json::from_str::<Value>(raw) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(_) => Err(ToolError::InvalidArguments(

@@ -253,9 +253,17 @@ pub fn bundle_from_files(
     Ok(SkillBundle { manifest, files })
 }
 
+/// The longest path in a skill, in bytes.
+pub const MAX_PATH_BYTES: usize = 1_024;
+/// The most folders a path in a skill may be nested in.
+pub const MAX_PATH_DEPTH: usize = 32;
+/// The longest file or folder name in a skill, in bytes (what file systems take).
+const MAX_NAME_BYTES: usize = 255;
+
 /// Checks that a relative path stays inside the skill folder and reads the same on every
 /// system: not empty or absolute, no `\`, no drive letter, no control characters (NUL
-/// included), and no empty, `.` or `..` component.
+/// included), no empty, `.` or `..` component, and within [`MAX_PATH_BYTES`] bytes and
+/// [`MAX_PATH_DEPTH`] folders (a tree of files is written to disk and walked later).
 pub fn check_path(path: &str) -> Result<(), SkillError> {
     let refuse = |reason| {
         Err(SkillError::UnsafePath {
@@ -265,6 +273,15 @@ pub fn check_path(path: &str) -> Result<(), SkillError> {
     };
     if path.is_empty() {
         return refuse("has an empty name");
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return refuse("is longer than 1024 bytes");
+    }
+    if path.split('/').count() > MAX_PATH_DEPTH + 1 {
+        return refuse("is nested deeper than 32 folders");
+    }
+    if path.split('/').any(|name| name.len() > MAX_NAME_BYTES) {
+        return refuse("has a name longer than 255 bytes");
     }
     if path.chars().any(char::is_control) {
         return refuse("contains a control character");

@@ -24,6 +24,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// The longest YAML error message kept, in characters.
 const MAX_YAML_ERROR_CHARS: usize = 300;
+/// How deep the YAML parser reads (its own bound, which it does not let callers change).
+const YAML_DEPTH: usize = 128;
 
 /// A validated SKILL.md.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -54,8 +56,16 @@ pub struct SkillManifest {
 /// frontmatter, then a closing `---` line, then the body. CRLF line endings are accepted.
 pub fn parse_skill_md(text: &str) -> Result<SkillManifest, SkillError> {
     let (yaml, body) = split_frontmatter(text)?;
-    let value: Value = yaml_serde::from_str(&yaml)
-        .map_err(|err| SkillError::FrontmatterSyntax(shorten(&err.to_string())))?;
+    let value: Value = yaml_serde::from_str(&yaml).map_err(|err| {
+        let message = err.to_string();
+        // The parser stops at 128 levels (so nothing recursive walks deeper); say so plainly.
+        if message.starts_with("recursion limit exceeded") {
+            return SkillError::FrontmatterSyntax(format!(
+                "nested deeper than {YAML_DEPTH} levels"
+            ));
+        }
+        SkillError::FrontmatterSyntax(shorten(&message))
+    })?;
     let mapping = match value {
         Value::Mapping(mapping) => mapping,
         other => {

@@ -407,6 +407,12 @@ impl Store for CancelSafe {
         })
         .await
     }
+    async fn release_kb_document(&self, id: KbDocumentId, version: u32) -> Result<bool> {
+        self.detached("release_kb_document", move |s| async move {
+            s.release_kb_document(id, version).await
+        })
+        .await
+    }
     async fn retry_kb_document(&self, id: KbDocumentId) -> Result<bool> {
         self.detached("retry_kb_document", |s| async move {
             s.retry_kb_document(id).await

@@ -205,6 +205,13 @@ pub(crate) const FAIL_KB_DOCUMENT: &str = "UPDATE kb_documents SET status = 'err
      error = $3, lease_until = NULL, updated_at = $4 \
      WHERE id = $1 AND version = $2 AND status = 'processing'";
 
+/// `$1`: the document; `$2`: the version claimed; `$3`: now. The claim is given back
+/// uncounted: the attempt it added is taken off.
+pub(crate) const RELEASE_KB_DOCUMENT: &str = "UPDATE kb_documents SET status = 'pending', \
+     lease_until = NULL, progress = 0, attempts = CASE WHEN attempts > 0 THEN attempts - 1 \
+     ELSE 0 END, updated_at = $3 \
+     WHERE id = $1 AND version = $2 AND status = 'processing'";
+
 /// `$1`: the document; `$2`: now.
 pub(crate) const RETRY_KB_DOCUMENT: &str = "UPDATE kb_documents SET status = 'pending', \
      error = NULL, progress = 0, attempts = 0, updated_at = $2 \

@@ -430,6 +430,10 @@ pub trait Store: Send + Sync + 'static {
     /// `processing`; its previous chunks, if any, stay searchable. `false` as for
     /// [`Store::renew_kb_document`].
     async fn fail_kb_document(&self, id: KbDocumentId, version: u32, error: &str) -> Result<bool>;
+    /// Gives a claim of `version` back while it is `processing` (a worker stopping with its
+    /// server): `pending` again, no lease, and the claim's attempt not counted. `false` as
+    /// for [`Store::renew_kb_document`].
+    async fn release_kb_document(&self, id: KbDocumentId, version: u32) -> Result<bool>;
     /// Puts a failed document back to `pending` with no error, progress 0 and no attempts;
     /// `false` when it is gone or not `error`.
     async fn retry_kb_document(&self, id: KbDocumentId) -> Result<bool>;

@@ -1405,6 +1405,20 @@ macro_rules! impl_store {
                 Ok(done.rows_affected() > 0)
             }
 
+            async fn release_kb_document(
+                &self,
+                id: ars_domain::KbDocumentId,
+                version: u32,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::kb_sql::RELEASE_KB_DOCUMENT)
+                    .bind(id.to_string())
+                    .bind(i64::from(version))
+                    .bind(ars_domain::time::now())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
             async fn retry_kb_document(
                 &self,
                 id: ars_domain::KbDocumentId,

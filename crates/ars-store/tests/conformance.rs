@@ -145,6 +145,7 @@ conformance!(
     knowledge::check_concurrent_claims_never_take_one_document_twice,
     knowledge::check_claims_take_the_least_recently_updated_document_first,
     knowledge::check_an_expired_lease_is_claimable_again_and_a_live_one_is_not,
+    knowledge::check_a_released_claim_is_pending_again_and_not_counted,
     knowledge::check_finish_writes_only_the_claimed_version_and_replaces_chunks_at_once,
     knowledge::check_failed_documents_keep_their_old_chunks_until_retried,
     knowledge::check_kb_chunk_reads,

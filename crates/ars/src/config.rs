@@ -38,6 +38,10 @@ pub struct Config {
     pub body_limit: usize,
     /// Largest file uploaded into a thread's workdir, in bytes (`ARS_FILE_UPLOAD_LIMIT`).
     pub file_upload_limit: usize,
+    /// MiB of uploads read whole (knowledge-base documents) this server holds in memory at
+    /// once, across all requests (`ARS_UPLOAD_MEMORY_MB`); past it an upload is answered 503
+    /// with `Retry-After`.
+    pub upload_memory_mb: usize,
     /// Lifetime of login tokens in hours (`ARS_SESSION_TTL_HOURS`).
     pub session_ttl_hours: u32,
     /// `pretty` or `json` (`ARS_LOG_FORMAT`).
@@ -111,7 +115,9 @@ pub struct KnowledgeSettings {
     /// Seconds a worker holds a document before another instance may take it over (renewed
     /// while it works).
     pub lease_s: u64,
-    /// Times a document is taken up again after its worker stopped before it is marked failed.
+    /// Times a document may be taken up with its worker dying while reading it (a crash, a
+    /// kill) before it is marked failed; a worker stopping with its server gives it back
+    /// without counting. 1: a document whose reading killed the server is not read again.
     pub max_attempts: u32,
     /// Seconds `pdftotext` may take over one PDF.
     pub pdf_timeout_s: u64,
@@ -126,7 +132,7 @@ impl Default for KnowledgeSettings {
             max_knowledge_base_mb: 1024,
             workers: 2,
             lease_s: 60,
-            max_attempts: 3,
+            max_attempts: 1,
             pdf_timeout_s: 60,
             embed_timeout_s: 60,
         }
@@ -252,6 +258,7 @@ impl Default for Config {
             secret_key: None,
             body_limit: ars_api::DEFAULT_BODY_LIMIT,
             file_upload_limit: ars_api::DEFAULT_FILE_UPLOAD_LIMIT,
+            upload_memory_mb: ars_api::DEFAULT_UPLOAD_MEMORY / (1024 * 1024),
             session_ttl_hours: 24 * 30,
             log_format: LogFormat::Pretty,
             defaults: ContextDefaults::default(),
@@ -280,7 +287,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 25] = [
+const SETTINGS: [&str; 26] = [
     "bind",
     "data_dir",
     "database_url",
@@ -288,6 +295,7 @@ const SETTINGS: [&str; 25] = [
     "secret_key",
     "body_limit",
     "file_upload_limit",
+    "upload_memory_mb",
     "session_ttl_hours",
     "log_format",
     "default_model",
@@ -394,6 +402,7 @@ impl Config {
             defaults: self.defaults.clone(),
             body_limit: self.body_limit,
             file_upload_limit: self.file_upload_limit,
+            upload_memory: self.upload_memory_mb.max(1).saturating_mul(1024 * 1024),
             session_ttl: chrono::Duration::hours(self.session_ttl_hours.into()),
             ui: ars_api::UiAssets::web_dist(),
             login_throttle: ars_api::LoginThrottleConfig {

@@ -401,8 +401,8 @@ pub async fn run(
     stop_runs(&runtime).await;
     // Runs are over: no MCP call is in flight any more.
     mcp.shutdown().await;
-    // A document being ingested is taken up again later, here or on another instance.
-    knowledge.shutdown();
+    // A document being ingested is given back, to be taken up again here or elsewhere.
+    knowledge.shutdown().await;
     match tokio::time::timeout(DRAIN, server).await {
         Ok(joined) => joined.context("the HTTP server task failed")??,
         Err(_) => tracing::warn!("connections still open after {DRAIN:?}; closing them"),

@@ -510,6 +510,7 @@ export const en = {
       someOffered_other: "{{count}} of {{total}} tools are offered to agents.",
       offerAll: "Offer every tool",
       offer: "Offer {{name}} to agents",
+      leftOut: "Never offered to agents: {{reason}}",
       agentName: "Agents call it",
       schema: "Input schema",
       toggleFailed: "Could not change the tools: {{message}}",

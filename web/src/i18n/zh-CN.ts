@@ -504,6 +504,7 @@ export const zhCN: Translations = {
       someOffered_other: "已向智能体提供 {{count}} 个工具（共 {{total}} 个）。",
       offerAll: "提供全部工具",
       offer: "向智能体提供 {{name}}",
+      leftOut: "不会提供给智能体：{{reason}}",
       agentName: "智能体调用名：",
       schema: "输入参数（JSON Schema）",
       toggleFailed: "无法修改工具选择：{{message}}",

@@ -112,6 +112,11 @@ export function McpCheckResult({
                   {tool.title && <span className="muted tool-subtitle">{tool.title}</span>}
                 </label>
                 {tool.description && <p className="tool-description">{tool.description}</p>}
+                {tool.problem && (
+                  <p className="error" role="alert" data-testid={`mcp-tool-problem-${tool.name}`}>
+                    {t("mcp.check.leftOut", { reason: tool.problem })}
+                  </p>
+                )}
                 <p className="hint">
                   {t("mcp.check.agentName")} <code>{tool.agent_name}</code>
                 </p>

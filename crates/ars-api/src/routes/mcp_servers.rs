@@ -527,6 +527,10 @@ pub struct McpToolView {
     input_schema: serde_json::Value,
     /// Whether agents are offered it (the server's `enabled_tools`).
     enabled: bool,
+    /// Why agents are never offered it, whatever `enabled` says: its input schema cannot be
+    /// checked safely (references that loop or point outside it, too deep, too big).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
 }
 
 /// Why a check failed.
@@ -598,6 +602,7 @@ pub async fn check_mcp_server(
                         title: tool.title,
                         description: tool.description,
                         input_schema: tool.input_schema,
+                        problem: tool.problem,
                     })
                     .collect(),
                 latency_ms: report.latency_ms,

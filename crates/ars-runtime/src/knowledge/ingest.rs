@@ -2,8 +2,11 @@
 //! works), reads its text (off the async runtime; a parser that panics fails only this
 //! document), cuts it into chunks, embeds them when the knowledge base has a model, and stores
 //! the chunks in one transaction — only if the document was not re-uploaded or deleted
-//! meanwhile. A failure is recorded on the document, in words. A worker that dies leaves the
-//! lease to run out, and the document is taken up again (at most `max_attempts` times).
+//! meanwhile. A failure is recorded on the document, in words. A worker stopping with its
+//! server gives its document back uncounted; a worker that dies (the process crashed or was
+//! killed) leaves the lease to run out, and the next claim finds the attempt counted: past
+//! `max_attempts` (1 by default) the document is failed rather than read again, so a
+//! document that crashes its reader cannot take down the next instance too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,7 +53,17 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
             }
         };
         tracing::info!(worker, document = %document.id, name = %document.name, attempt = document.attempts, "ingesting a document");
-        let outcome = ingest(&hub, &models, &document).await;
+        let outcome = tokio::select! {
+            outcome = ingest(&hub, &models, &document) => outcome,
+            () = hub.inner.shutdown.cancelled() => {
+                // Stopping with the server: the document goes back, its attempt not counted.
+                match hub.store().release_kb_document(document.id, document.version).await {
+                    Ok(_) => tracing::info!(worker, document = %document.id, "ingestion stopped with the server; the document is taken up again later"),
+                    Err(e) => tracing::warn!(worker, document = %document.id, error = %e, "cannot give the document back; it is taken up again when its lease runs out"),
+                }
+                return;
+            }
+        };
         let store = hub.store();
         let written = match outcome {
             Ok(chunks) => {
@@ -92,10 +105,15 @@ async fn ingest(
 ) -> Result<Vec<NewKbChunk>, String> {
     let config = hub.config();
     if document.attempts > config.max_attempts {
+        let times = document.attempts - 1;
+        let times = if times == 1 {
+            "once".to_string()
+        } else {
+            format!("{times} times")
+        };
         return Err(format!(
-            "ingestion was interrupted {} times (the server stopped while reading it); retry \
-             to try again",
-            document.attempts - 1
+            "reading this document stopped the server {times} (it crashed or was killed while \
+             reading it), so it is not read again on its own; retry to try again"
         ));
     }
     let store = hub.store();
@@ -119,7 +137,14 @@ async fn ingest(
             .await
             .map_err(|e| format!("cannot read the uploaded file: {e}"))?
             .ok_or("the document was deleted")?;
-        let limits = config.extract;
+        // One rule for a document's size: its text may hold as many characters as the largest
+        // upload holds bytes, so a text file that was accepted is always read (CSV and JSON,
+        // whose text repeats headers and paths, and PDF or Word files may still be refused
+        // when read).
+        let limits = ars_knowledge::extract::ExtractLimits {
+            max_chars: usize::try_from(config.max_document_bytes).unwrap_or(usize::MAX),
+            ..config.extract
+        };
         // Off the async runtime; a panic in a parser fails this document only.
         let text = tokio::task::spawn_blocking(move || extract(format, &bytes, limits))
             .await

@@ -41,8 +41,10 @@ pub struct KnowledgeConfig {
     pub workers: usize,
     /// A worker's hold on a document; renewed while it works.
     pub lease: Duration,
-    /// Claims of one version before it is marked failed (a document that keeps killing its
-    /// worker does not loop forever).
+    /// Claims of one version before it is marked failed. A claim is counted only when its
+    /// worker died holding it (a worker that stops with its server gives the claim back), so
+    /// with 1 a document whose reading killed the server fails at once instead of killing
+    /// the next worker too.
     pub max_attempts: u32,
     /// How often the change log is read.
     pub sync_every: Duration,
@@ -61,7 +63,7 @@ impl KnowledgeConfig {
             index_dir: index_dir.into(),
             workers: 2,
             lease: Duration::from_secs(60),
-            max_attempts: 3,
+            max_attempts: 1,
             sync_every: Duration::from_secs(1),
             embed_timeout: Duration::from_secs(60),
             extract: ExtractLimits::default(),
@@ -138,6 +140,8 @@ struct Inner {
     /// Wakes the workers (an upload) early.
     uploaded: tokio::sync::Notify,
     shutdown: CancellationToken,
+    /// The ingestion workers, awaited at shutdown so each gives its claim back.
+    workers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// Knowledge bases on this instance: ingestion, indexes, search. A cheap `Clone` handle.
@@ -152,6 +156,8 @@ const SYNCED_FILE: &str = "synced-seq";
 const REBUILD_PAGE: u32 = 1000;
 /// Changes read per round of the sync loop.
 const CHANGES_PAGE: u32 = 500;
+/// How long shutdown waits for the workers to give their documents back.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 /// How deep each ranking goes before fusion.
 const CANDIDATES: usize = 50;
 
@@ -165,6 +171,7 @@ impl KnowledgeHub {
                 sync: tokio::sync::Mutex::new(()),
                 uploaded: tokio::sync::Notify::new(),
                 shutdown: CancellationToken::new(),
+                workers: Mutex::default(),
             }),
         }
     }
@@ -180,11 +187,19 @@ impl KnowledgeHub {
     /// Starts the ingestion workers and the change-log loop, for as long as the hub lives or
     /// until [`KnowledgeHub::shutdown`].
     pub fn start(&self, models: ModelSource) {
+        let mut workers = self
+            .inner
+            .workers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         for worker in 0..self.inner.config.workers.max(1) {
             let hub = self.clone();
             let models = models.clone();
-            tokio::spawn(async move { ingest::work(hub, models, worker).await });
+            workers.push(tokio::spawn(async move {
+                ingest::work(hub, models, worker).await;
+            }));
         }
+        drop(workers);
         let hub = self.clone();
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(hub.inner.config.sync_every);
@@ -201,10 +216,22 @@ impl KnowledgeHub {
         });
     }
 
-    /// Stops the workers (a document being ingested is taken up again later, by this or
-    /// another instance, when its lease runs out) and the sync loop.
-    pub fn shutdown(&self) {
+    /// Stops the workers and the sync loop. A document being ingested is given back
+    /// (`pending`, the attempt not counted), to be taken up again by this or another
+    /// instance; this waits (a few seconds at most) until the workers have done so.
+    pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
+        let workers = std::mem::take(
+            &mut *self
+                .inner
+                .workers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let stopped = futures::future::join_all(workers);
+        if tokio::time::timeout(SHUTDOWN_WAIT, stopped).await.is_err() {
+            tracing::warn!("ingestion workers did not stop in time; their documents are taken up again when their leases run out");
+        }
     }
 
     /// Tells the workers a document is waiting.

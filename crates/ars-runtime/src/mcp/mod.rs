@@ -381,29 +381,43 @@ impl MiddlewareFactory for McpPlugin {
             match listed {
                 Ok(list) => {
                     let server = Arc::new(server);
-                    let offered: Vec<&ServerTool> = list
-                        .iter()
-                        .filter(|tool| {
-                            server
-                                .fields
-                                .enabled_tools
-                                .as_ref()
-                                .is_none_or(|enabled| enabled.contains(&tool.name))
-                        })
-                        .collect();
-                    prompt.push_str(&format!(
-                        "- `{}` ({}){description} — {} tool(s)\n",
-                        server.fields.slug,
-                        server.fields.name,
-                        offered.len()
-                    ));
-                    for tool in offered {
-                        tools.push(Arc::new(McpTool::new(
-                            self.hub.clone(),
-                            Arc::clone(&server),
-                            tool,
-                        )));
+                    let mut offered = 0usize;
+                    let mut left_out = 0usize;
+                    let enabled = list.iter().filter(|tool| {
+                        server
+                            .fields
+                            .enabled_tools
+                            .as_ref()
+                            .is_none_or(|enabled| enabled.contains(&tool.name))
+                    });
+                    for tool in enabled {
+                        match McpTool::new(self.hub.clone(), Arc::clone(&server), tool) {
+                            Some(tool) => {
+                                offered += 1;
+                                tools.push(Arc::new(tool));
+                            }
+                            None => {
+                                left_out += 1;
+                                let message = format!(
+                                    "MCP server `{}`: tool `{}` is left out: {}",
+                                    server.fields.slug,
+                                    tool.name,
+                                    tool.problem.as_deref().unwrap_or("it cannot be offered")
+                                );
+                                tracing::warn!(run_id = %setup.run.id, "{message}");
+                                setup.events.emit(EventKind::Error { message }).await;
+                            }
+                        }
                     }
+                    let left_out = if left_out > 0 {
+                        format!(" ({left_out} left out: their input schemas cannot be checked)")
+                    } else {
+                        String::new()
+                    };
+                    prompt.push_str(&format!(
+                        "- `{}` ({}){description} — {offered} tool(s){left_out}\n",
+                        server.fields.slug, server.fields.name,
+                    ));
                 }
                 Err(e) => {
                     prompt.push_str(&format!(

@@ -29,31 +29,28 @@ pub struct McpTool {
     tool: String,
     description: String,
     parameters: Value,
-    schema: ArgsSchema,
+    schema: Arc<ArgsSchema>,
 }
 
 impl McpTool {
-    pub(super) fn new(hub: McpHub, server: Arc<McpServer>, tool: &ServerTool) -> Self {
-        let slug = &server.fields.slug;
+    /// The tool, or `None` when its input schema could not be checked safely (the listing
+    /// said why, in [`ServerTool::problem`]).
+    pub(super) fn new(hub: McpHub, server: Arc<McpServer>, tool: &ServerTool) -> Option<Self> {
+        let schema = Arc::clone(tool.schema.as_ref()?);
         let description = if tool.description.is_empty() {
             tool.title.clone().unwrap_or_else(|| tool.name.clone())
         } else {
             tool.description.clone()
         };
-        // Models want an object schema; a server that declares none takes any object.
-        let parameters = match &tool.input_schema {
-            Value::Object(map) if !map.is_empty() => tool.input_schema.clone(),
-            _ => serde_json::json!({"type": "object"}),
-        };
-        Self {
-            schema: ArgsSchema::new(slug, &tool.name, &parameters),
-            name: names::tool_name(slug, &tool.name),
+        Some(Self {
+            schema,
+            name: names::tool_name(&server.fields.slug, &tool.name),
             tool: tool.name.clone(),
             description,
-            parameters,
+            parameters: tool.input_schema.clone(),
             server,
             hub,
-        }
+        })
     }
 
     fn slug(&self) -> &str {

@@ -386,3 +386,27 @@ fn bundle_from_files_checks_the_folder_name_and_paths() {
         })
     ));
 }
+
+#[test]
+fn a_tree_a_million_folders_deep_is_refused_by_its_path() {
+    // Zip names are a flat list; the tree they describe is bounded by each path's checks.
+    let deep = format!("{}f.txt", "a/".repeat(1_000_000));
+    let zip = zip_of(&[("SKILL.md", &skill_md("deep")), (deep.as_str(), b"x")]);
+    match read(&zip) {
+        Err(SkillError::UnsafePath { reason, .. }) => {
+            assert_eq!(reason, "is longer than 1024 bytes");
+        }
+        other => panic!("{other:?}"),
+    }
+    let nested = format!("{}f.txt", "a/".repeat(40));
+    let zip = zip_of(&[("SKILL.md", &skill_md("deep")), (nested.as_str(), b"x")]);
+    match read(&zip) {
+        Err(SkillError::UnsafePath { reason, .. }) => {
+            assert_eq!(reason, "is nested deeper than 32 folders");
+        }
+        other => panic!("{other:?}"),
+    }
+    let fine = format!("{}f.txt", "a/".repeat(32));
+    assert!(check_path(&fine).is_ok());
+    assert!(check_path(&format!("{}/f", "n".repeat(256))).is_err());
+}

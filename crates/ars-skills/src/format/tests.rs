@@ -329,3 +329,38 @@ fn yaml_alias_bomb_is_refused() {
     ));
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn absurdly_nested_frontmatter_is_refused_with_a_clear_reason() {
+    // A million levels: past the frontmatter's size bound before any parsing.
+    let deep = format!("---\nname: a\ndescription: d\nx: {}\n---\n", "[".repeat(1_000_000));
+    assert!(
+        matches!(
+            parse_skill_md(&deep),
+            Err(SkillError::FrontmatterTooLarge { .. })
+        ),
+        "{:?}",
+        parse_skill_md(&deep)
+    );
+    // Within the size bound, YAML's own depth bound answers.
+    for nested in ["[".repeat(60_000), "{a: ".repeat(10_000), "- ".repeat(20_000)] {
+        let text = format!("---\nname: a\ndescription: d\nx: {nested}\n---\n");
+        let error = parse_skill_md(&text).unwrap_err();
+        assert!(
+            error.to_string().contains("nested deeper than"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn aliases_that_multiply_are_refused() {
+    // "Billion laughs": each line refers nine times to the one before.
+    let mut yaml = String::from("name: a\ndescription: d\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let prev = format!("*l{}", i - 1);
+        yaml.push_str(&format!("l{i}: &l{i} [{}]\n", vec![prev; 9].join(", ")));
+    }
+    let error = parse(&yaml).unwrap_err();
+    assert!(matches!(error, SkillError::FrontmatterSyntax(_)), "{error:?}");
+}

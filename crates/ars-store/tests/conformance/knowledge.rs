@@ -693,6 +693,38 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
     assert_eq!(store.claim_kb_document(far, LEASE).await.unwrap(), None);
 }
 
+pub async fn check_a_released_claim_is_pending_again_and_not_counted(store: &dyn Store) {
+    let kb = knowledge_base(store, "release").await;
+    let document = put(store, &kb, "doc.md", b"# Title").await;
+    let claimed = claim(store, document.id).await;
+    assert_eq!(claimed.attempts, 1);
+    // A stale version is not released.
+    assert!(
+        !store
+            .release_kb_document(document.id, claimed.version + 1)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .release_kb_document(document.id, claimed.version)
+            .await
+            .unwrap()
+    );
+    let released = store.kb_document(document.id).await.unwrap().unwrap();
+    assert_eq!(released.status, KbDocumentStatus::Pending);
+    assert_eq!(released.attempts, 0);
+    // Claimable at once, not only when a lease runs out; a second release does nothing.
+    assert!(
+        !store
+            .release_kb_document(document.id, claimed.version)
+            .await
+            .unwrap()
+    );
+    let again = claim(store, document.id).await;
+    assert_eq!(again.attempts, 1);
+}
+
 pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at_once(
     store: &dyn Store,
 ) {

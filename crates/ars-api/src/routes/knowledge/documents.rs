@@ -30,6 +30,7 @@ use ars_runtime::knowledge::tools::citation;
 
 use super::{managed, visible};
 use crate::extract::{ApiQuery, parse_json};
+use crate::uploads::Held;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
 /// Files one upload may hold.
@@ -288,12 +289,14 @@ fn too_large(name: &str, limit: u64) -> ApiError {
     }
 }
 
-/// Reads the parts of a multipart upload, each file up to the per-document limit.
+/// Reads the parts of a multipart upload, each file up to the per-document limit, taking
+/// room for its bytes in the server's upload budget as they arrive.
 async fn read_multipart(
     state: &AppState,
     kb: &KnowledgeBase,
     request: Request,
     quota: &Quota,
+    held: &mut Held,
 ) -> Result<Vec<Upload>, ApiError> {
     let limit = state.knowledge.config().max_document_bytes;
     let mut multipart = Multipart::from_request(request, state)
@@ -349,6 +352,7 @@ async fn read_multipart(
             if total > room {
                 return Err(quota.over(kb, None));
             }
+            held.grow(piece.len())?;
             bytes.extend_from_slice(&piece);
         }
         if bytes.is_empty() {
@@ -365,16 +369,31 @@ async fn read_multipart(
     Ok(uploads)
 }
 
-/// Reads a JSON `{name, text}` upload, its text up to the per-document limit.
-async fn read_text(state: &AppState, request: Request) -> Result<Vec<Upload>, ApiError> {
+/// Reads a JSON `{name, text}` upload, its text up to the per-document limit, taking room
+/// in the server's upload budget as its bytes arrive.
+async fn read_text(
+    state: &AppState,
+    request: Request,
+    held: &mut Held,
+) -> Result<Vec<Upload>, ApiError> {
+    use futures::StreamExt;
     let limit = state.knowledge.config().max_document_bytes;
     // JSON escapes can double a text's size (`\n`), and a `\u` escape sixfold: read enough
     // to find out, then measure the text itself.
     let read_limit =
         usize::try_from(limit.saturating_mul(6).saturating_add(64 * 1024)).unwrap_or(usize::MAX);
-    let bytes = axum::body::to_bytes(request.into_body(), read_limit)
-        .await
-        .map_err(|_| too_large("the text", limit))?;
+    let mut body = request.into_body().into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(data) = body.next().await {
+        let data = data.map_err(|e| ApiError::BadRequest(format!("cannot read the body: {e}")))?;
+        if bytes.len() + data.len() > read_limit {
+            return Err(too_large("the text", limit));
+        }
+        held.grow(data.len())?;
+        bytes.extend_from_slice(&data);
+    }
+    // The text below is a second copy of the bytes, for as long as it is parsed.
+    held.grow(bytes.len())?;
     let body: KbTextDocument = parse_json(&bytes)?;
     if body.name.trim().is_empty() {
         return Err(ApiError::unprocessable("name", "must not be empty"));
@@ -445,6 +464,7 @@ fn is_json(headers: &HeaderMap) -> bool {
         (status = 413, body = ErrorBody, description = "A document over the per-document limit, or the knowledge base over its own; the message says the limit"),
         (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "A name, format or empty file; `field` names it (`files[i]`, `name`, `text`)"),
+        (status = 503, body = ErrorBody, description = "The server holds as many uploads in memory as it may; retry after `Retry-After` seconds"),
     ))]
 pub async fn upload_documents(
     State(state): State<AppState>,
@@ -455,10 +475,12 @@ pub async fn upload_documents(
     let caller = auth.caller();
     let kb = managed(&state, &caller, &id).await?;
     let quota = Quota::of(&state, &kb).await?;
+    // Held until the documents are stored (dropped with this handler's future).
+    let mut held = state.uploads.hold();
     let uploads = if is_multipart(request.headers()) {
-        read_multipart(&state, &kb, request, &quota).await?
+        read_multipart(&state, &kb, request, &quota, &mut held).await?
     } else if is_json(request.headers()) {
-        read_text(&state, request).await?
+        read_text(&state, request, &mut held).await?
     } else {
         return Err(ApiError::UnsupportedMediaType {
             expected: "files as `multipart/form-data` (parts named `files`) or a text as JSON \

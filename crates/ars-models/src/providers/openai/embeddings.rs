@@ -47,7 +47,19 @@ impl OpenAiProvider {
                     return Err(http::refusal_error(shared, model, status, &body));
                 }
             };
-            let text = http::read_body(response, timeout).await;
+            let text = match tokio::time::timeout(
+                timeout,
+                http::read_capped(response, http::MAX_ANSWER_BYTES),
+            )
+            .await
+            {
+                Ok(Ok(text)) => text,
+                Ok(Err(http::ReadError::TooLarge(max))) => {
+                    return Err(http::too_large(shared, max));
+                }
+                // Read as nothing: the parse below says it is not an embeddings list.
+                Ok(Err(http::ReadError::Network(_))) | Err(_) => String::new(),
+            };
             let answer: Answer = serde_json::from_str(&text).map_err(|_| {
                 ModelError::Provider(format!(
                     "provider `{}` answered the embeddings request with something that is not \

@@ -160,12 +160,59 @@ pub(super) fn request_headers(shared: &Shared) -> HeaderMap {
     headers
 }
 
-/// Reads an error body, giving up quietly: the status alone still says what went wrong.
-pub(super) async fn read_body(response: reqwest::Response, limit: Duration) -> String {
-    match tokio::time::timeout(limit, response.text()).await {
-        Ok(Ok(text)) => text,
-        _ => String::new(),
+/// The most bytes of an answer read whole (a non-streaming completion, an embeddings list,
+/// a model listing): a provider cannot make the server buffer without bound.
+pub(super) const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+/// The most bytes read of an error body (its start says what went wrong).
+const MAX_ERROR_BYTES: usize = 64 * 1024;
+
+/// Why an answer could not be read whole.
+#[derive(Debug)]
+pub(super) enum ReadError {
+    Network(reqwest::Error),
+    /// Longer than the bound given.
+    TooLarge(usize),
+}
+
+/// Reads an answer whole, refusing one longer than `max` bytes as soon as it is.
+pub(super) async fn read_capped(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<String, ReadError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(ReadError::Network)? {
+        if body.len() + chunk.len() > max {
+            return Err(ReadError::TooLarge(max));
+        }
+        body.extend_from_slice(&chunk);
     }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Reads the start of an error body, giving up quietly: the status alone still says what
+/// went wrong.
+pub(super) async fn read_body(mut response: reqwest::Response, limit: Duration) -> String {
+    let read = async {
+        let mut body = Vec::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            let room = MAX_ERROR_BYTES - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() >= MAX_ERROR_BYTES {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&body).into_owned()
+    };
+    tokio::time::timeout(limit, read).await.unwrap_or_default()
+}
+
+/// A provider's answer too long to read.
+pub(super) fn too_large(shared: &Shared, max: usize) -> ModelError {
+    ModelError::Provider(format!(
+        "provider `{}` answered more than {} MiB, more than ARS reads",
+        shared.name,
+        max / (1024 * 1024)
+    ))
 }
 
 /// `retry-after-ms` (sent by OpenAI) or `Retry-After` in seconds. The HTTP-date form is not

@@ -238,9 +238,13 @@ impl OpenAiModel {
         let response = http::send(shared, self.body(request, false), limit)
             .await
             .map_err(|failure| self.failure_error(failure))?;
-        let body = match tokio::time::timeout(limit, response.text()).await {
+        let read = http::read_capped(response, http::MAX_ANSWER_BYTES);
+        let body = match tokio::time::timeout(limit, read).await {
             Ok(Ok(body)) => body,
-            Ok(Err(error)) => {
+            Ok(Err(http::ReadError::TooLarge(max))) => {
+                return Err(http::too_large(shared, max));
+            }
+            Ok(Err(http::ReadError::Network(error))) => {
                 tracing::debug!(
                     provider = %shared.name,
                     error = %shared.redact(&http::describe(&error)),

@@ -132,9 +132,10 @@ async fn exchange(
         Ok(Ok(response)) => response,
     };
     let status = response.status();
-    match tokio::time::timeout(limit, response.text()).await {
+    match tokio::time::timeout(limit, http::read_capped(response, http::MAX_ANSWER_BYTES)).await {
         Ok(Ok(text)) => Ok((status, text)),
-        Ok(Err(_)) => Err(ModelError::StreamCut {
+        Ok(Err(http::ReadError::TooLarge(max))) => Err(http::too_large(shared, max)),
+        Ok(Err(http::ReadError::Network(_))) => Err(ModelError::StreamCut {
             provider: shared.name.clone(),
             how: "broke the connection",
         }),

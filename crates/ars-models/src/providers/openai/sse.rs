@@ -15,12 +15,18 @@ use super::wire::{ChunkError, ChunkParser};
 use crate::secret::Redactor;
 use crate::{ChatEvent, ChatStream, ModelError};
 
+/// The longest one event may be: the SSE parser holds an event whole until its blank line,
+/// so a stream that never ends one would be buffered without bound.
+const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 /// Why the byte stream under the SSE parser stopped.
 #[derive(Debug)]
 enum Transport {
     /// No byte came within the idle timeout.
     Idle,
     Network(String),
+    /// An event longer than [`MAX_EVENT_BYTES`].
+    EventTooLong,
 }
 
 impl fmt::Display for Transport {
@@ -28,7 +34,47 @@ impl fmt::Display for Transport {
         match self {
             Self::Idle => f.write_str("idle timeout"),
             Self::Network(message) => f.write_str(message),
+            Self::EventTooLong => write!(
+                f,
+                "an event longer than {} MiB",
+                MAX_EVENT_BYTES / (1024 * 1024)
+            ),
         }
+    }
+}
+
+/// Counts the bytes of the event being received, so an endless one is refused.
+#[derive(Default)]
+struct EventBound {
+    /// Bytes since the last event boundary (a blank line).
+    since: usize,
+    /// Whether the last byte other than `\r` was a `\n`.
+    at_line_start: bool,
+    exceeded: bool,
+}
+
+impl EventBound {
+    /// `false` once the event being received is longer than [`MAX_EVENT_BYTES`].
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &byte in bytes {
+            match byte {
+                b'\r' => {}
+                b'\n' if self.at_line_start => self.since = 0,
+                b'\n' => {
+                    self.at_line_start = true;
+                    self.since += 1;
+                }
+                _ => {
+                    self.at_line_start = false;
+                    self.since += 1;
+                }
+            }
+            if self.since > MAX_EVENT_BYTES {
+                self.exceeded = true;
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -92,6 +138,12 @@ impl State {
                         waited: self.idle_timeout,
                     });
                 }
+                Some(Err(EventStreamError::Transport(Transport::EventTooLong))) => {
+                    return self.error(ModelError::MalformedStream {
+                        provider: self.provider.clone(),
+                        message: Transport::EventTooLong.to_string(),
+                    });
+                }
                 Some(Err(EventStreamError::Transport(Transport::Network(message)))) => {
                     tracing::debug!(
                         provider = %self.provider,
@@ -147,6 +199,14 @@ pub(super) fn chat_stream(
             }
         },
     );
+    let bytes = bytes.scan(EventBound::default(), |bound, item| {
+        let item = match item {
+            _ if bound.exceeded => None,
+            Ok(bytes) if !bound.feed(&bytes) => Some(Err(Transport::EventTooLong)),
+            other => Some(other),
+        };
+        futures::future::ready(item)
+    });
     let state = State {
         events: bytes.eventsource().boxed(),
         parser: ChunkParser::default(),
@@ -161,4 +221,22 @@ pub(super) fn chat_stream(
         Some((item, state))
     })
     .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_counted_until_its_blank_line() {
+        let mut bound = EventBound::default();
+        assert!(bound.feed(b"data: {}\r\n\r\ndata: x\n"));
+        assert_eq!(bound.since, 8);
+        assert!(bound.feed(b"\n"));
+        assert_eq!(bound.since, 0);
+        let big = vec![b'x'; MAX_EVENT_BYTES];
+        assert!(bound.feed(&big));
+        assert!(!bound.feed(b"y"));
+        assert!(bound.exceeded);
+    }
 }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use crate::chunk::TextKind;
 
+mod html;
+
 /// The formats a knowledge base takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -64,7 +66,10 @@ pub enum ExtractError {
     Empty,
     #[error("reading the PDF took longer than {0} s")]
     Timeout(u64),
-    #[error("the extracted text is longer than {0} characters")]
+    #[error(
+        "its text is longer than {0} characters, the most a document may hold (as many as the \
+         largest upload holds bytes)"
+    )]
     TooLong(usize),
     #[error("PDF text extraction is not available on this server (install poppler-utils)")]
     PdfUnavailable,
@@ -96,7 +101,7 @@ pub fn extract(
 ) -> Result<String, ExtractError> {
     let text = match format {
         Format::Text | Format::Markdown => decode(bytes),
-        Format::Html => html_to_markdown(&decode(bytes)),
+        Format::Html => html::to_markdown(&decode(bytes)),
         Format::Pdf => pdf_text(bytes, limits)?,
         Format::Docx => docx_to_markdown(bytes)?,
         Format::Csv => csv_text(bytes)?,
@@ -135,80 +140,8 @@ fn normalize(text: &str) -> String {
         .collect()
 }
 
-fn html_to_markdown(html: &str) -> String {
-    use scraper::{Html, Node};
-    let document = Html::parse_document(html);
-    let mut out = String::new();
-    let mut line = String::new();
-    fn flush(out: &mut String, line: &mut String, prefix: &str) {
-        let text = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        if !text.is_empty() {
-            out.push_str(prefix);
-            out.push_str(&text);
-            out.push_str("\n\n");
-        }
-        line.clear();
-    }
-    fn walk(node: ego_tree::NodeRef<'_, Node>, out: &mut String, line: &mut String) {
-        match node.value() {
-            Node::Text(text) => line.push_str(text),
-            Node::Element(element) => {
-                let name = element.name();
-                if matches!(name, "script" | "style" | "noscript" | "head" | "template") {
-                    return;
-                }
-                let heading = match name {
-                    "h1" => Some("# "),
-                    "h2" => Some("## "),
-                    "h3" => Some("### "),
-                    "h4" => Some("#### "),
-                    "h5" => Some("##### "),
-                    "h6" => Some("###### "),
-                    _ => None,
-                };
-                let block = heading.is_some()
-                    || matches!(
-                        name,
-                        "p" | "div"
-                            | "li"
-                            | "tr"
-                            | "pre"
-                            | "blockquote"
-                            | "section"
-                            | "article"
-                            | "table"
-                            | "ul"
-                            | "ol"
-                            | "br"
-                            | "dt"
-                            | "dd"
-                    );
-                if block {
-                    flush(out, line, "");
-                }
-                for child in node.children() {
-                    walk(child, out, line);
-                    if matches!(name, "tr") {
-                        line.push(' ');
-                    }
-                }
-                if block {
-                    flush(out, line, heading.unwrap_or(""));
-                } else if matches!(name, "td" | "th") {
-                    line.push(' ');
-                }
-            }
-            _ => {
-                for child in node.children() {
-                    walk(child, out, line);
-                }
-            }
-        }
-    }
-    walk(document.tree.root(), &mut out, &mut line);
-    flush(&mut out, &mut line, "");
-    out
-}
+/// The deepest a Word document's XML may nest (real ones stay within a few dozen levels).
+const MAX_XML_DEPTH: usize = 1_000;
 
 fn docx_to_markdown(bytes: &[u8]) -> Result<String, ExtractError> {
     use quick_xml::events::Event;
@@ -230,8 +163,22 @@ fn docx_to_markdown(bytes: &[u8]) -> Result<String, ExtractError> {
     let mut paragraph = String::new();
     let mut heading: Option<usize> = None;
     let mut in_text = false;
+    // The reader is a stream of events (no tree, no recursion); the depth is bounded anyway,
+    // so an absurd document fails with a clear reason rather than being read to its end.
+    let mut depth = 0usize;
     loop {
-        match reader.read_event().map_err(|e| invalid(e.to_string()))? {
+        let event = reader.read_event().map_err(|e| invalid(e.to_string()))?;
+        match &event {
+            Event::Start(_) => {
+                depth += 1;
+                if depth > MAX_XML_DEPTH {
+                    return Err(invalid(format!("it is nested deeper than {MAX_XML_DEPTH} levels")));
+                }
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        match event {
             Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
                 b"t" => in_text = true,
                 b"tab" => paragraph.push('\t'),
@@ -337,40 +284,59 @@ fn csv_text(bytes: &[u8]) -> Result<String, ExtractError> {
     Ok(out)
 }
 
+/// A JSON document as `path: value` lines. Refused past [`MAX_JSON_DEPTH`] levels, and walked
+/// with an explicit stack.
 fn json_text(bytes: &[u8]) -> Result<String, ExtractError> {
-    let value: serde_json::Value =
-        serde_json::from_str(&decode(bytes)).map_err(|e| ExtractError::Invalid {
-            format: "JSON",
-            reason: e.to_string(),
-        })?;
+    use ars_domain::nesting::{MAX_JSON_DEPTH, check_json_depth};
+    use serde_json::Value;
+    let invalid = |reason: String| ExtractError::Invalid {
+        format: "JSON",
+        reason,
+    };
+    let text = decode(bytes);
+    check_json_depth(text.as_bytes(), MAX_JSON_DEPTH).map_err(|e| invalid(e.to_string()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
     let mut out = String::new();
-    fn walk(value: &serde_json::Value, path: &str, out: &mut String) {
+    /// What is left to do: a value under its path, or the paragraph break after an array of
+    /// objects (which reads best one object per paragraph).
+    enum Step<'a> {
+        Value(&'a Value, String),
+        Break,
+    }
+    let mut stack = vec![Step::Value(&value, String::new())];
+    while let Some(step) = stack.pop() {
+        let (value, path) = match step {
+            Step::Break => {
+                out.push('\n');
+                continue;
+            }
+            Step::Value(value, path) => (value, path),
+        };
         match value {
-            serde_json::Value::Object(map) => {
-                for (key, value) in map {
+            Value::Object(map) => {
+                // Pushed in reverse, so they come off in order.
+                for (key, value) in map.iter().rev() {
                     let path = if path.is_empty() {
                         key.clone()
                     } else {
                         format!("{path}.{key}")
                     };
-                    walk(value, &path, out);
+                    stack.push(Step::Value(value, path));
                 }
             }
-            serde_json::Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    walk(item, &format!("{path}[{i}]"), out);
+            Value::Array(items) => {
+                if items.iter().any(Value::is_object) {
+                    stack.push(Step::Break);
                 }
-                // An array of objects reads best one object per paragraph.
-                if items.iter().any(serde_json::Value::is_object) {
-                    out.push('\n');
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push(Step::Value(item, format!("{path}[{i}]")));
                 }
             }
-            serde_json::Value::Null => {}
-            serde_json::Value::String(s) => out.push_str(&format!("{path}: {s}\n")),
+            Value::Null => {}
+            Value::String(s) => out.push_str(&format!("{path}: {s}\n")),
             other => out.push_str(&format!("{path}: {other}\n")),
         }
     }
-    walk(&value, "", &mut out);
     Ok(out)
 }
 
@@ -544,6 +510,43 @@ mod tests {
             extract(Format::Pdf, b"<html>", ExtractLimits::default()),
             Err(ExtractError::Invalid { format: "PDF", .. })
         ));
+    }
+
+    #[test]
+    fn a_million_levels_of_nesting_fail_their_document_with_a_clear_reason() {
+        // JSON: refused before parsing.
+        let json = "[".repeat(1_000_000);
+        assert_eq!(
+            extract(Format::Json, json.as_bytes(), ExtractLimits::default()),
+            Err(ExtractError::Invalid {
+                format: "JSON",
+                reason: "nested deeper than 128 levels".into()
+            })
+        );
+        // DOCX: its XML is read as a stream and refused past its bound.
+        let xml = format!(
+            "<w:document xmlns:w=\"w\"><w:body>{}<w:p><w:r><w:t>deep</w:t></w:r></w:p></w:body></w:document>",
+            "<w:sdt>".repeat(1_000_000)
+        );
+        let error = extract(Format::Docx, &crate::samples::docx_of(&xml), ExtractLimits::default())
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ExtractError::Invalid {
+                format: "DOCX",
+                reason: "it is nested deeper than 1000 levels".into()
+            }
+        );
+        // HTML: a stream of tokens, so depth costs nothing.
+        let html = format!("<html><body>{}deep", "<div>".repeat(1_000_000));
+        assert_eq!(text(Format::Html, html.as_bytes()), "deep\n\n");
+        // Markdown and text have no nesting that is walked: a million `>` or list levels are
+        // read as lines.
+        let quotes = format!("{} deep\n", ">".repeat(1_000_000));
+        assert!(text(Format::Markdown, quotes.as_bytes()).trim_end().ends_with("deep"));
+        // CSV is flat: a million quote characters are one field.
+        let csv = format!("a\n\"{}\"\n", "(".repeat(1_000_000));
+        assert!(text(Format::Csv, csv.as_bytes()).starts_with("a: ((("));
     }
 
     #[test]

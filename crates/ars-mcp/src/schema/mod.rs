@@ -1,12 +1,20 @@
 //! A tool's arguments checked against the input schema its server declared, before the call,
 //! so the model reads what is wrong in words it can act on.
 //!
-//! The schema comes from the server: it is compiled without any way to fetch other schemas
-//! (no files, no network), so a `$ref` out of it is refused rather than followed. A schema
-//! that does not compile checks nothing (the server still validates what it gets) and is
-//! logged.
+//! The schema comes from the server, which any user may add: [`ArgsSchema::new`] first
+//! writes it out with every `$ref` followed, within bounds and without recursion
+//! ([`expand`]), and refuses a schema that cannot be checked safely — references that loop
+//! or point outside it, a schema too deep or too big — when the tool list is read, so such a
+//! tool is never offered (the caller says why). What is compiled then has no references
+//! left: the validator cannot loop, and its size and depth are bounded. A schema that passes
+//! those bounds but does not compile (an unknown `$schema`, a bad pattern) checks nothing —
+//! the server still validates what it gets — and is logged.
+
+mod expand;
 
 use serde_json::Value;
+
+pub use expand::{Limits, SchemaRefused};
 
 /// Errors listed in one message at most.
 const MAX_ERRORS: usize = 5;
@@ -25,17 +33,37 @@ impl std::fmt::Debug for ArgsSchema {
 }
 
 impl ArgsSchema {
-    /// Compiles `schema` for tool `tool` of `server`.
-    pub fn new(server: &str, tool: &str, schema: &Value) -> Self {
-        match jsonschema::validator_for(schema) {
-            Ok(validator) => Self {
+    /// Compiles `schema` for tool `tool` of `server`, or says why it cannot be checked
+    /// safely.
+    pub fn new(server: &str, tool: &str, schema: &Value) -> Result<Self, SchemaRefused> {
+        Self::with_limits(server, tool, schema, Limits::default())
+    }
+
+    /// [`ArgsSchema::new`] within other bounds.
+    pub fn with_limits(
+        server: &str,
+        tool: &str,
+        schema: &Value,
+        limits: Limits,
+    ) -> Result<Self, SchemaRefused> {
+        let expanded = expand::expand(schema, limits)?;
+        if expanded.cut {
+            tracing::debug!(server, tool, "an MCP tool's input schema is recursive; values nested deeper than its first levels are left to the server to check");
+        }
+        match jsonschema::validator_for(&expanded.schema) {
+            Ok(validator) => Ok(Self {
                 validator: Some(validator),
-            },
+            }),
             Err(error) => {
                 tracing::warn!(server, tool, %error, "an MCP tool's input schema does not compile; its arguments are not checked before calls");
-                Self { validator: None }
+                Ok(Self { validator: None })
             }
         }
+    }
+
+    /// Whether arguments are checked at all (the schema compiled).
+    pub fn checks(&self) -> bool {
+        self.validator.is_some()
     }
 
     /// `Ok` when `args` fits, else what does not, path by path.
@@ -71,28 +99,4 @@ impl ArgsSchema {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn arguments_are_checked_against_the_declared_schema() {
-        let schema = ArgsSchema::new(
-            "s",
-            "echo",
-            &json!({"type": "object", "properties": {"message": {"type": "string"}},
-                    "required": ["message"]}),
-        );
-        assert!(schema.check(&json!({"message": "hi"})).is_ok());
-        let missing = schema.check(&json!({})).unwrap_err();
-        assert!(missing.contains("message"), "{missing}");
-        let wrong = schema.check(&json!({"message": 3})).unwrap_err();
-        assert!(wrong.starts_with("/message: "), "{wrong}");
-    }
-
-    #[test]
-    fn a_schema_that_reaches_outside_checks_nothing_and_reads_nothing() {
-        let schema = ArgsSchema::new("s", "t", &json!({"$ref": "file:///etc/passwd"}));
-        assert!(schema.check(&json!({"anything": true})).is_ok());
-    }
-}
+mod tests;

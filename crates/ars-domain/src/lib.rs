@@ -14,6 +14,7 @@ pub mod knowledge;
 pub mod mcp_server;
 pub mod model_provider;
 pub mod object;
+pub mod outbound;
 pub mod run;
 pub mod secret;
 pub mod skill;
@@ -35,6 +36,7 @@ pub use knowledge::{
 };
 pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
+pub use outbound::OutboundPolicy;
 pub use run::{
     Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage,
 };

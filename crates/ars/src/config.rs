@@ -1,5 +1,7 @@
 //! Server configuration: built-in defaults, then `ars.toml`, then `ARS_*` environment variables.
 
+mod network;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +14,8 @@ use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_models::ModelsConfig;
 use ars_sandbox::{SandboxLimits, ShellMode};
+
+pub use network::NetworkSettings;
 
 /// Every setting of the server.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -96,6 +100,9 @@ pub struct Config {
     pub mcp: McpSettings,
     /// `[knowledge]`: knowledge bases' limits and ingestion (`ARS_KNOWLEDGE__<NAME>`).
     pub knowledge: KnowledgeSettings,
+    /// `[network]`: exceptions to the outbound policy for URLs non-admins give
+    /// (`ARS_NETWORK__ALLOW`).
+    pub network: NetworkSettings,
 }
 
 /// `[knowledge]`.
@@ -272,6 +279,7 @@ impl Default for Config {
             metrics_listen: None,
             mcp: McpSettings::default(),
             knowledge: KnowledgeSettings::default(),
+            network: NetworkSettings::default(),
         }
     }
 }
@@ -280,7 +288,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 25] = [
+const SETTINGS: [&str; 26] = [
     "bind",
     "data_dir",
     "database_url",
@@ -306,6 +314,7 @@ const SETTINGS: [&str; 25] = [
     "metrics_listen",
     "mcp",
     "knowledge",
+    "network",
 ];
 
 impl Config {
@@ -331,6 +340,7 @@ impl Config {
                     || key.starts_with("sandbox__")
                     || key.starts_with("mcp__")
                     || key.starts_with("knowledge__")
+                    || key.starts_with("network__")
             })
             // `ARS_SANDBOX` predates the `[sandbox]` table and still names the mode.
             .map(|key| {
@@ -371,6 +381,7 @@ impl Config {
         {
             anyhow::bail!("invalid configuration: metrics_token must not be empty");
         }
+        config.network.policy()?;
         Ok(config)
     }
 

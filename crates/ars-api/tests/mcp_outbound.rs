@@ -477,3 +477,57 @@ async fn a_name_is_judged_again_at_every_request_of_an_open_connection() {
     );
     assert_eq!(failing.hits(), reached, "nothing more reached the server");
 }
+
+#[tokio::test]
+async fn an_admins_server_is_exempt_only_while_admins_alone_can_change_it() {
+    let mcp = fakes::failing_mcp().await;
+    let (app, _) = spawn(&[]).await;
+    let (alice_id, alice) = app.user("alice").await;
+    let admin = app.admin.clone();
+    let mut body = server("admins", &mcp.url("/mcp"), None);
+    body["share_config"] = json!({"visibility": "users", "user_ids": [alice_id]});
+    let view = add(&app, &admin, body).await;
+    let path = format!("/api/mcp-servers/{}", view["id"].as_str().unwrap());
+    // Shared for use: it reaches loopback, for alice too.
+    for token in [&admin, &alice] {
+        let report = check(&app, token, &view).await;
+        assert_eq!(report["ok"], true, "{report}");
+    }
+    // Once alice may manage it (and so change its URL), it is judged like hers.
+    let reply = app
+        .patch(
+            &path,
+            &admin,
+            json!({"share_config": {"visibility": "users", "user_ids": [alice_id], "manager_ids": [alice_id]}}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    for token in [&admin, &alice] {
+        let report = check(&app, token, &view).await;
+        assert_eq!(report["error"]["kind"], "refused_address", "{report}");
+    }
+    // And her own change of its URL is refused at once.
+    let reply = app
+        .patch(
+            &path,
+            &alice,
+            json!({"transport": {"type": "streamable_http", "url": format!("http://127.0.0.1:{}/x", mcp.port)}}),
+        )
+        .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        reply.body
+    );
+    let reply = app
+        .patch(
+            &path,
+            &admin,
+            json!({"share_config": {"visibility": "public"}}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let report = check(&app, &alice, &view).await;
+    assert_eq!(report["ok"], true, "{report}");
+}

@@ -406,8 +406,16 @@ fn init_error(
                       the server log)"
                 .into(),
         },
-        ClientInitializeError::TransportError { .. } if !via_streams => {
-            if looks_unreachable(&message) {
+        ClientInitializeError::TransportError { error: cause, .. } if !via_streams => {
+            // Only the client's own words say why the endpoint was not reached: rmcp's may
+            // quote the server (a body it could not read as JSON-RPC), and are judged by
+            // their look only where the server's text may be shown.
+            if let Some(why) = crate::error::unreachable(cause) {
+                McpError::Unreachable {
+                    server: server.into(),
+                    message: tidy(&why),
+                }
+            } else if peer_text == PeerText::Shown && looks_unreachable(&message) {
                 McpError::Unreachable {
                     server: server.into(),
                     message,

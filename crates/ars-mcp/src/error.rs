@@ -192,6 +192,20 @@ fn from_transport(error: &HttpError) -> Option<HttpFailure> {
     }
 }
 
+/// The HTTP client's own failure to reach the endpoint (connecting, DNS, TLS, a timeout), if
+/// that is what `error` is: its words are the client's, never the server's.
+pub(crate) fn unreachable(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(error);
+    while let Some(current) = cause {
+        if let Some(StreamableHttpError::Client(client)) = current.downcast_ref::<HttpError>() {
+            return (client.is_connect() || client.is_timeout() || client.is_request())
+                .then(|| chain(client));
+        }
+        cause = current.source();
+    }
+    None
+}
+
 fn blocked_in(error: &(dyn std::error::Error + 'static)) -> Option<Blocked> {
     error.downcast_ref::<Blocked>().cloned()
 }

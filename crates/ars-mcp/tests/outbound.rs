@@ -235,3 +235,41 @@ async fn a_saved_url_is_judged_as_a_connection_would_be() {
         assert!(outbound.check_url(url).await.is_ok(), "{url}");
     }
 }
+
+#[tokio::test]
+async fn an_answer_that_is_not_mcp_is_not_quoted_whatever_it_says() {
+    // Words that look like a connection failure must not make the body pass for one.
+    let body = format!("connection refused: {MARKER}");
+    let (port, _) = canned(format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    let reach = checked(
+        &[format!("127.0.0.1:{port}")],
+        Arc::new(MappedResolver::default()),
+    );
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let withheld = connect(&url, &reach, PeerText::Withheld).await;
+    assert_eq!(withheld.kind(), "handshake", "{withheld}");
+    assert!(!withheld.to_string().contains(MARKER), "{withheld}");
+    let shown = connect(&url, &reach, PeerText::Shown).await;
+    assert!(shown.to_string().contains(MARKER), "{shown}");
+    // A closed port is unreachable, in the client's words.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let reach = checked(
+        &[format!("127.0.0.1:{closed}")],
+        Arc::new(MappedResolver::default()),
+    );
+    let error = connect(
+        &format!("http://127.0.0.1:{closed}/mcp"),
+        &reach,
+        PeerText::Withheld,
+    )
+    .await;
+    assert_eq!(error.kind(), "unreachable", "{error}");
+}

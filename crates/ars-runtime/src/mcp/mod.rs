@@ -199,19 +199,21 @@ impl McpHub {
     /// Where a connection to `server` may go, and whether `viewer` may read what it answers.
     /// Anywhere only when every user who may change the server's URL — its owner and its
     /// managers — is an enabled admin (read now, so a demotion counts from the next
-    /// connection); the server's text is shown to admins, and to anyone on such a server.
+    /// connection). What the server answers is shown to admins, and to everyone on a server
+    /// only admins can change.
     async fn http_reach(&self, server: &McpServer, viewer: UserId) -> (Reach, PeerText) {
         let writers: Vec<UserId> = server
             .owner_id()
             .into_iter()
             .chain(server.share_config().manager_ids.iter().copied())
             .collect();
+        // A server whose owner is gone has no admin vouching for its URL.
         let mut admins_only = server.owner_id().is_some();
         for id in writers {
-            if !admins_only {
+            if !self.is_enabled_admin(id).await {
+                admins_only = false;
                 break;
             }
-            admins_only = self.is_enabled_admin(id).await;
         }
         if admins_only {
             return (Reach::Anywhere, PeerText::Shown);

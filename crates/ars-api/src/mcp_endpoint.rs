@@ -15,6 +15,8 @@
 //! parameters are saved when it opens, so another instance restores it on its first request
 //! there; and each call in flight is recorded with its run, so a client's cancellation
 //! reaching any instance cancels the run wherever it executes. No session affinity is needed.
+//! A session belongs to the user who opened it (`mcp_sessions.user_id`): another user's
+//! request in it, whatever its method, is a 404.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,7 +46,7 @@ use ars_events::EventKind;
 use ars_runtime::{StartRun, Waited};
 use ars_store::AgentFilter;
 
-use crate::{AppState, Auth};
+use crate::{ApiError, AppState, Auth};
 
 /// Where the endpoint is mounted.
 pub const PATH: &str = "/api/mcp";
@@ -52,6 +54,8 @@ pub const PATH: &str = "/api/mcp";
 const MAX_INPUT_CHARS: usize = crate::routes::runs::MAX_INPUT_CHARS;
 /// How long one wait for the run lasts before looking at the client again.
 const WAIT_SLICE: Duration = Duration::from_secs(30);
+/// The header that names a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
 /// How long a session is kept in the store after it was opened.
 const SESSION_LIFETIME: chrono::Duration = chrono::Duration::days(7);
 
@@ -83,7 +87,10 @@ pub fn service(
     )
 }
 
-/// Checks the bearer token of every request to the endpoint, as the REST API's `Auth` does.
+/// Checks the bearer token of every request to the endpoint, as the REST API's `Auth` does,
+/// and keeps each session to the user who opened it: a request carrying another user's (or an
+/// unknown) `Mcp-Session-Id` is a 404 that reaches nothing, and a session opened here is
+/// given its owner before its id is answered — so before anyone can present it.
 pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let auth = match <Auth as axum::extract::FromRequestParts<AppState>>::from_request_parts(
@@ -94,8 +101,37 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
         Ok(auth) => auth,
         Err(error) => return error.into_response(),
     };
+    let user = auth.user.id;
+    let session = parts
+        .headers
+        .get(SESSION_HEADER)
+        .map(|value| value.to_str().unwrap_or_default().to_owned());
+    if let Some(session) = &session {
+        match state.store.mcp_session_owner(session).await {
+            Ok(Some(owner)) if owner == user => {}
+            Ok(_) => return ApiError::not_found("MCP session").into_response(),
+            Err(e) => return ApiError::from(e).into_response(),
+        }
+    }
     parts.extensions.insert(McpUser(auth.user));
-    next.run(Request::from_parts(parts, body)).await
+    let response = next.run(Request::from_parts(parts, body)).await;
+    if session.is_none()
+        && let Some(opened) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+    {
+        match state.store.bind_mcp_session(opened, user).await {
+            Ok(true) => {}
+            // The session's state was not saved (rmcp logged why): nobody can use it.
+            Ok(false) => {
+                return ApiError::Internal(format!("MCP session {opened} was not stored"))
+                    .into_response();
+            }
+            Err(e) => return ApiError::from(e).into_response(),
+        }
+    }
+    response
 }
 
 /// MCP sessions in the store, so every instance serves every session.
@@ -128,7 +164,7 @@ impl SessionStore for SharedSessions {
 fn session_of(extensions: &rmcp::model::Extensions) -> Option<String> {
     extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|parts| parts.headers.get(SESSION_HEADER))
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned)
 }

@@ -407,3 +407,138 @@ async fn any_instance_serves_a_session_and_cancels_a_call_running_on_another() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// One raw request to `/api/mcp`: status, `Mcp-Session-Id` answered, body text.
+async fn raw_mcp(
+    app: &TestApp,
+    token: &str,
+    method: reqwest::Method,
+    session: Option<&str>,
+    version: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, Option<String>, String) {
+    let mut request = app
+        .client
+        .request(method, format!("{}/api/mcp", app.base))
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(token);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    if let Some(version) = version {
+        request = request.header("mcp-protocol-version", version);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    // A GET stream stays open: a moment of it is enough.
+    let text = tokio::time::timeout(Duration::from_millis(500), response.text())
+        .await
+        .map(|text| text.unwrap_or_default())
+        .unwrap_or_default();
+    (status, session, text)
+}
+
+/// The JSON of the first non-empty `data:` line of an SSE answer (a priming event has none).
+fn first_data(text: &str) -> Value {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .find(|data| !data.trim().is_empty())
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_user_who_opened_it() {
+    use reqwest::Method;
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let (_, bob) = app.user("bob").await;
+    app.agent(&alice, common::normal("alices-agent")).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}});
+    let (status, session, text) =
+        raw_mcp(&app, &alice, Method::POST, None, None, Some(initialize)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let session = session.expect("a session id");
+    let version = first_data(&text)["result"]["protocolVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = raw_mcp(
+        &app,
+        &alice,
+        Method::POST,
+        Some(&session),
+        Some(&version),
+        Some(initialized),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+
+    // Bob, and even an admin, presenting alice's session: 404, whatever the method.
+    for token in [&bob, &app.admin] {
+        for (method, body) in [
+            (Method::POST, Some(list.clone())),
+            (Method::GET, None),
+            (Method::DELETE, None),
+        ] {
+            let (status, _, text) = raw_mcp(
+                &app,
+                token,
+                method.clone(),
+                Some(&session),
+                Some(&version),
+                body,
+            )
+            .await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method}: {text}");
+            assert!(!text.contains("alices-agent"), "{text}");
+        }
+    }
+    // Alice's session is untouched: it lists her agents, and she alone ends it.
+    let (status, _, text) = raw_mcp(
+        &app,
+        &alice,
+        Method::POST,
+        Some(&session),
+        Some(&version),
+        Some(list.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let tools = first_data(&text)["result"]["tools"].clone();
+    assert!(tools.to_string().contains("alices-agent"), "{text}");
+    let (status, _, _) = raw_mcp(
+        &app,
+        &alice,
+        Method::DELETE,
+        Some(&session),
+        Some(&version),
+        None,
+    )
+    .await;
+    assert!(status.is_success(), "{status}");
+    let (status, _, _) = raw_mcp(
+        &app,
+        &alice,
+        Method::POST,
+        Some(&session),
+        Some(&version),
+        Some(list),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a deleted session is gone");
+    // A session nobody opened is nobody's.
+    let (status, _, _) = raw_mcp(&app, &alice, Method::GET, Some("made-up"), None, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

@@ -49,8 +49,14 @@ fn package_js(peers: &Path, package: &str) -> String {
         .to_string()
 }
 
-/// An app whose sandbox shows the peers' folder (read-only, at its own path).
-async fn app(peers: &Path, mcp: McpConfig) -> TestApp {
+/// An app whose sandbox shows the peers' folder (read-only, at its own path), and which lets
+/// users' servers reach loopback, where the HTTP peers listen (as an operator running MCP
+/// servers on the same host allows them with `[network] allow`).
+async fn app(peers: &Path, mut mcp: McpConfig) -> TestApp {
+    mcp.outbound = ars_mcp::Outbound::new(
+        ars_domain::OutboundPolicy::new(&["127.0.0.0/8"]).unwrap(),
+        std::sync::Arc::new(ars_mcp::outbound::SystemResolver),
+    );
     TestApp::spawn_setup(Setup {
         mcp,
         extra_ro_binds: vec![peers.to_path_buf()],

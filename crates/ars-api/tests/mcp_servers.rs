@@ -24,7 +24,7 @@ fn http_server(slug: &str) -> Value {
         "description": "The reference server's tools",
         "transport": {
             "type": "streamable_http",
-            "url": "http://127.0.0.1:3001/mcp",
+            "url": "https://mcp.example.com/mcp",
             "headers": {"Authorization": BEARER, "X-Team": "blue", "X-Extra": {"secret": EXTRA}}
         }
     })

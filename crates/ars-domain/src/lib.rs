@@ -15,6 +15,7 @@ pub mod mcp_server;
 pub mod nesting;
 pub mod model_provider;
 pub mod object;
+pub mod outbound;
 pub mod run;
 pub mod secret;
 pub mod skill;
@@ -37,6 +38,7 @@ pub use knowledge::{
 };
 pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
+pub use outbound::OutboundPolicy;
 pub use run::{
     Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage,
 };

@@ -126,9 +126,16 @@ async fn main() {
     }
     ars_mcp::install_tls_provider();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let http = Connection::over_http("everything-http", &url, &[], TIMEOUT)
-        .await
-        .unwrap();
+    let http = Connection::over_http(
+        "everything-http",
+        &url,
+        &[],
+        TIMEOUT,
+        &ars_mcp::Reach::Anywhere,
+        ars_mcp::PeerText::Shown,
+    )
+    .await
+    .unwrap();
     calls(&http, 20).await;
     report(
         "Streamable HTTP echo call (loopback)",

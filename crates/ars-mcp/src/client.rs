@@ -27,7 +27,9 @@ use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{McpError, chain};
+use crate::error::{HttpFailure, McpError, chain, http_failure};
+use crate::http::{ClientError, HttpClient};
+use crate::outbound::{Blocked, PeerText, Reach};
 use crate::schema::ArgsSchema;
 use crate::stderr;
 
@@ -140,6 +142,8 @@ pub struct Connection {
     process: Option<std::sync::Mutex<ProcessHandle>>,
     /// `true` for a process (counted against the pool's bound).
     is_process: bool,
+    /// Whether errors may quote what the server answered.
+    peer_text: PeerText,
     opened: Instant,
 }
 
@@ -190,16 +194,20 @@ impl Connection {
             tools_changed: Arc::default(),
         };
         let started = tokio::time::timeout(timeout, notices.clone().serve((read, write))).await;
-        Self::opened(server, notices, started, timeout, true)
+        Self::opened(server, notices, started, timeout, true, PeerText::Shown)
     }
 
     /// Speaks MCP with an endpoint over Streamable HTTP, sending `headers` (lower-case names)
-    /// with every request.
+    /// with every request. `reach` says where the connection may go (a refused address is
+    /// [`McpError::Refused`], with nothing sent); `peer_text` whether its errors may quote
+    /// what the server answered.
     pub async fn over_http(
         server: &str,
         url: &str,
         headers: &[(String, String)],
         timeout: Duration,
+        reach: &Reach,
+        peer_text: PeerText,
     ) -> Result<Self, McpError> {
         install_tls_provider();
         let mut custom = HashMap::new();
@@ -217,9 +225,12 @@ impl Connection {
             custom.insert(name, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let client = crate::http::HttpClient::new().map_err(|e| McpError::Unreachable {
-            server: server.into(),
-            message: format!("cannot build an HTTP client: {e}"),
+        let client = HttpClient::new(url, reach).map_err(|e| match e {
+            ClientError::Blocked(blocked) => refused(server, &blocked),
+            ClientError::Build(e) => McpError::Unreachable {
+                server: server.into(),
+                message: format!("cannot build an HTTP client: {e}"),
+            },
         })?;
         let transport = StreamableHttpClientTransport::with_client(client, config);
         let notices = Notices {
@@ -227,7 +238,7 @@ impl Connection {
             tools_changed: Arc::default(),
         };
         let started = tokio::time::timeout(timeout, notices.clone().serve(transport)).await;
-        let mut connection = Self::opened(server, notices, started, timeout, false)?;
+        let mut connection = Self::opened(server, notices, started, timeout, false, peer_text)?;
         connection.is_process = false;
         Ok(connection)
     }
@@ -241,6 +252,7 @@ impl Connection {
         >,
         timeout: Duration,
         via_streams: bool,
+        peer_text: PeerText,
     ) -> Result<Self, McpError> {
         let service = match started {
             Err(_) => {
@@ -250,7 +262,7 @@ impl Connection {
                     after: timeout,
                 });
             }
-            Ok(Err(error)) => return Err(init_error(server, &error, via_streams)),
+            Ok(Err(error)) => return Err(init_error(server, &error, via_streams, peer_text)),
             Ok(Ok(service)) => service,
         };
         Ok(Self {
@@ -259,6 +271,7 @@ impl Connection {
             service,
             process: None,
             is_process: via_streams,
+            peer_text,
             opened: Instant::now(),
         })
     }
@@ -415,7 +428,7 @@ impl Connection {
             answer = tokio::time::timeout(timeout, request) => match answer {
                 Err(_) => Err(McpError::Timeout { server: server.into(), what, after: timeout }),
                 Ok(Ok(value)) => Ok(value),
-                Ok(Err(error)) => Err(service_error(server, &error, what)),
+                Ok(Err(error)) => Err(service_error(server, &error, what, self.peer_text)),
             },
         }
     }
@@ -436,10 +449,23 @@ pub fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-fn init_error(server: &str, error: &ClientInitializeError, via_streams: bool) -> McpError {
+fn init_error(
+    server: &str,
+    error: &ClientInitializeError,
+    via_streams: bool,
+    peer_text: PeerText,
+) -> McpError {
+    // The transport's error is a field of `TransportError`, not its source: look there.
+    if !via_streams
+        && let ClientInitializeError::TransportError { error: cause, .. } = error
+        && let Some(failure) = http_failure(cause)
+    {
+        return from_http(server, failure, peer_text);
+    }
     if error.is_authorization_required() {
         return McpError::Unauthorized {
             server: server.into(),
+            status: 401,
         };
     }
     let message = tidy(&chain(error));
@@ -450,17 +476,22 @@ fn init_error(server: &str, error: &ClientInitializeError, via_streams: bool) ->
                       the server log)"
                 .into(),
         },
-        ClientInitializeError::TransportError { .. } if !via_streams => {
-            if looks_unreachable(&message) {
+        ClientInitializeError::TransportError { error: cause, .. } if !via_streams => {
+            // Only the client's own words say why the endpoint was not reached: rmcp's may
+            // quote the server (a body it could not read as JSON-RPC), and are judged by
+            // their look only where the server's text may be shown.
+            if let Some(why) = crate::error::unreachable(cause) {
+                McpError::Unreachable {
+                    server: server.into(),
+                    message: tidy(&why),
+                }
+            } else if peer_text == PeerText::Shown && looks_unreachable(&message) {
                 McpError::Unreachable {
                     server: server.into(),
                     message,
                 }
             } else {
-                McpError::Handshake {
-                    server: server.into(),
-                    message,
-                }
+                handshake(server, message, peer_text)
             }
         }
         ClientInitializeError::TransportError { .. }
@@ -470,10 +501,59 @@ fn init_error(server: &str, error: &ClientInitializeError, via_streams: bool) ->
                           server log)"
                 .into(),
         },
-        _ => McpError::Handshake {
+        ClientInitializeError::JsonRpcError(data) => McpError::Handshake {
             server: server.into(),
-            message,
+            message: match peer_text {
+                PeerText::Shown => format!("JSON-RPC error {}: {}", data.code.0, data.message),
+                PeerText::Withheld => format!("JSON-RPC error {}", data.code.0),
+            },
         },
+        _ => handshake(server, message, peer_text),
+    }
+}
+
+/// A failed handshake: rmcp's words may quote the server (an answer that was not one), so
+/// they are kept only where the server's text may be shown.
+fn handshake(server: &str, message: String, peer_text: PeerText) -> McpError {
+    McpError::Handshake {
+        server: server.into(),
+        message: match peer_text {
+            PeerText::Shown => message,
+            PeerText::Withheld => {
+                tracing::info!(server, error = %message, "MCP handshake failed (not shown to the user)");
+                "its answer was not an MCP handshake".into()
+            }
+        },
+    }
+}
+
+fn refused(server: &str, blocked: &Blocked) -> McpError {
+    McpError::Refused {
+        server: server.into(),
+        message: blocked.to_string(),
+    }
+}
+
+/// An HTTP failure as the error a caller reads.
+fn from_http(server: &str, failure: HttpFailure, peer_text: PeerText) -> McpError {
+    match failure {
+        HttpFailure::Blocked(blocked) => refused(server, &blocked),
+        HttpFailure::Status { status, .. } if status == 401 || status == 403 => {
+            McpError::Unauthorized {
+                server: server.into(),
+                status,
+            }
+        }
+        HttpFailure::Status { status, text } => {
+            if text.is_some() && peer_text == PeerText::Withheld {
+                tracing::info!(server, status, said = ?text, "MCP server answered an HTTP error (its text not shown to the user)");
+            }
+            McpError::HttpStatus {
+                server: server.into(),
+                status,
+                detail: text.filter(|_| peer_text == PeerText::Shown),
+            }
+        }
     }
 }
 
@@ -508,11 +588,27 @@ fn tidy(message: &str) -> String {
         .replace("Client error: ", "")
 }
 
-fn service_error(server: &str, error: &ServiceError, what: &'static str) -> McpError {
+fn service_error(
+    server: &str,
+    error: &ServiceError,
+    what: &'static str,
+    peer_text: PeerText,
+) -> McpError {
+    if let ServiceError::TransportSend(_) = error
+        && let Some(failure) = http_failure(error)
+    {
+        return from_http(server, failure, peer_text);
+    }
     match error {
         ServiceError::McpError(data) => McpError::Protocol {
             server: server.into(),
-            message: data.message.to_string(),
+            message: match peer_text {
+                PeerText::Shown => data.message.to_string(),
+                PeerText::Withheld => {
+                    tracing::info!(server, code = data.code.0, said = %data.message, "MCP server answered a JSON-RPC error (its text not shown to the user)");
+                    format!("JSON-RPC error {} (its text is not shown)", data.code.0)
+                }
+            },
         },
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpError::Closed {
             server: server.into(),
@@ -531,7 +627,10 @@ fn service_error(server: &str, error: &ServiceError, what: &'static str) -> McpE
         },
         other => McpError::Protocol {
             server: server.into(),
-            message: tidy(&chain(other)),
+            message: match peer_text {
+                PeerText::Shown => tidy(&chain(other)),
+                PeerText::Withheld => "an answer that is not valid MCP".into(),
+            },
         },
     }
 }

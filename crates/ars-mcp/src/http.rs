@@ -1,5 +1,11 @@
-//! The HTTP client under rmcp's Streamable HTTP transport: reqwest (0.13, rmcp's) with one
-//! correction for servers that forgot a session.
+//! The HTTP client under rmcp's Streamable HTTP transport: reqwest (0.13, rmcp's) with the
+//! outbound policy applied where the connection is made, and one correction for servers that
+//! forgot a session.
+//!
+//! A connection under the policy ([`Reach::Checked`]) resolves names through its [`Guard`],
+//! which hands reqwest only addresses the policy allows, and each request is admitted by the
+//! guard first (its own origin only, an address in the URL judged), so nothing is sent
+//! anywhere the policy refuses.
 //!
 //! A server that restarted, or dropped a session, should answer a request in that session
 //! with 404, which rmcp takes as "session expired": it initialises again and retries. Some
@@ -20,20 +26,57 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
+use crate::outbound::{Blocked, Guard, Reach};
+
 /// rmcp's own reqwest client settings, with redirects not followed at all (rmcp follows
 /// same-origin 307/308; an MCP endpoint that redirects is not worth the risk of replaying
-/// headers that may carry secrets).
+/// headers that may carry secrets, and a redirect is a way around the outbound policy): a
+/// 3xx is answered as the HTTP status it is.
 #[derive(Clone)]
-pub(crate) struct HttpClient(reqwest013::Client);
+pub(crate) struct HttpClient {
+    client: reqwest013::Client,
+    /// `None`: the connection may go anywhere.
+    guard: Option<Guard>,
+}
+
+/// Why a client could not be made for a URL.
+pub(crate) enum ClientError {
+    Blocked(Blocked),
+    Build(reqwest013::Error),
+}
 
 impl HttpClient {
-    pub(crate) fn new() -> Result<Self, reqwest013::Error> {
-        reqwest013::Client::builder()
-            // As rmcp does: no idle pooling (stalls on half-read bodies otherwise).
+    pub(crate) fn new(url: &str, reach: &Reach) -> Result<Self, ClientError> {
+        let builder = reqwest013::Client::builder()
+            // As rmcp does: no idle pooling (stalls on half-read bodies otherwise). It also
+            // means each request connects, and so resolves and is judged, afresh.
             .pool_max_idle_per_host(0)
-            .redirect(reqwest013::redirect::Policy::none())
-            .build()
-            .map(Self)
+            .redirect(reqwest013::redirect::Policy::none());
+        let (builder, guard) = match reach {
+            Reach::Anywhere => (builder, None),
+            Reach::Checked(outbound) => {
+                let guard = outbound.guard(url).map_err(ClientError::Blocked)?;
+                // A proxy would resolve the name itself, out of the guard's sight.
+                let builder = builder.no_proxy().dns_resolver(Arc::new(guard.clone()));
+                (builder, Some(guard))
+            }
+        };
+        let client = builder.build().map_err(ClientError::Build)?;
+        Ok(Self { client, guard })
+    }
+
+    /// Whether a request to `uri` may be sent (always, for a connection that may go
+    /// anywhere).
+    fn admit(&self, uri: &str) -> Result<(), StreamableHttpError<reqwest013::Error>> {
+        match &self.guard {
+            None => Ok(()),
+            Some(guard) => guard.admit(uri).map_err(|blocked| {
+                StreamableHttpError::Io(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    blocked,
+                ))
+            }),
+        }
     }
 }
 
@@ -60,10 +103,11 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Posted {
+        self.admit(&uri)?;
         let in_session = session_id.is_some();
         let probe = message.clone();
         let posted = self
-            .0
+            .client
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
         if session_forgotten(&probe, in_session, &posted) {
@@ -81,10 +125,11 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Posted {
+        self.admit(&uri)?;
         let in_session = session_id.is_some();
         let probe = message.clone();
         let posted = self
-            .0
+            .client
             .post_message_with_response_limits(
                 uri,
                 message,
@@ -110,7 +155,8 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0
+        self.admit(&uri)?;
+        self.client
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
     }
@@ -123,7 +169,8 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0
+        self.admit(&uri)?;
+        self.client
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
     }
@@ -137,7 +184,8 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0
+        self.admit(&uri)?;
+        self.client
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,

@@ -11,6 +11,10 @@
 //!   back-off, bounded in processes.
 //! - [`check`]: connect, initialise, list tools — what `POST /api/mcp-servers/{id}/check`
 //!   and `ars mcp check` print.
+//! - [`outbound`]: the outbound policy applied to a connection to a URL a non-admin gave
+//!   ([`Reach::Checked`]): every address judged where the connection is made, the client
+//!   handed only the addresses judged; and [`Outbound::check_url`], the same judgement when a
+//!   URL is saved.
 //!
 //! **Boundary:** no store, no runtime, no HTTP API: it takes a process or a URL and headers
 //! and speaks MCP. Secrets it is handed (header values) go on the wire and nowhere else.
@@ -20,6 +24,7 @@ pub mod content;
 mod error;
 mod http;
 pub mod names;
+pub mod outbound;
 mod pool;
 mod schema;
 mod stderr;
@@ -33,6 +38,7 @@ pub use client::{
     install_tls_provider,
 };
 pub use error::McpError;
+pub use outbound::{Outbound, PeerText, Reach};
 pub use pool::{Pool, PoolConfig, PoolKey};
 pub use rmcp;
 pub use schema::{ArgsSchema, Limits as SchemaLimits, SchemaRefused};

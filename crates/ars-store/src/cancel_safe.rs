@@ -272,6 +272,16 @@ impl Store for CancelSafe {
         })
         .await
     }
+    async fn bind_mcp_session(&self, id: &str, user: UserId) -> Result<bool> {
+        let id = id.to_owned();
+        self.detached("bind_mcp_session", |s| async move {
+            s.bind_mcp_session(&id, user).await
+        })
+        .await
+    }
+    async fn mcp_session_owner(&self, id: &str) -> Result<Option<UserId>> {
+        self.inner.mcp_session_owner(id).await
+    }
     async fn save_mcp_call(&self, session_id: &str, request_id: &str, run: RunId) -> Result<()> {
         let (session_id, request_id) = (session_id.to_owned(), request_id.to_owned());
         self.detached("save_mcp_call", |s| async move {

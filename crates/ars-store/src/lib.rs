@@ -475,6 +475,11 @@ pub trait Store: Send + Sync + 'static {
     async fn mcp_session(&self, id: &str) -> Result<Option<String>>;
     /// Deletes an MCP session and its calls.
     async fn delete_mcp_session(&self, id: &str) -> Result<()>;
+    /// Makes `user` the owner of MCP session `id`; `false` when the session is unknown or
+    /// has an owner already (a session's owner never changes).
+    async fn bind_mcp_session(&self, id: &str, user: UserId) -> Result<bool>;
+    /// The user MCP session `id` belongs to; `None` when it is unknown or has no owner.
+    async fn mcp_session_owner(&self, id: &str) -> Result<Option<UserId>>;
     /// Records that request `request_id` of MCP session `session_id` runs `run`; `Invalid`
     /// when the session or the run is unknown.
     async fn save_mcp_call(&self, session_id: &str, request_id: &str, run: RunId) -> Result<()>;

@@ -370,6 +370,13 @@ pub(crate) const MCP_SESSION: &str = "SELECT state FROM mcp_sessions WHERE id = 
 
 pub(crate) const DELETE_MCP_SESSION: &str = "DELETE FROM mcp_sessions WHERE id = $1";
 
+/// Only a session nobody owns yet takes an owner.
+pub(crate) const BIND_MCP_SESSION: &str =
+    "UPDATE mcp_sessions SET user_id = $2 WHERE id = $1 AND user_id IS NULL";
+
+pub(crate) const MCP_SESSION_OWNER: &str =
+    "SELECT user_id FROM mcp_sessions WHERE id = $1 AND user_id IS NOT NULL";
+
 pub(crate) const UPSERT_MCP_CALL: &str = "INSERT INTO mcp_calls (session_id, request_id, run_id) \
      VALUES ($1, $2, $3) ON CONFLICT (session_id, request_id) DO UPDATE SET run_id = excluded.run_id";
 

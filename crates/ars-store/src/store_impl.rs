@@ -1550,6 +1550,30 @@ macro_rules! impl_store {
                 Ok(())
             }
 
+            async fn bind_mcp_session(
+                &self,
+                id: &str,
+                user: ars_domain::UserId,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query($crate::sql::BIND_MCP_SESSION)
+                    .bind(id)
+                    .bind(user.to_string())
+                    .execute(self.writer())
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn mcp_session_owner(
+                &self,
+                id: &str,
+            ) -> $crate::Result<Option<ars_domain::UserId>> {
+                let row: Option<(String,)> = sqlx::query_as($crate::sql::MCP_SESSION_OWNER)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.and_then(|(user,)| ars_domain::UserId::parse(&user)))
+            }
+
             async fn save_mcp_call(
                 &self,
                 session_id: &str,

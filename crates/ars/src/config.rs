@@ -1,5 +1,7 @@
 //! Server configuration: built-in defaults, then `ars.toml`, then `ARS_*` environment variables.
 
+mod network;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +14,8 @@ use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_models::ModelsConfig;
 use ars_sandbox::{SandboxLimits, ShellMode};
+
+pub use network::NetworkSettings;
 
 /// Every setting of the server.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -100,6 +104,9 @@ pub struct Config {
     pub mcp: McpSettings,
     /// `[knowledge]`: knowledge bases' limits and ingestion (`ARS_KNOWLEDGE__<NAME>`).
     pub knowledge: KnowledgeSettings,
+    /// `[network]`: exceptions to the outbound policy for URLs non-admins give
+    /// (`ARS_NETWORK__ALLOW`).
+    pub network: NetworkSettings,
 }
 
 /// `[knowledge]`.
@@ -279,6 +286,7 @@ impl Default for Config {
             metrics_listen: None,
             mcp: McpSettings::default(),
             knowledge: KnowledgeSettings::default(),
+            network: NetworkSettings::default(),
         }
     }
 }
@@ -314,6 +322,7 @@ const SETTINGS: [&str; 26] = [
     "metrics_listen",
     "mcp",
     "knowledge",
+    "network",
 ];
 
 impl Config {
@@ -339,6 +348,7 @@ impl Config {
                     || key.starts_with("sandbox__")
                     || key.starts_with("mcp__")
                     || key.starts_with("knowledge__")
+                    || key.starts_with("network__")
             })
             // `ARS_SANDBOX` predates the `[sandbox]` table and still names the mode.
             .map(|key| {
@@ -379,6 +389,7 @@ impl Config {
         {
             anyhow::bail!("invalid configuration: metrics_token must not be empty");
         }
+        config.network.policy()?;
         Ok(config)
     }
 

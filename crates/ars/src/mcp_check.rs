@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use ars_mcp::{Connection, McpError, content};
+use ars_mcp::{Connection, McpError, PeerText, Reach, content};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +24,16 @@ pub async fn run(args: McpCheckArgs) -> anyhow::Result<()> {
     let connection = match args.target.as_slice() {
         [url] if url.starts_with("http://") || url.starts_with("https://") => {
             let headers = parse_headers(&args.headers)?;
-            Connection::over_http(SERVER, url, &headers, timeout).await
+            // The operator's own command line: anywhere, and every word the server says.
+            Connection::over_http(
+                SERVER,
+                url,
+                &headers,
+                timeout,
+                &Reach::Anywhere,
+                PeerText::Shown,
+            )
+            .await
         }
         [program, rest @ ..] => {
             if !args.headers.is_empty() {
@@ -127,7 +136,11 @@ fn failure(e: &McpError, started: Instant) -> Value {
 }
 
 fn error(e: &McpError) -> Value {
-    json!({"kind": e.kind(), "message": e.to_string()})
+    let mut error = json!({"kind": e.kind(), "message": e.to_string()});
+    if let Some(status) = e.status() {
+        error["status"] = json!(status);
+    }
+    error
 }
 
 fn merge(into: &mut Value, from: Value) {

@@ -205,11 +205,13 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
     };
     let control = control_channel(config).await?;
     let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox) as Arc<dyn Sandbox>);
+    let mut mcp_config = config.mcp.runtime_config();
+    mcp_config.outbound = config.network.outbound()?;
     let mcp = McpHub::new(
         Arc::clone(&store),
         Arc::clone(&sandbox) as Arc<dyn Sandbox>,
         secret_key.clone(),
-        config.mcp.runtime_config(),
+        mcp_config,
     );
     let knowledge = KnowledgeHub::new(
         Arc::clone(&store),

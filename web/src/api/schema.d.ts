@@ -1646,12 +1646,22 @@ export interface components {
         /** @description Why a check failed. */
         McpCheckError: {
             /**
-             * @description `start`, `unreachable`, `unauthorized`, `handshake`, `timeout`, `closed`, `protocol`,
-             *     `cancelled`, `limit` or `config`.
+             * @description `start`, `unreachable`, `refused_address` (the outbound policy refuses the endpoint's
+             *     address: nothing was sent), `unauthorized`, `http_status` (a 3xx included: redirects
+             *     are not followed), `handshake`, `timeout`, `closed`, `protocol`, `cancelled`, `limit`
+             *     or `config`.
              */
             kind: string;
-            /** @description In plain words, naming the server. */
+            /**
+             * @description In plain words, naming the server. For a non-admin on a server under the outbound
+             *     policy, never the text the server answered.
+             */
             message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status the endpoint answered, for `unauthorized` and `http_status`.
+             */
+            status?: number | null;
         };
         /**
          * @description The answer of a connection check: what the server is and offers, or why it could not be
@@ -4263,7 +4273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A rule is broken; `field` names it */
+            /** @description A rule is broken, or a non-admin's `transport.url` leads to an address the outbound policy refuses; `field` names it */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4395,7 +4405,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A rule is broken; `field` names it */
+            /** @description A rule is broken, or a non-admin's `transport.url` leads to an address the outbound policy refuses; `field` names it */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4534,7 +4544,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A rule is broken; `field` names it */
+            /** @description A rule is broken, or a non-admin's `transport.url` leads to an address the outbound policy refuses; `field` names it */
             422: {
                 headers: {
                     [name: string]: unknown;

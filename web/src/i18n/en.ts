@@ -498,6 +498,7 @@ export const en = {
       ok: "Connected in {{ms}} ms.",
       afterMs: "(after {{ms}} ms)",
       serverSaid: "The server said: {{message}}",
+      why: "Why: {{message}}",
       server: "Server",
       protocol: "Protocol version",
       latency: "Latency",
@@ -517,7 +518,10 @@ export const en = {
       errors: {
         start: "The command could not be started.",
         unreachable: "The server could not be reached.",
+        refused_address:
+          "Servers that non-admins add may not reach this address (nothing was sent); an admin can allow it.",
         unauthorized: "The server refused the credentials: check the headers or environment.",
+        http_status: "The server answered with an HTTP error.",
         handshake: "The server did not complete the MCP handshake.",
         timeout: "The server did not answer in time.",
         closed: "The server closed the connection.",

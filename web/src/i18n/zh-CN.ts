@@ -492,6 +492,7 @@ export const zhCN: Translations = {
       ok: "连接成功，用时 {{ms}} 毫秒。",
       afterMs: "（{{ms}} 毫秒后）",
       serverSaid: "服务器返回：{{message}}",
+      why: "原因：{{message}}",
       server: "服务器",
       protocol: "协议版本",
       latency: "延迟",
@@ -511,7 +512,9 @@ export const zhCN: Translations = {
       errors: {
         start: "无法启动命令。",
         unreachable: "无法连接到服务器。",
+        refused_address: "非管理员添加的服务器不能访问这个地址（没有发出任何请求）；管理员可以放行。",
         unauthorized: "服务器拒绝了凭据：请检查请求头或环境变量。",
+        http_status: "服务器返回了 HTTP 错误。",
         handshake: "服务器没有完成 MCP 握手。",
         timeout: "服务器没有及时响应。",
         closed: "服务器关闭了连接。",

@@ -95,6 +95,37 @@ describe("a connection check's result", () => {
     expect(screen.getByTestId("mcp-check-message").textContent).toContain("connection refused");
   });
 
+  test("a refused address is explained as the policy's answer, not the server's", async () => {
+    renderResult({
+      ok: false,
+      latency_ms: 2,
+      tools: [],
+      error: {
+        kind: "refused_address",
+        message: "MCP server `x` may not be reached: the address 127.0.0.1 is a loopback address",
+      },
+    });
+    const box = screen.getByTestId("mcp-check-error");
+    expect(box.getAttribute("data-kind")).toBe("refused_address");
+    expect(box.textContent).toContain("an admin can allow it");
+    const why = screen.getByTestId("mcp-check-message").textContent ?? "";
+    expect(why).toMatch(/^Why: /);
+    expect(why).not.toContain("The server said");
+  });
+
+  test("an HTTP error is worded with its status in the message", async () => {
+    renderResult({
+      ok: false,
+      latency_ms: 2,
+      tools: [],
+      error: { kind: "http_status", status: 404, message: "MCP server `x` answered HTTP 404" },
+    });
+    expect(screen.getByTestId("mcp-check-error").textContent).toContain(
+      "The server answered with an HTTP error.",
+    );
+    expect(screen.getByTestId("mcp-check-message").textContent).toContain("HTTP 404");
+  });
+
   test("an unknown failure kind is still worded, in Chinese too", async () => {
     await i18n.changeLanguage("zh-CN");
     renderResult({ ok: false, latency_ms: 3, tools: [], error: { kind: "brand-new", message: "boom" } });

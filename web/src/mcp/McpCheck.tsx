@@ -33,7 +33,10 @@ export function McpCheckResult({
         </p>
         {check.error?.message && (
           <p className="muted" data-testid="mcp-check-message">
-            {t("mcp.check.serverSaid", { message: check.error.message })}
+            {/* A refusal is ARS's own word: nothing reached the server. */}
+            {t(kind === "refused_address" ? "mcp.check.why" : "mcp.check.serverSaid", {
+              message: check.error.message,
+            })}
           </p>
         )}
       </div>

@@ -321,6 +321,8 @@ describe("a connection check", () => {
   test("known failure kinds are worded by the UI, others are generic", () => {
     expect(checkErrorKind("unreachable")).toBe("unreachable");
     expect(checkErrorKind("config")).toBe("config");
+    expect(checkErrorKind("refused_address")).toBe("refused_address");
+    expect(checkErrorKind("http_status")).toBe("http_status");
     expect(checkErrorKind("something-new")).toBe("other");
   });
 

@@ -364,7 +364,9 @@ export function clearEdited(
 export const CHECK_ERROR_KINDS = [
   "start",
   "unreachable",
+  "refused_address",
   "unauthorized",
+  "http_status",
   "handshake",
   "timeout",
   "closed",

@@ -12,6 +12,11 @@
 //! long as the transport keeps its type) — in a `PUT` as in a `PATCH`, since a client cannot
 //! read secrets back to send them again.
 //!
+//! A non-admin's endpoint must lead somewhere the outbound policy allows (`reach`): an
+//! address in private, loopback or other internal space is a 422 on `transport.url` unless an
+//! admin allowed it in `[network] allow`. What a check of such a server found wrong says the
+//! kind and the HTTP status, never what the server answered, to non-admins.
+//!
 //! A server the caller cannot see is a 404; one they see but may not change a 403.
 
 use std::collections::BTreeMap;
@@ -33,6 +38,7 @@ use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
 mod fields;
+mod reach;
 
 use fields::Changes;
 
@@ -384,7 +390,7 @@ pub async fn get_mcp_server(
         (status = 403, body = ErrorBody, description = "A stdio server, and the caller is not an admin"),
         (status = 409, body = ErrorBody, description = "The slug is taken, or a share names no user"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "A rule is broken; `field` names it"),
+        (status = 422, body = ErrorBody, description = "A rule is broken, or a non-admin's `transport.url` leads to an address the outbound policy refuses; `field` names it"),
     ))]
 pub async fn create_mcp_server(
     State(state): State<AppState>,
@@ -396,6 +402,7 @@ pub async fn create_mcp_server(
     let id = McpServerId::new();
     let key = secret_key(&state);
     let fields = Changes::from_write(body).checked(key, id, None)?;
+    reach::check(&state, &caller, &fields, None).await?;
     super::agents::check_share_users(&state, &fields.share_config).await?;
     let server = state
         .store
@@ -417,7 +424,7 @@ pub async fn create_mcp_server(
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "Another slug than the stored one, or a share names no user"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "A rule is broken; `field` names it"),
+        (status = 422, body = ErrorBody, description = "A rule is broken, or a non-admin's `transport.url` leads to an address the outbound policy refuses; `field` names it"),
     ))]
 pub async fn put_mcp_server(
     State(state): State<AppState>,
@@ -443,7 +450,7 @@ pub async fn put_mcp_server(
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "Another slug than the stored one, or a share names no user"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "A rule is broken; `field` names it"),
+        (status = 422, body = ErrorBody, description = "A rule is broken, or a non-admin's `transport.url` leads to an address the outbound policy refuses; `field` names it"),
     ))]
 pub async fn patch_mcp_server(
     State(state): State<AppState>,
@@ -468,6 +475,7 @@ async fn update(
 ) -> Result<Json<McpServerView>, ApiError> {
     let key = secret_key(state);
     let fields = changes.checked(key, existing.id, Some(&existing))?;
+    reach::check(state, caller, &fields, Some(&existing)).await?;
     super::agents::check_share_users(state, &fields.share_config).await?;
     let server = state.store.update_mcp_server(existing.id, &fields).await?;
     tracing::info!(server = %server.id, slug = %server.fields.slug, user = %caller.id, "MCP server changed");
@@ -536,11 +544,17 @@ pub struct McpToolView {
 /// Why a check failed.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct McpCheckError {
-    /// `start`, `unreachable`, `unauthorized`, `handshake`, `timeout`, `closed`, `protocol`,
-    /// `cancelled`, `limit` or `config`.
+    /// `start`, `unreachable`, `refused_address` (the outbound policy refuses the endpoint's
+    /// address: nothing was sent), `unauthorized`, `http_status` (a 3xx included: redirects
+    /// are not followed), `handshake`, `timeout`, `closed`, `protocol`, `cancelled`, `limit`
+    /// or `config`.
     kind: String,
-    /// In plain words, naming the server.
+    /// In plain words, naming the server. For a non-admin on a server under the outbound
+    /// policy, never the text the server answered.
     message: String,
+    /// The HTTP status the endpoint answered, for `unauthorized` and `http_status`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
 }
 
 /// The answer of a connection check: what the server is and offers, or why it could not be
@@ -621,6 +635,7 @@ pub async fn check_mcp_server(
                 error: Some(McpCheckError {
                     kind: e.kind().into(),
                     message: e.to_string(),
+                    status: e.status(),
                 }),
             }
         }

@@ -12,6 +12,11 @@
 //! session per user), the tool lists cached per server revision, and the server key that opens
 //! the servers' secrets. The API's connection check goes through it too.
 //!
+//! An HTTP server's connection goes anywhere only when everyone who may change its URL — its
+//! owner and its managers — is an enabled admin; otherwise it is under the outbound policy
+//! ([`ars_mcp::outbound`], `[network] allow`), judged where each connection is made, and its
+//! errors quote what the server answered only to admins.
+//!
 //! A plug-in: the server assembly registers it; the runtime core does not import this module.
 
 mod tools;
@@ -25,11 +30,14 @@ use async_trait::async_trait;
 use zeroize::Zeroizing;
 
 use ars_domain::{
-    Caller, McpServer, McpTransport, McpValue, SecretKey,
+    Caller, McpServer, McpTransport, McpValue, SecretKey, Shared, UserId,
     mcp_server::{env_context, header_context},
 };
 use ars_events::EventKind;
-use ars_mcp::{CheckReport, Connection, McpError, Pool, PoolConfig, PoolKey, ServerTool};
+use ars_mcp::{
+    CheckReport, Connection, McpError, Outbound, PeerText, Pool, PoolConfig, PoolKey, Reach,
+    ServerTool,
+};
 use ars_sandbox::{ProcessRequest, Sandbox, Scope};
 use ars_store::Store;
 
@@ -48,6 +56,9 @@ pub struct McpConfig {
     /// The longest text a call answers the model; the rest is cut with a note.
     pub max_result_chars: usize,
     pub pool: PoolConfig,
+    /// The outbound policy (`[network] allow`) and its resolver: where the HTTP servers of
+    /// non-admins may be reached, checked when one is saved and at every connection.
+    pub outbound: Outbound,
 }
 
 impl Default for McpConfig {
@@ -57,6 +68,7 @@ impl Default for McpConfig {
             connect_timeout: Duration::from_secs(30),
             max_result_chars: 64 * 1024,
             pool: PoolConfig::default(),
+            outbound: Outbound::default(),
         }
     }
 }
@@ -106,6 +118,11 @@ impl McpHub {
 
     pub fn config(&self) -> &McpConfig {
         &self.inner.config
+    }
+
+    /// The outbound policy non-admins' server URLs are judged by.
+    pub fn outbound(&self) -> &Outbound {
+        &self.inner.config.outbound
     }
 
     /// The shared connections.
@@ -173,7 +190,52 @@ impl McpHub {
                     let value = self.open(slug, value, &header_context(server.id, name), name)?;
                     headers.push((name.clone(), value.to_string()));
                 }
-                Connection::over_http(slug, &http.url, &headers, timeout).await
+                let (reach, peer_text) = self.http_reach(server, scope.user_id).await;
+                Connection::over_http(slug, &http.url, &headers, timeout, &reach, peer_text).await
+            }
+        }
+    }
+
+    /// Where a connection to `server` may go, and whether `viewer` may read what it answers.
+    /// Anywhere only when every user who may change the server's URL — its owner and its
+    /// managers — is an enabled admin (read now, so a demotion counts from the next
+    /// connection). What the server answers is shown to admins, and to everyone on a server
+    /// only admins can change.
+    async fn http_reach(&self, server: &McpServer, viewer: UserId) -> (Reach, PeerText) {
+        let writers: Vec<UserId> = server
+            .owner_id()
+            .into_iter()
+            .chain(server.share_config().manager_ids.iter().copied())
+            .collect();
+        // A server whose owner is gone has no admin vouching for its URL.
+        let mut admins_only = server.owner_id().is_some();
+        for id in writers {
+            if !self.is_enabled_admin(id).await {
+                admins_only = false;
+                break;
+            }
+        }
+        if admins_only {
+            return (Reach::Anywhere, PeerText::Shown);
+        }
+        let peer_text = if self.is_enabled_admin(viewer).await {
+            PeerText::Shown
+        } else {
+            PeerText::Withheld
+        };
+        (
+            Reach::Checked(self.inner.config.outbound.clone()),
+            peer_text,
+        )
+    }
+
+    /// Whether `id` is an enabled admin; a store that cannot say counts as no.
+    async fn is_enabled_admin(&self, id: UserId) -> bool {
+        match self.inner.store.user(id).await {
+            Ok(user) => user.is_some_and(|user| user.is_admin() && !user.disabled),
+            Err(e) => {
+                tracing::warn!(user = %id, error = %e, "cannot read a user's role; treated as no admin");
+                false
             }
         }
     }

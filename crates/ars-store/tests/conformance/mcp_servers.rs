@@ -341,4 +341,30 @@ pub async fn check_mcp_sessions_and_calls(store: &dyn Store) {
     assert_eq!(store.mcp_session("old").await.unwrap(), None);
     assert_eq!(store.mcp_call_run("old", "1").await.unwrap(), None);
     assert!(store.mcp_session("new").await.unwrap().is_some());
+
+    // A session takes an owner once; saving its state again keeps the owner.
+    let bob = owner(store, "bob").await;
+    assert_eq!(store.mcp_session_owner("new").await.unwrap(), None);
+    assert!(store.bind_mcp_session("new", alice.user.id).await.unwrap());
+    assert_eq!(
+        store.mcp_session_owner("new").await.unwrap(),
+        Some(alice.user.id)
+    );
+    assert!(!store.bind_mcp_session("new", bob.user.id).await.unwrap());
+    assert!(!store.bind_mcp_session("new", alice.user.id).await.unwrap());
+    assert!(
+        !store
+            .bind_mcp_session("unknown", alice.user.id)
+            .await
+            .unwrap()
+    );
+    store
+        .save_mcp_session("new", r#"{"v":3}"#, long_ago)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.mcp_session_owner("new").await.unwrap(),
+        Some(alice.user.id)
+    );
+    assert_eq!(store.mcp_session_owner("unknown").await.unwrap(), None);
 }

@@ -119,18 +119,11 @@ pub fn state_name_rules(openapi: &mut utoipa::openapi::OpenApi) {
         "KnowledgeBaseWrite",
         "KnowledgeBasePatch",
     ] {
-        let Some(schema) = components.schemas.get_mut(schema_name) else {
+        let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(schema_name) else {
             continue;
         };
-        let Ok(mut value) = serde_json::to_value(&*schema) else {
-            continue;
-        };
-        let Some(name) = value.pointer_mut("/properties/name") else {
-            continue;
-        };
-        name["pattern"] = serde_json::Value::String(pattern.clone());
-        if let Ok(RefOr::T(Schema::Object(object))) = serde_json::from_value(value) {
-            *schema = RefOr::T(Schema::Object(object));
+        if let Some(RefOr::T(Schema::Object(name))) = schema.properties.get_mut("name") {
+            name.pattern = Some(pattern.clone());
         }
     }
 }

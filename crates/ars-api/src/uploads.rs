@@ -95,7 +95,13 @@ mod tests {
         let mut second = budget.hold();
         second.grow(3 * UNIT).unwrap();
         let refused = second.grow(2 * UNIT).unwrap_err();
-        assert!(matches!(refused, ApiError::Unavailable { retry_after_s: 5, .. }));
+        assert!(matches!(
+            refused,
+            ApiError::Unavailable {
+                retry_after_s: 5,
+                ..
+            }
+        ));
         drop(first);
         let mut third = budget.hold();
         third.grow(6 * UNIT).unwrap();

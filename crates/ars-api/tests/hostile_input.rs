@@ -69,10 +69,21 @@ fn answer(request: &Value) -> Option<String> {
     ))
 }
 
-async fn mcp(_headers: HeaderMap, body: String) -> Response {
+async fn mcp(headers: HeaderMap, body: String) -> Response {
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return AxumStatus::BAD_REQUEST.into_response();
     };
+    let deep_list = headers.get("x-deep-list").is_some();
+    if deep_list && request["method"] == "tools/list" {
+        // A tool list whose one schema nests a million levels.
+        let text = format!(
+            r#"{{"jsonrpc": "2.0", "id": {}, "result": {{"tools": [{{"name": "deep", "inputSchema": {{"type": "object", "properties": {{"a": {}{{}}{}}}}}}}]}}}}"#,
+            request["id"],
+            r#"{"items": "#.repeat(1_000_000),
+            "}".repeat(1_000_000)
+        );
+        return ([(header::CONTENT_TYPE, "application/json")], text).into_response();
+    }
     match answer(&request) {
         Some(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
         // A notification.
@@ -144,14 +155,14 @@ async fn an_mcp_tool_whose_schema_loops_is_left_out_when_listed_and_never_checke
     app.agent(
         &admin,
         json!({"slug": "prober", "name": "prober", "config_json": {"context": {
-            "mcp_servers": ["hostile"],
-            "model": {"provider": "scripted", "name": "demo", "script": [
-                {"tool_calls": [{"name": "mcp__hostile__loop", "arguments": {"a": 1}}]},
-                {"tool_calls": [{"name": "mcp__hostile__mutual", "arguments": {"x": 1}}]},
-                {"tool_calls": [{"name": "mcp__hostile__fine", "arguments": {"x": "a"}}]},
-                {"tool_calls": [{"name": "mcp__hostile__deep_result", "arguments": {}}]},
-                {"text": "done"}
-            ]}}}}),
+        "mcp_servers": ["hostile"],
+        "model": {"provider": "scripted", "name": "demo", "script": [
+            {"tool_calls": [{"name": "mcp__hostile__loop", "arguments": {"a": 1}}]},
+            {"tool_calls": [{"name": "mcp__hostile__mutual", "arguments": {"x": 1}}]},
+            {"tool_calls": [{"name": "mcp__hostile__fine", "arguments": {"x": "a"}}]},
+            {"tool_calls": [{"name": "mcp__hostile__deep_result", "arguments": {}}]},
+            {"text": "done"}
+        ]}}}}),
     )
     .await;
     let thread = app.thread(&admin, "prober").await;
@@ -191,6 +202,30 @@ async fn an_mcp_tool_whose_schema_loops_is_left_out_when_listed_and_never_checke
 }
 
 #[tokio::test]
+async fn a_tool_list_nested_a_million_levels_fails_its_check_and_the_server_goes_on() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin.clone();
+    let url = hostile_server().await;
+    let server = app
+        .post(
+            "/api/mcp-servers",
+            &admin,
+            json!({"slug": "deep", "name": "Deep",
+                   "transport": {"type": "streamable_http", "url": url,
+                                 "headers": {"x-deep-list": "1"}}}),
+        )
+        .await;
+    assert_eq!(server.status, StatusCode::CREATED, "{}", server.body);
+    let id = server.body["id"].as_str().unwrap();
+    let checked = app
+        .post(&format!("/api/mcp-servers/{id}/check"), &admin, json!({}))
+        .await;
+    assert_eq!(checked.status, StatusCode::OK, "{}", checked.body);
+    assert_eq!(checked.body["ok"], false, "{}", checked.body);
+    healthy(&app).await;
+}
+
+#[tokio::test]
 async fn tool_arguments_nested_a_million_levels_are_refused_in_words() {
     let app = TestApp::spawn().await;
     let admin = app.admin.clone();
@@ -198,10 +233,10 @@ async fn tool_arguments_nested_a_million_levels_are_refused_in_words() {
     app.agent(
         &admin,
         json!({"slug": "deep-args", "name": "deep-args", "config_json": {"context": {
-            "model": {"provider": "scripted", "name": "demo", "script": [
-                {"tool_calls": [{"name": "ls", "arguments": deep}]},
-                {"text": "done"}
-            ]}}}}),
+        "model": {"provider": "scripted", "name": "demo", "script": [
+            {"tool_calls": [{"name": "ls", "arguments": deep}]},
+            {"text": "done"}
+        ]}}}}),
     )
     .await;
     let thread = app.thread(&admin, "deep-args").await;
@@ -220,7 +255,10 @@ async fn tool_arguments_nested_a_million_levels_are_refused_in_words() {
         .cloned()
         .unwrap();
     let content = tool["content"].as_str().unwrap();
-    assert!(content.contains("nested deeper than 128 levels"), "{content}");
+    assert!(
+        content.contains("nested deeper than 128 levels"),
+        "{content}"
+    );
     healthy(&app).await;
 }
 
@@ -228,13 +266,25 @@ async fn tool_arguments_nested_a_million_levels_are_refused_in_words() {
 async fn a_request_body_nested_a_million_levels_is_a_400_that_says_so() {
     let app = TestApp::spawn().await;
     let admin = app.admin.clone();
-    for body in ["[".repeat(1_000_000), format!("{{\"a\":{}", "{\"a\":".repeat(150_000))] {
+    for body in [
+        "[".repeat(1_000_000),
+        format!("{{\"a\":{}", "{\"a\":".repeat(150_000)),
+    ] {
         let reply = app
-            .raw(Method::POST, "/api/agents", &admin, "application/json", body.into_bytes())
+            .raw(
+                Method::POST,
+                "/api/agent",
+                &admin,
+                "application/json",
+                body.into_bytes(),
+            )
             .await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
         let message = reply.body["error"]["message"].as_str().unwrap();
-        assert!(message.contains("nested deeper than 128 levels"), "{message}");
+        assert!(
+            message.contains("nested deeper than 128 levels"),
+            "{message}"
+        );
     }
     healthy(&app).await;
 }
@@ -331,7 +381,12 @@ async fn skill_frontmatter_nested_past_the_parsers_bound_is_a_422() {
                 text.into_bytes(),
             )
             .await;
-        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", reply.body);
+        assert_eq!(
+            reply.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            reply.body
+        );
         let message = reply.body["error"]["message"].as_str().unwrap();
         assert!(
             message.contains("nested deeper than 128 levels")
@@ -351,7 +406,11 @@ async fn uploads_past_the_servers_memory_bound_are_a_503_with_retry_after() {
     .await;
     let (_, alice) = app.user("alice").await;
     let kb = app
-        .post("/api/knowledge-bases", &alice, json!({"slug": "big", "name": "Big"}))
+        .post(
+            "/api/knowledge-bases",
+            &alice,
+            json!({"slug": "big", "name": "Big"}),
+        )
         .await;
     let kb = kb.body["id"].as_str().unwrap().to_owned();
     let upload = |bytes: Vec<u8>| {
@@ -394,16 +453,33 @@ async fn names_with_bidirectional_controls_are_refused() {
     let (_, alice) = app.user("alice").await;
     let spoof = "invoice\u{202E}fdp.exe";
     let agent = app
-        .post("/api/agents", &alice, json!({"slug": "spoof", "name": spoof}))
+        .post(
+            "/api/agent",
+            &alice,
+            json!({"slug": "spoof", "name": spoof}),
+        )
         .await;
-    assert_eq!(agent.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", agent.body);
+    assert_eq!(
+        agent.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        agent.body
+    );
     assert_eq!(agent.field(), Some("name"));
     let kb = app
-        .post("/api/knowledge-bases", &alice, json!({"slug": "spoof", "name": spoof}))
+        .post(
+            "/api/knowledge-bases",
+            &alice,
+            json!({"slug": "spoof", "name": spoof}),
+        )
         .await;
     assert_eq!(kb.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", kb.body);
     let kb = app
-        .post("/api/knowledge-bases", &alice, json!({"slug": "plain", "name": "Plain"}))
+        .post(
+            "/api/knowledge-bases",
+            &alice,
+            json!({"slug": "plain", "name": "Plain"}),
+        )
         .await;
     let kb = kb.body["id"].as_str().unwrap().to_owned();
     let document = app
@@ -413,7 +489,12 @@ async fn names_with_bidirectional_controls_are_refused() {
             json!({"name": "report\u{2067}.txt", "text": "hello"}),
         )
         .await;
-    assert_eq!(document.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", document.body);
+    assert_eq!(
+        document.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        document.body
+    );
     assert_eq!(document.field(), Some("name"));
     let mcp = app
         .post(

@@ -1179,6 +1179,14 @@ async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fai
         .unwrap()
         .unwrap();
     assert_eq!(claimed.id, interrupted);
+    // The worker reading this one died (its server was killed): its lease ran out.
+    let poison = stored_document(&*store, kb_id, "poison.txt", "Never finished.").await;
+    let died = store
+        .claim_kb_document(now - chrono::Duration::seconds(10), Duration::from_secs(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(died.id, poison);
     assert!(
         store
             .release_kb_document(claimed.id, claimed.version)
@@ -1188,14 +1196,6 @@ async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fai
     let released = store.kb_document(interrupted).await.unwrap().unwrap();
     assert_eq!(released.status.as_str(), "pending");
     assert_eq!(released.attempts, 0);
-    // The worker reading this one died (its server was killed): its lease ran out.
-    let poison = stored_document(&*store, kb_id, "poison.txt", "Never finished.").await;
-    let claimed = store
-        .claim_kb_document(now - chrono::Duration::seconds(10), Duration::from_secs(1))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(claimed.id, poison);
 
     // The server starts again.
     let app = TestApp::spawn_setup(Setup {
@@ -1269,7 +1269,7 @@ async fn the_index_is_derived_data_rebuilt_from_the_store() {
     assert_eq!(reindexed.body["chunks"], 1);
     let index_dir = first.knowledge.config().index_dir.clone();
     first.shut_down(Duration::from_secs(5)).await;
-    first.knowledge.shutdown();
+    first.knowledge.shutdown().await;
     drop(first);
     // Its index went with its temporary folder.
     let _ = std::fs::remove_dir_all(&index_dir);

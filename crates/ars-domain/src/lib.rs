@@ -12,15 +12,15 @@ pub mod error;
 pub mod ids;
 pub mod knowledge;
 pub mod mcp_server;
-pub mod nesting;
 pub mod model_provider;
+pub mod nesting;
 pub mod object;
 pub mod outbound;
 pub mod run;
 pub mod secret;
 pub mod skill;
-pub mod thread;
 pub mod text;
+pub mod thread;
 pub mod time;
 pub mod user;
 

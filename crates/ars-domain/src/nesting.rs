@@ -80,7 +80,10 @@ mod tests {
             Err(TooDeep { limit: 3 })
         );
         assert!(check_json_depth(br#"["\"[[[[", "\\", []]"#, 2).is_ok());
-        assert_eq!(TooDeep { limit: 128 }.to_string(), "nested deeper than 128 levels");
+        assert_eq!(
+            TooDeep { limit: 128 }.to_string(),
+            "nested deeper than 128 levels"
+        );
     }
 
     #[test]

@@ -39,7 +39,9 @@ mod tests {
 
     #[test]
     fn bidirectional_controls_and_control_characters_are_forbidden() {
-        for c in ['\u{0}', '\u{7}', '\n', '\u{85}', '\u{202E}', '\u{2066}', '\u{200F}', '\u{61C}'] {
+        for c in [
+            '\u{0}', '\u{7}', '\n', '\u{85}', '\u{202E}', '\u{2066}', '\u{200F}', '\u{61C}',
+        ] {
             assert!(forbidden_in_name(c), "{c:?}");
         }
         for c in ['a', '中', ' ', 'é', '\u{200D}', '🙂'] {

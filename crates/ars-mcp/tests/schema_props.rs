@@ -55,8 +55,12 @@ fn schema() -> impl Strategy<Value = Value> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"if": a, "then": b})),
             (inner.clone(), inner.clone())
                 .prop_map(|(a, b)| json!({"type": "object", "properties": {"a": a, "b": b}})),
-            inner.clone().prop_map(|s| json!({"type": "array", "items": s})),
-            inner.clone().prop_map(|s| json!({"additionalProperties": s})),
+            inner
+                .clone()
+                .prop_map(|s| json!({"type": "array", "items": s})),
+            inner
+                .clone()
+                .prop_map(|s| json!({"additionalProperties": s})),
             (inner.clone(), reference()).prop_map(|(s, r)| {
                 let mut s = s;
                 if let (Value::Object(map), Value::Object(r)) = (&mut s, r) {
@@ -110,7 +114,9 @@ fn instance() -> impl Strategy<Value = Value> {
 
 /// Reads `schema` and checks each instance against it on a thread with a 1 MiB stack.
 fn read_and_check(schema: Value, instances: Vec<Value>) -> bool {
-    ALLOCATOR.set_limit(MEMORY).expect("a limit above what is allocated");
+    ALLOCATOR
+        .set_limit(MEMORY)
+        .expect("a limit above what is allocated");
     std::thread::Builder::new()
         .stack_size(1024 * 1024)
         .spawn(move || match ArgsSchema::new("prop", "tool", &schema) {

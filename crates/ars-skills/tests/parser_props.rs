@@ -31,10 +31,12 @@ fn bounded(read: impl FnOnce() + Send + 'static) {
 fn yaml() -> impl Strategy<Value = String> {
     prop::collection::vec(
         (
-            prop::sample::select(&[
-                "[", "]", "{", "}", "- ", "  ", "\n", "a: ", "&x ", "*x", "<<: *x", "!!str ",
-                "'", "\"", "? ", "|\n", ">\n", "名: 值", ",", "#",
-            ][..]),
+            prop::sample::select(
+                &[
+                    "[", "]", "{", "}", "- ", "  ", "\n", "a: ", "&x ", "*x", "<<: *x", "!!str ",
+                    "'", "\"", "? ", "|\n", ">\n", "名: 值", ",", "#",
+                ][..],
+            ),
             1usize..500,
         ),
         0..30,
@@ -45,14 +47,14 @@ fn yaml() -> impl Strategy<Value = String> {
 fn zip_of(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
     for (name, bytes) in entries {
-        if writer.start_file(name.as_str(), SimpleFileOptions::default()).is_ok() {
+        if writer
+            .start_file(name.as_str(), SimpleFileOptions::default())
+            .is_ok()
+        {
             let _ = writer.write_all(bytes);
         }
     }
-    writer
-        .finish()
-        .map(Cursor::into_inner)
-        .unwrap_or_default()
+    writer.finish().map(Cursor::into_inner).unwrap_or_default()
 }
 
 proptest! {
@@ -89,7 +91,11 @@ proptest! {
 #[test]
 fn a_million_levels_of_nesting_are_refused() {
     bounded(|| {
-        for nested in ["[".repeat(1_000_000), "{a: ".repeat(1_000_000), "- ".repeat(1_000_000)] {
+        for nested in [
+            "[".repeat(1_000_000),
+            "{a: ".repeat(1_000_000),
+            "- ".repeat(1_000_000),
+        ] {
             let text = format!("---\nname: a\ndescription: d\nx: {nested}\n---\n");
             assert!(parse_skill_md(&text).is_err());
         }

@@ -295,7 +295,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 26] = [
+const SETTINGS: [&str; 27] = [
     "bind",
     "data_dir",
     "database_url",

@@ -1747,6 +1747,11 @@ export interface components {
             input_schema: Record<string, never>;
             /** @description The server's own name for it. */
             name: string;
+            /**
+             * @description Why agents are never offered it, whatever `enabled` says: its input schema cannot be
+             *     checked safely (references that loop or point outside it, too deep, too big).
+             */
+            problem?: string | null;
             title?: string | null;
         };
         /** @description The authenticated user, with their sandbox workspace's size against its quota. */
@@ -3695,6 +3700,15 @@ export interface operations {
             };
             /** @description A name, format or empty file; `field` names it (`files[i]`, `name`, `text`) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The server holds as many uploads in memory as it may; retry after `Retry-After` seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

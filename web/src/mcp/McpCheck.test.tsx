@@ -45,6 +45,18 @@ function renderResult(check: McpCheckView, enabledTools: string[] | null = null,
 }
 
 describe("a connection check's result", () => {
+  test("says why a tool whose schema cannot be checked is never offered", () => {
+    const problem = "its input schema cannot be checked safely: its references loop";
+    renderResult({
+      ...ok,
+      tools: [{ ...ok.tools[0], name: "loop", agent_name: "mcp__everything__loop", problem }],
+    });
+    expect(screen.getByTestId("mcp-tool-problem-loop").textContent).toBe(
+      `Never offered to agents: ${problem}`,
+    );
+    expect(screen.queryByTestId("mcp-tool-problem-echo")).toBeNull();
+  });
+
   test("shows the server, protocol version, latency and each tool with its schema", () => {
     renderResult(ok);
     expect(screen.getByTestId("mcp-check-ok").textContent).toContain("Connected in 42 ms.");

@@ -61,7 +61,10 @@ impl State {
     fn tag(&mut self, tag: &Tag) -> TokenSinkResult<()> {
         let name: &str = &tag.name;
         let start = tag.kind == TagKind::StartTag;
-        if matches!(name, "script" | "style" | "noscript" | "template" | "textarea" | "title") {
+        if matches!(
+            name,
+            "script" | "style" | "noscript" | "template" | "textarea" | "title"
+        ) {
             if start && !tag.self_closing {
                 self.skipped += 1;
                 return match name {
@@ -187,7 +190,11 @@ mod tests {
         html.push_str(&"<div>".repeat(1_000_000));
         html.push_str("deep");
         assert_eq!(to_markdown(&html), "deep\n\n");
-        let spans = format!("{}x{}", "<span>".repeat(1_000_000), "</span>".repeat(1_000_000));
+        let spans = format!(
+            "{}x{}",
+            "<span>".repeat(1_000_000),
+            "</span>".repeat(1_000_000)
+        );
         assert_eq!(to_markdown(&spans), "x\n\n");
     }
 }

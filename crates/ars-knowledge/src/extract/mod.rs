@@ -172,7 +172,9 @@ fn docx_to_markdown(bytes: &[u8]) -> Result<String, ExtractError> {
             Event::Start(_) => {
                 depth += 1;
                 if depth > MAX_XML_DEPTH {
-                    return Err(invalid(format!("it is nested deeper than {MAX_XML_DEPTH} levels")));
+                    return Err(invalid(format!(
+                        "it is nested deeper than {MAX_XML_DEPTH} levels"
+                    )));
                 }
             }
             Event::End(_) => depth = depth.saturating_sub(1),
@@ -528,8 +530,12 @@ mod tests {
             "<w:document xmlns:w=\"w\"><w:body>{}<w:p><w:r><w:t>deep</w:t></w:r></w:p></w:body></w:document>",
             "<w:sdt>".repeat(1_000_000)
         );
-        let error = extract(Format::Docx, &crate::samples::docx_of(&xml), ExtractLimits::default())
-            .unwrap_err();
+        let error = extract(
+            Format::Docx,
+            &crate::samples::docx_of(&xml),
+            ExtractLimits::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             error,
             ExtractError::Invalid {
@@ -543,7 +549,11 @@ mod tests {
         // Markdown and text have no nesting that is walked: a million `>` or list levels are
         // read as lines.
         let quotes = format!("{} deep\n", ">".repeat(1_000_000));
-        assert!(text(Format::Markdown, quotes.as_bytes()).trim_end().ends_with("deep"));
+        assert!(
+            text(Format::Markdown, quotes.as_bytes())
+                .trim_end()
+                .ends_with("deep")
+        );
         // CSV is flat: a million quote characters are one field.
         let csv = format!("a\n\"{}\"\n", "(".repeat(1_000_000));
         assert!(text(Format::Csv, csv.as_bytes()).starts_with("a: ((("));

@@ -170,8 +170,14 @@ fn keyword(name: &str, value: &Value) -> Holds {
     let schema = value.is_object() || value.is_boolean();
     match name {
         "not" | "if" | "then" | "else" if schema => Holds::One(InPlace),
-        "additionalProperties" | "unevaluatedProperties" | "propertyNames" | "additionalItems"
-        | "unevaluatedItems" | "contains" | "contentSchema" | "items"
+        "additionalProperties"
+        | "unevaluatedProperties"
+        | "propertyNames"
+        | "additionalItems"
+        | "unevaluatedItems"
+        | "contains"
+        | "contentSchema"
+        | "items"
             if schema =>
         {
             Holds::One(Below)
@@ -358,7 +364,10 @@ struct Item<'a> {
 /// Why one attempt stopped.
 enum Stop {
     /// Past a limit; `recursed` when recursion was written out, so fewer rounds may fit.
-    Exceeded { recursed: bool, deep: bool },
+    Exceeded {
+        recursed: bool,
+        deep: bool,
+    },
     Refused(SchemaRefused),
 }
 
@@ -469,7 +478,10 @@ impl<'t, 'a> Expansion<'t, 'a> {
             }
             let way = push(&item.way, Step::Ref(pointer));
             let siblings = map.iter().any(|(name, value)| {
-                !matches!(keyword(name, value), Holds::Annotation | Holds::Map(Applies::Never))
+                !matches!(
+                    keyword(name, value),
+                    Holds::Annotation | Holds::Map(Applies::Never)
+                )
             });
             if self.targets.legacy || !siblings {
                 // The target takes the reference's place (draft 7 and earlier ignore siblings).

@@ -48,7 +48,11 @@ impl ArgsSchema {
     ) -> Result<Self, SchemaRefused> {
         let expanded = expand::expand(schema, limits)?;
         if expanded.cut {
-            tracing::debug!(server, tool, "an MCP tool's input schema is recursive; values nested deeper than its first levels are left to the server to check");
+            tracing::debug!(
+                server,
+                tool,
+                "an MCP tool's input schema is recursive; values nested deeper than its first levels are left to the server to check"
+            );
         }
         match jsonschema::validator_for(&expanded.schema) {
             Ok(validator) => Ok(Self {

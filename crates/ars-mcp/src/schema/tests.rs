@@ -43,7 +43,10 @@ fn a_self_referencing_schema_is_refused() {
     let error = refused(json!({"type": "object", "allOf": [{"$ref": "#"}]}));
     assert_eq!(error, SchemaRefused::Loop("#".into()));
     assert!(error.to_string().contains("loop"), "{error}");
-    assert!(matches!(refused(json!({"$ref": "#"})), SchemaRefused::Loop(_)));
+    assert!(matches!(
+        refused(json!({"$ref": "#"})),
+        SchemaRefused::Loop(_)
+    ));
     assert!(matches!(
         refused(json!({"not": {"anyOf": [{"if": {"$ref": "#"}}]}})),
         SchemaRefused::Loop(_)
@@ -72,7 +75,11 @@ fn recursion_through_the_arguments_is_checked_a_few_levels_then_left_to_the_serv
         }},
         "$ref": "#/$defs/node"
     }));
-    assert!(schema.check(&json!({"name": "a", "children": [{"name": "b"}]})).is_ok());
+    assert!(
+        schema
+            .check(&json!({"name": "a", "children": [{"name": "b"}]}))
+            .is_ok()
+    );
     let error = schema
         .check(&json!({"name": "a", "children": [{"children": []}]}))
         .unwrap_err();

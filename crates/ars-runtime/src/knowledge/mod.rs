@@ -230,7 +230,9 @@ impl KnowledgeHub {
         );
         let stopped = futures::future::join_all(workers);
         if tokio::time::timeout(SHUTDOWN_WAIT, stopped).await.is_err() {
-            tracing::warn!("ingestion workers did not stop in time; their documents are taken up again when their leases run out");
+            tracing::warn!(
+                "ingestion workers did not stop in time; their documents are taken up again when their leases run out"
+            );
         }
     }
 

@@ -333,7 +333,10 @@ fn yaml_alias_bomb_is_refused() {
 #[test]
 fn absurdly_nested_frontmatter_is_refused_with_a_clear_reason() {
     // A million levels: past the frontmatter's size bound before any parsing.
-    let deep = format!("---\nname: a\ndescription: d\nx: {}\n---\n", "[".repeat(1_000_000));
+    let deep = format!(
+        "---\nname: a\ndescription: d\nx: {}\n---\n",
+        "[".repeat(1_000_000)
+    );
     assert!(
         matches!(
             parse_skill_md(&deep),
@@ -343,13 +346,14 @@ fn absurdly_nested_frontmatter_is_refused_with_a_clear_reason() {
         parse_skill_md(&deep)
     );
     // Within the size bound, YAML's own depth bound answers.
-    for nested in ["[".repeat(60_000), "{a: ".repeat(10_000), "- ".repeat(20_000)] {
+    for nested in [
+        "[".repeat(60_000),
+        "{a: ".repeat(10_000),
+        "- ".repeat(20_000),
+    ] {
         let text = format!("---\nname: a\ndescription: d\nx: {nested}\n---\n");
         let error = parse_skill_md(&text).unwrap_err();
-        assert!(
-            error.to_string().contains("nested deeper than"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("nested deeper than"), "{error}");
     }
 }
 
@@ -362,5 +366,8 @@ fn aliases_that_multiply_are_refused() {
         yaml.push_str(&format!("l{i}: &l{i} [{}]\n", vec![prev; 9].join(", ")));
     }
     let error = parse(&yaml).unwrap_err();
-    assert!(matches!(error, SkillError::FrontmatterSyntax(_)), "{error:?}");
+    assert!(
+        matches!(error, SkillError::FrontmatterSyntax(_)),
+        "{error:?}"
+    );
 }

@@ -45,15 +45,7 @@ impl Quotas {
 
     /// Measures what the workspace `root` holds now and remembers it.
     pub(crate) fn measure(&self, user: UserId, root: &Dir) -> u64 {
-        let mut used = root.dir_metadata().map_or(0, |m| m.blocks() * BLOCK_BYTES);
-        walk(root, Walk::All, &mut |dir, relative, _| {
-            if let Some(name) = relative.file_name()
-                && let Ok(meta) = dir.symlink_metadata(name)
-            {
-                used += meta.blocks() * BLOCK_BYTES;
-            }
-            ControlFlow::Continue(())
-        });
+        let used = disk_usage(root);
         self.lock().insert(user, used);
         used
     }
@@ -157,6 +149,20 @@ impl Drop for Reservation<'_> {
             }
         }
     }
+}
+
+/// The space `dir` and everything below it take on disk: allocated blocks, as `du` counts
+/// them, at any depth (a symlink counts as itself). Entries a running command removes or
+/// moves mid-walk may be missed; the next measurement sees them.
+pub(crate) fn disk_usage(dir: &Dir) -> u64 {
+    let mut used = dir.dir_metadata().map_or(0, |m| m.blocks() * BLOCK_BYTES);
+    walk(dir, Walk::ALL, &mut |entry| {
+        if let Ok(meta) = entry.dir.symlink_metadata(entry.name) {
+            used += meta.blocks() * BLOCK_BYTES;
+        }
+        ControlFlow::Continue(())
+    });
+    used
 }
 
 /// `bytes` for people: `1.5 MiB`.

@@ -4,25 +4,24 @@
 //! followed while they stay inside the root); the entry itself is then only ever named
 //! relative to that directory and never followed: a symlink is unlinked as a link, a directory
 //! is emptied by opening each level with `O_NOFOLLOW`, so a link swapped in cannot lead the
-//! removal anywhere else.
+//! removal anywhere else. The emptying is the iterative walk of [`super::walk`], so a tree of
+//! any depth is removed without recursion and with a bounded number of open descriptors.
 
 use std::ffi::OsStr;
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Component, Path};
 
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use super::kind_of;
+use super::walk::{Entry, Visitor, Walk, walk_with};
 use crate::error::{SandboxError, display_path};
 use crate::paths::{Access, Layout};
 use crate::quota::Quotas;
 use crate::sandbox::RemoveOutcome;
 use crate::scope::Scope;
-
-/// Deepest nesting [`remove_entry`] descends into; a deeper tree is refused rather than
-/// recursed.
-const MAX_REMOVE_DEPTH: usize = 256;
 
 /// Removes the file, symlink or directory at `path` (a directory only when empty, unless
 /// `recursive`). The roots, the workdir and its ancestors are refused, lexically and again
@@ -113,26 +112,60 @@ fn non_empty(path: &Path) -> &Path {
 /// Removes `name` from `parent`: a directory with everything below it, anything else (a
 /// symlink included) as the entry itself.
 pub(crate) fn remove_entry(parent: &Dir, name: &OsStr) -> io::Result<()> {
-    remove_at(parent, name, 0)
-}
-
-fn remove_at(parent: &Dir, name: &OsStr, depth: usize) -> io::Result<()> {
     let meta = parent.symlink_metadata(name)?;
     if !meta.is_dir() {
         return parent.remove_file(name);
     }
-    if depth >= MAX_REMOVE_DEPTH {
-        return Err(io::Error::other(
-            "the folder is nested too deeply to remove",
-        ));
-    }
     // A folder swapped for a symlink since the lstat fails here instead of being followed.
     let dir = parent.open_dir_nofollow(name)?;
-    for entry in dir.entries()? {
-        remove_at(&dir, &entry?.file_name(), depth + 1)?;
+    let mut removal = Removal(None);
+    walk_with(&dir, Walk::ALL, &mut removal);
+    if let Some(err) = removal.0 {
+        return Err(err);
     }
     drop(dir);
     parent.remove_dir(name)
+}
+
+/// Empties a directory during a walk: files (and symlinks, as links) when they are visited,
+/// directories once the walk has been through them. Stops at the first failure and keeps it.
+struct Removal(Option<io::Error>);
+
+impl Removal {
+    fn done(&mut self, result: io::Result<()>) -> ControlFlow<()> {
+        match result {
+            Ok(()) => ControlFlow::Continue(()),
+            // Removed by someone else meanwhile: the goal is reached all the same.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => ControlFlow::Continue(()),
+            Err(err) => {
+                self.0 = Some(err);
+                ControlFlow::Break(())
+            }
+        }
+    }
+}
+
+impl Visitor for Removal {
+    fn visit(&mut self, entry: Entry<'_>) -> ControlFlow<()> {
+        if entry.file_type.is_dir() {
+            return ControlFlow::Continue(()); // Removed on leaving it, once empty.
+        }
+        self.done(entry.dir.remove_file(entry.name))
+    }
+
+    fn leave(&mut self, parent: &Dir, name: &OsStr) -> ControlFlow<()> {
+        self.done(parent.remove_dir(name))
+    }
+
+    fn failed(&mut self, _path: &Path, err: &io::Error) -> ControlFlow<()> {
+        // The same error, which `io::Error` cannot clone: its OS code when it has one, so
+        // that a symlink swapped in (`ELOOP`) still reads as one.
+        self.0 = Some(match err.raw_os_error() {
+            Some(code) => io::Error::from_raw_os_error(code),
+            None => io::Error::new(err.kind(), err.to_string()),
+        });
+        ControlFlow::Break(())
+    }
 }
 
 #[cfg(test)]

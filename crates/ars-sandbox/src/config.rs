@@ -76,7 +76,8 @@ pub struct SandboxLimits {
     pub memory_bytes: u64,
     /// Open files per process (`RLIMIT_NOFILE`).
     pub open_files: u64,
-    /// Largest file a command may write (`RLIMIT_FSIZE`).
+    /// Largest file a command may write (`RLIMIT_FSIZE`). The workspace quota lowers it for
+    /// each command to what remains plus the quota's margin (0 over the quota).
     pub file_size_bytes: u64,
     /// CPU seconds per process (`RLIMIT_CPU`).
     pub cpu_secs: u64,
@@ -84,8 +85,10 @@ pub struct SandboxLimits {
     pub tmp_bytes: u64,
     /// Size of the command's private `$HOME` (`/home/gem`, a tmpfs): bytes.
     pub home_bytes: u64,
-    /// Bytes one user's workspace (`/home/gem/user-data`) may hold. Writes that would go past
-    /// it fail; after a command leaves it over, writes and commands fail until space is freed.
+    /// Bytes one user's workspace (`/home/gem/user-data`) may hold, counted at any depth.
+    /// File-tool writes that would go past it fail; a command is stopped once it takes the
+    /// workspace 1 MiB past it (no file it writes can grow past what remains plus 1 MiB); over
+    /// it, commands still run but cannot make any file grow, so `rm` frees space.
     pub workspace_quota_bytes: u64,
 }
 

@@ -471,4 +471,8 @@ pub struct ExecOutcome {
     pub timed_out: bool,
     /// True when the cancellation token killed the command.
     pub cancelled: bool,
+    /// True when the sandbox stopped the command because the workspace passed its quota
+    /// (plus the stated margin); `stderr` then ends with a note naming the quota, the usage
+    /// and how to free space.
+    pub quota_stopped: bool,
 }

@@ -53,6 +53,11 @@ struct Inner {
 impl LocalSandbox {
     /// A sandbox over `config.data_dir`. Touches nothing on disk until a call needs it.
     pub fn new(config: SandboxConfig) -> Self {
+        if let Err(err) = config.check() {
+            // The server refuses such a configuration when it loads it; a sandbox built
+            // otherwise leaves the bind out of every command (see `exec::bwrap`).
+            tracing::warn!(%err, "a sandbox setting is left out");
+        }
         let layout = Layout::new(config.data_dir.clone());
         let cgroups = Cgroups::detect();
         let quotas = Quotas::new(config.limits.workspace_quota_bytes);

@@ -25,7 +25,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::config::SandboxLimits;
+use crate::config::{SandboxLimits, check_extra_ro_bind};
 use crate::layout::{HOME_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::sandbox::ProcessRequest;
 
@@ -120,14 +120,6 @@ pub(crate) fn bwrap_args(
             "/etc/resolv.conf".into(),
         ]);
     }
-    for extra in extra_ro_binds {
-        args.push_os([
-            "--ro-bind-try".into(),
-            extra.clone().into(),
-            extra.clone().into(),
-        ]);
-    }
-
     args.push(["--proc", "/proc", "--dev", "/dev"]);
     args.tmpfs("/tmp", limits.tmp_bytes);
     args.tmpfs(HOME_DIR, limits.home_bytes);
@@ -141,6 +133,18 @@ pub(crate) fn bwrap_args(
         mounts.skills.clone().into(),
         SKILLS_ROOT.into(),
     ]);
+    // After the tmpfs mounts, so a bind below `/tmp` or `$HOME` is not hidden by them. One
+    // the configuration check refuses (over a mount of the sandbox's own, or inside the
+    // user's folders) is left out here too, whoever built the configuration.
+    for extra in extra_ro_binds {
+        if check_extra_ro_bind(extra).is_ok() {
+            args.push_os([
+                "--ro-bind-try".into(),
+                extra.clone().into(),
+                extra.clone().into(),
+            ]);
+        }
+    }
     args.push(["--remount-ro", "/"]);
     args.push(["--chdir", &mounts.virtual_workdir]);
     args.0
@@ -340,6 +344,31 @@ mod tests {
         };
         assert!(!shell_argv("true", &unlimited, false, None)[2].contains(" -f "));
         assert!(shell_argv("true", &unlimited, false, Some(0))[2].contains(" -f 0 "));
+    }
+
+    #[test]
+    fn extra_binds_come_after_the_tmpfs_mounts_and_refused_ones_not_at_all() {
+        let mounts = ScopeMounts {
+            user_data: "/data/users/u/user-data".into(),
+            skills: "/data/users/u/skills".into(),
+            virtual_workdir: "/home/gem/user-data/t".into(),
+            resolv_conf: None,
+        };
+        let extra = ["/tmp/tools", "/home/gem/user-data/x", "/home/gem/bin"].map(PathBuf::from);
+        let args: Vec<String> = bwrap_args(&mounts, &extra, &SandboxLimits::default())
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |window: &[&str]| args.windows(window.len()).position(|w| w == window);
+        let tmp = at(&["--tmpfs", "/tmp"]).unwrap();
+        let home = at(&["--tmpfs", "/home/gem"]).unwrap();
+        let tools = at(&["--ro-bind-try", "/tmp/tools", "/tmp/tools"]).unwrap();
+        let bin = at(&["--ro-bind-try", "/home/gem/bin", "/home/gem/bin"]).unwrap();
+        assert!(tools > tmp && tools > home && bin > home, "{args:?}");
+        assert!(
+            !args.iter().any(|a| a == "/home/gem/user-data/x"),
+            "{args:?}"
+        );
     }
 
     #[test]

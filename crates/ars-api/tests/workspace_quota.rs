@@ -84,3 +84,42 @@ async fn deep_writes_are_counted_and_a_command_past_the_quota_is_stopped_near_it
         .max();
     assert_eq!(deepest, Some(15), "{}", listing.body);
 }
+
+#[tokio::test]
+async fn deleting_a_conversation_frees_its_files() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    app.scripted_agent(
+        &alice,
+        "writer",
+        json!([
+            {"tool_calls": [{"name": "execute", "arguments": {"command": "head -c 3M /dev/zero > big"}}]},
+            {"text": "done"}
+        ]),
+    )
+    .await;
+    let thread = app.thread(&alice, "writer").await;
+    let run = app.start_run(&alice, &thread, "go").await;
+    let done = app.wait(&alice, &run, 60).await;
+    assert_eq!(done["run"]["status"], "success", "{done}");
+    let body = app
+        .get(&format!("/api/threads/{thread}"), &alice)
+        .await
+        .body;
+    let workdir = app
+        .sandbox_dir
+        .join("users")
+        .join(body["user_id"].as_str().unwrap())
+        .join("user-data")
+        .join(body["workdir_path"].as_str().unwrap());
+    assert!(workdir.join("big").exists());
+    let used = |body: &Value| body["workspace"]["used_bytes"].as_u64().unwrap();
+    let before = used(&app.get("/api/me", &alice).await.body);
+    assert!(before >= 3 * MIB, "{before}");
+
+    let deleted = app.delete(&format!("/api/threads/{thread}"), &alice).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{}", deleted.body);
+    assert!(!workdir.exists());
+    let after = used(&app.get("/api/me", &alice).await.body);
+    assert!(after < MIB, "{after} used after the deletion");
+}

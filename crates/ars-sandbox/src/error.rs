@@ -217,8 +217,8 @@ impl SandboxError {
 
 /// How a user over the quota gets out, said by every quota error and note.
 pub(crate) const WAY_OUT: &str = "to free space, delete files or folders in the thread's Files \
-    view, or remove them with `rm` in a command (commands still run over the quota, but no file \
-    can grow)";
+    view, remove them with `rm` in a command (commands still run over the quota, but no file can \
+    grow), or delete conversations you no longer need, which deletes their files";
 
 /// The one reason given for every path that resolves to somewhere outside its root.
 pub(crate) const OUTSIDE_REASON: &str = "it leads outside your workspace (through a symbolic link \

@@ -520,6 +520,12 @@ impl Sandbox for LocalSandbox {
         })
         .await
     }
+
+    async fn remove_workdir(&self, scope: &Scope) -> Result<bool, SandboxError> {
+        let scope = scope.clone();
+        self.blocking(move |inner| files::remove_workdir(&inner.layout, &scope, &inner.quotas))
+            .await
+    }
 }
 
 #[cfg(test)]

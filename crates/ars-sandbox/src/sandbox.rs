@@ -209,6 +209,12 @@ pub trait Sandbox: Send + Sync {
         path: &str,
         recursive: bool,
     ) -> Result<RemoveOutcome, SandboxError>;
+
+    /// Removes the scope's workdir with everything in it, for a deleted conversation (whose
+    /// files no view reaches any more), and measures the workspace again. Nothing is
+    /// followed: a symlink planted on the way refuses the removal, one below the workdir is
+    /// removed as a link. Returns whether there was a workdir to remove.
+    async fn remove_workdir(&self, scope: &Scope) -> Result<bool, SandboxError>;
 }
 
 /// How far [`Sandbox::tree`] goes.

@@ -356,3 +356,47 @@ async fn remove_refuses_the_workdir_its_ancestors_and_the_roots() {
     assert!(matches!(err, SandboxError::OutsideScope { .. }), "{err:?}");
     assert!(fx.workdir().join("keep.txt").exists());
 }
+
+#[tokio::test]
+async fn remove_workdir_removes_the_workdir_whole_and_nothing_outside() {
+    let fx = fixture().await;
+    let outside = fx.outside();
+    fx.write("deep/er/a.txt", "x").await;
+    fx.write("/home/gem/user-data/kept.txt", "kept").await;
+    symlink(&outside, fx.workdir().join("out")).unwrap();
+    let before = fx
+        .sandbox
+        .workspace_usage(fx.scope.user_id)
+        .await
+        .unwrap()
+        .used_bytes;
+    assert!(fx.sandbox.remove_workdir(&fx.scope).await.unwrap());
+    assert!(!fx.workdir().exists());
+    assert!(outside.join("secret.txt").exists());
+    let workspace = fx.user_data(fx.scope.user_id);
+    assert_eq!(
+        fs::read_to_string(workspace.join("kept.txt")).unwrap(),
+        "kept"
+    );
+    let after = fx.sandbox.workspace_usage(fx.scope.user_id).await.unwrap();
+    assert!(after.used_bytes < before, "{after:?} after {before}");
+    // Gone already, or never there (another user's, never prepared): nothing to remove.
+    assert!(!fx.sandbox.remove_workdir(&fx.scope).await.unwrap());
+    let stranger = ars_sandbox::Scope::new(ars_domain::UserId::new(), "r", "threads/t").unwrap();
+    assert!(!fx.sandbox.remove_workdir(&stranger).await.unwrap());
+}
+
+#[tokio::test]
+async fn remove_workdir_never_follows_a_symlink_on_the_way() {
+    let fx = fixture().await;
+    let workspace = fx.user_data(fx.scope.user_id);
+    // The workdir's parent swapped for a link to a folder holding a same-named folder.
+    fx.write("/home/gem/user-data/decoy/t1/precious.txt", "x")
+        .await;
+    let parent = fx.workdir().parent().unwrap().to_owned();
+    fs::remove_dir_all(&parent).unwrap();
+    symlink(workspace.join("decoy"), &parent).unwrap();
+    let err = fx.sandbox.remove_workdir(&fx.scope).await;
+    assert!(err.is_err(), "{err:?}");
+    assert!(workspace.join("decoy/t1/precious.txt").exists());
+}

@@ -52,7 +52,7 @@ fn over_quota(err: &SandboxError) -> bool {
 
 /// Whether a message names the way out: the Files view and `rm`.
 fn names_the_way_out(text: &str) -> bool {
-    text.contains("Files view") && text.contains("`rm`")
+    text.contains("Files view") && text.contains("`rm`") && text.contains("delete conversations")
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use cap_std::fs::Dir;
 use super::kind_of;
 use super::walk::{Entry, Visitor, Walk, walk_with};
 use crate::error::{SandboxError, display_path};
-use crate::paths::{Access, Layout};
+use crate::paths::{Access, Layout, Root};
 use crate::quota::Quotas;
 use crate::sandbox::RemoveOutcome;
 use crate::scope::Scope;
@@ -86,6 +86,45 @@ pub(crate) fn remove(
         path: resolved.virtual_path.clone(),
         kind: kind_of(&meta),
     })
+}
+
+/// Removes the scope's workdir with everything in it, for a deleted conversation: the
+/// folders on the way are opened level by level with `O_NOFOLLOW` (a symlink planted at one
+/// refuses the removal), and the workdir itself is removed by name, never followed. Returns
+/// whether there was one; the workspace is measured again.
+pub(crate) fn remove_workdir(
+    layout: &Layout,
+    scope: &Scope,
+    quotas: &Quotas,
+) -> Result<bool, SandboxError> {
+    scope.validate()?;
+    let shown = scope.virtual_workdir();
+    let root = match layout.open_root(scope.user_id, Root::UserData) {
+        Ok(root) => root,
+        // A workspace never prepared holds no workdir.
+        Err(_) if !layout.user_data(scope.user_id).exists() => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    let parts: Vec<&str> = scope.workdir_components().collect();
+    let Some((name, parents)) = parts.split_last() else {
+        return Ok(false);
+    };
+    let gone = |err: &io::Error| err.kind() == io::ErrorKind::NotFound;
+    let mut dir: Option<Dir> = None;
+    for part in parents {
+        match dir.as_ref().unwrap_or(&root).open_dir_nofollow(part) {
+            Ok(next) => dir = Some(next),
+            Err(err) if gone(&err) => return Ok(false),
+            Err(err) => return Err(SandboxError::io(&shown, &err)),
+        }
+    }
+    let removed = remove_entry(dir.as_ref().unwrap_or(&root), OsStr::new(name));
+    quotas.measure(scope.user_id, &root);
+    match removed {
+        Ok(()) => Ok(true),
+        Err(err) if gone(&err) => Ok(false),
+        Err(err) => Err(SandboxError::io(&shown, &err)),
+    }
 }
 
 /// Whether `path` (below the workspace root) is the workdir or one of its ancestors.

@@ -315,6 +315,20 @@ async fn remove_deletes_files_and_directories_recursive_only_when_asked() {
 }
 
 #[tokio::test]
+async fn remove_recursive_empties_a_folder_of_thousands_of_files_as_it_reads_it() {
+    // Files are unlinked while their folder is being read; none may be skipped.
+    let fx = fixture().await;
+    let many = fx.workdir().join("many");
+    fs::create_dir_all(many.join("sub")).unwrap();
+    for i in 0..5000 {
+        fs::write(many.join(format!("file-{i:05}")), "x").unwrap();
+        fs::write(many.join("sub").join(i.to_string()), "").unwrap();
+    }
+    fx.sandbox.remove(&fx.scope, "many", true).await.unwrap();
+    assert!(!many.exists());
+}
+
+#[tokio::test]
 async fn remove_recursive_never_follows_a_symlink_below() {
     let fx = fixture().await;
     let outside = fx.outside();

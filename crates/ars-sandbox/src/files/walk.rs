@@ -45,15 +45,21 @@ pub(crate) struct Walk {
     skip_git: bool,
     /// Levels visited: 1 is the base's own entries.
     levels: usize,
-    /// Each directory's entries directories first, then by name (else by name only).
+    /// Visit each directory's entries in order: by name, or directories first for a tree.
+    /// An unordered walk visits what is not a directory as it reads the directory, so its
+    /// memory holds the directories on the way only, however many files one directory holds.
+    ordered: bool,
+    /// Directories first, then by name (for an ordered walk).
     dirs_first: bool,
 }
 
 impl Walk {
-    /// Everything, at any depth, by name: for measuring, removing and reading a tree.
+    /// Everything, at any depth, in no particular order (but each directory's entries before
+    /// what its subdirectories hold): for measuring, removing and reading a tree.
     pub(crate) const ALL: Walk = Walk {
         skip_git: false,
         levels: usize::MAX,
+        ordered: false,
         dirs_first: false,
     };
 
@@ -61,6 +67,7 @@ impl Walk {
     pub(crate) const SEARCH: Walk = Walk {
         skip_git: true,
         levels: SEARCH_DEPTH,
+        ordered: true,
         dirs_first: false,
     };
 
@@ -69,6 +76,7 @@ impl Walk {
         Walk {
             skip_git: false,
             levels,
+            ordered: true,
             dirs_first: true,
         }
     }
@@ -144,16 +152,24 @@ pub(crate) fn walk_with(base: &Dir, mode: Walk, visitor: &mut dyn Visitor) -> Wa
         lookups: 0,
         walked: Walked::default(),
     };
-    match (list(base, mode.dirs_first), identity(base)) {
-        (Ok(pending), Ok(id)) => state.frames.push(Frame {
+    let listed = identity(base).and_then(|id| {
+        state.frames.push(Frame {
             handle: None,
             id,
             name_start: 0,
             path_len: 0,
-            pending,
+            pending: Vec::new(),
             partial: false,
-        }),
-        (Err(err), _) | (_, Err(err)) => {
+        });
+        state.fill(visitor)
+    });
+    match listed {
+        Ok(ControlFlow::Continue(())) => {}
+        Ok(ControlFlow::Break(())) => {
+            state.walked.stopped = true;
+            return state.walked;
+        }
+        Err(err) => {
             state.walked.incomplete = true;
             let _ = visitor.failed(Path::new(""), &err);
             return state.walked;
@@ -220,35 +236,89 @@ impl State<'_> {
                 continue;
             }
             // The handle is borrowed from `self` until here; what to do next is decided first.
-            let next = match dir.open_dir_nofollow(&name) {
+            let opened = match dir.open_dir_nofollow(&name) {
                 Ok(sub) if level >= self.mode.levels => {
                     self.walked.cut |= sub.entries().is_ok_and(|mut e| e.next().is_some());
                     continue;
                 }
-                Ok(sub) => match (list(&sub, self.mode.dirs_first), identity(&sub)) {
-                    (Ok(pending), Ok(id)) => Ok(Frame {
-                        handle: Some(sub),
-                        id,
-                        name_start: start,
-                        path_len: self.path.len(),
-                        pending,
-                        partial: false,
-                    }),
-                    (Err(err), _) | (_, Err(err)) => Err(err),
-                },
+                Ok(sub) => identity(&sub).map(|id| (sub, id)),
                 // Removed since it was listed: nothing left to visit.
                 Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
                 Err(err) => Err(err),
             };
-            match next {
-                Ok(frame) => self.push(frame),
+            let listed = opened.and_then(|(sub, id)| {
+                self.push(Frame {
+                    handle: Some(sub),
+                    id,
+                    name_start: start,
+                    path_len: self.path.len(),
+                    pending: Vec::new(),
+                    partial: false,
+                });
+                self.fill(visitor)
+            });
+            match listed {
+                Ok(flow) => flow?,
                 Err(err) => {
                     self.left_out();
-                    visitor.failed(Path::new(OsStr::from_bytes(&self.path)), &err)?;
+                    let path = &self.path[..start + name.len()];
+                    visitor.failed(Path::new(OsStr::from_bytes(path)), &err)?;
                 }
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Reads the deepest directory. What it holds goes to its `pending` in the order it is to
+    /// be visited; an unordered walk visits what is not a directory right away instead.
+    fn fill(&mut self, visitor: &mut dyn Visitor) -> io::Result<ControlFlow<()>> {
+        let index = self.frames.len() - 1;
+        let dir = match index {
+            0 => self.base,
+            _ => self.frames[index].handle.as_ref().ok_or_else(moved)?,
+        };
+        let len = self.frames[index].path_len;
+        let mut pending = Vec::new();
+        for entry in dir.entries()? {
+            let Ok(entry) = entry else { continue };
+            // The type from readdir when the file system gives it, else an lstat by handle.
+            let Some(file_type) = entry
+                .file_type()
+                .ok()
+                .filter(|t| t.is_dir() || t.is_file() || t.is_symlink())
+                .or_else(|| entry.metadata().ok().map(|m| m.file_type()))
+            else {
+                continue;
+            };
+            let name = entry.file_name();
+            if self.mode.ordered || file_type.is_dir() {
+                pending.push((name, file_type));
+                continue;
+            }
+            self.path.truncate(len);
+            if len > 0 {
+                self.path.push(b'/');
+            }
+            self.path.extend_from_slice(name.as_bytes());
+            let path = Path::new(OsStr::from_bytes(&self.path));
+            let flow = visitor.visit(Entry {
+                dir,
+                name: &name,
+                path,
+                file_type,
+            });
+            if flow.is_break() {
+                return Ok(flow);
+            }
+        }
+        if self.mode.dirs_first {
+            pending.sort_by(|a, b| (!a.1.is_dir(), &a.0).cmp(&(!b.1.is_dir(), &b.0)));
+        } else {
+            pending.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        pending.reverse();
+        self.frames[index].pending = pending;
+        Ok(ControlFlow::Continue(()))
     }
 
     /// Sets the path buffer to the deepest frame's path joined with `name`; returns where
@@ -379,31 +449,6 @@ fn moved() -> io::Error {
     io::Error::other("the folder was moved while it was being walked")
 }
 
-/// The entries of `dir` with their types (never following a symlink), in the order they are
-/// to be visited, the first one last.
-fn list(dir: &Dir, dirs_first: bool) -> io::Result<Vec<(OsString, FileType)>> {
-    let mut entries: Vec<_> = dir
-        .entries()?
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            // The type from readdir when the file system gives it, else an lstat by handle.
-            let file_type = entry
-                .file_type()
-                .ok()
-                .filter(|t| t.is_dir() || t.is_file() || t.is_symlink())
-                .or_else(|| entry.metadata().ok().map(|m| m.file_type()))?;
-            Some((entry.file_name(), file_type))
-        })
-        .collect();
-    if dirs_first {
-        entries.sort_by(|a, b| (!a.1.is_dir(), &a.0).cmp(&(!b.1.is_dir(), &b.0)));
-    } else {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-    }
-    entries.reverse();
-    Ok(entries)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,11 +476,15 @@ mod tests {
         dir.write("b/c/f", "x").unwrap();
         dir.write("a", "x").unwrap();
         dir.write("b/z", "x").unwrap();
-        let (seen, walked) = names(&dir, Walk::ALL);
+        let (seen, walked) = names(&dir, Walk::SEARCH);
         assert_eq!(seen, ["a", "b", "b/c", "b/c/f", "b/z"]);
         assert_eq!(walked, Walked::default());
         let (seen, _) = names(&dir, Walk::tree(9));
         assert_eq!(seen, ["b", "b/c", "b/c/f", "b/z", "a"]);
+        // Unordered: a directory's files as read, before its subdirectories' contents.
+        let (seen, walked) = names(&dir, Walk::ALL);
+        assert_eq!(seen, ["a", "b", "b/z", "b/c", "b/c/f"]);
+        assert_eq!(walked, Walked::default());
     }
 
     #[test]
@@ -480,8 +529,9 @@ mod tests {
         assert_eq!(walked, Walked::default());
     }
 
-    /// A chain `d/d/…` of `depth` levels with a file `d/d/zz`, walked: when the walk is at
-    /// the bottom, `shuffle` runs; returns the files visited and how the walk ended.
+    /// A chain `d/d/…` of `depth` levels with a file `d/d/zz`, walked in order (so `zz` comes
+    /// after the climb back): when the walk is at the bottom, `shuffle` runs; returns the
+    /// files visited and how the walk ended.
     fn walk_while_moving(shuffle: &dyn Fn(&Dir)) -> (Vec<String>, Walked) {
         let (_tmp, dir) = fixture();
         let depth = MAX_OPEN_DIRS + 4;
@@ -492,7 +542,7 @@ mod tests {
         }
         dir.write("d/d/zz", "x").unwrap();
         let mut files = Vec::new();
-        let walked = walk(&dir, Walk::ALL, &mut |entry| {
+        let walked = walk(&dir, Walk::SEARCH, &mut |entry| {
             if entry.path.components().count() == depth {
                 shuffle(&dir);
             }

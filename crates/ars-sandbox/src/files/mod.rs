@@ -10,6 +10,7 @@ mod read;
 pub(crate) mod remove;
 mod search;
 mod tree;
+mod unlock;
 pub(crate) mod walk;
 mod write;
 

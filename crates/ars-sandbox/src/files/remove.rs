@@ -16,7 +16,8 @@ use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use super::kind_of;
-use super::walk::{Entry, Visitor, Walk, walk_with};
+use super::unlock::unlock_for_removal;
+use super::walk::{Entry, Visitor, Walk, open_dir, walk_with};
 use crate::error::{SandboxError, display_path};
 use crate::paths::{Access, Layout, Root};
 use crate::quota::Quotas;
@@ -156,14 +157,26 @@ pub(crate) fn remove_entry(parent: &Dir, name: &OsStr) -> io::Result<()> {
         return parent.remove_file(name);
     }
     // A folder swapped for a symlink since the lstat fails here instead of being followed.
-    let dir = parent.open_dir_nofollow(name)?;
+    let dir = open_dir(parent, name, true)?;
     let mut removal = Removal(None);
     walk_with(&dir, Walk::ALL, &mut removal);
     if let Some(err) = removal.0 {
         return Err(err);
     }
     drop(dir);
-    parent.remove_dir(name)
+    writable(parent, |dir| dir.remove_dir(name))
+}
+
+/// Runs `change` on `dir`, and once more after giving the owner write access to `dir` when a
+/// command had taken it away (see [`super::unlock`]).
+fn writable(dir: &Dir, change: impl Fn(&Dir) -> io::Result<()>) -> io::Result<()> {
+    match change(dir) {
+        Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
+            unlock_for_removal(dir)?;
+            change(dir)
+        }
+        done => done,
+    }
 }
 
 /// Empties a directory during a walk: files (and symlinks, as links) when they are visited,
@@ -189,11 +202,11 @@ impl Visitor for Removal {
         if entry.file_type.is_dir() {
             return ControlFlow::Continue(()); // Removed on leaving it, once empty.
         }
-        self.done(entry.dir.remove_file(entry.name))
+        self.done(writable(entry.dir, |dir| dir.remove_file(entry.name)))
     }
 
     fn leave(&mut self, parent: &Dir, name: &OsStr) -> ControlFlow<()> {
-        self.done(parent.remove_dir(name))
+        self.done(writable(parent, |dir| dir.remove_dir(name)))
     }
 
     fn failed(&mut self, _path: &Path, err: &io::Error) -> ControlFlow<()> {

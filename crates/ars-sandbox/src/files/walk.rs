@@ -25,6 +25,8 @@ use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, FileType, MetadataExt};
 use rustix::fs::{Mode, OFlags};
 
+use super::unlock::{unlock_entry, unlock_open};
+
 /// Directory handles one walk keeps open at most (besides its base): the deepest levels.
 const MAX_OPEN_DIRS: usize = 32;
 
@@ -51,6 +53,9 @@ pub(crate) struct Walk {
     ordered: bool,
     /// Directories first, then by name (for an ordered walk).
     dirs_first: bool,
+    /// Give the owner access back to a folder a command locked (see [`super::unlock`]): for
+    /// the walks that must see everything.
+    unlock: bool,
 }
 
 impl Walk {
@@ -61,6 +66,7 @@ impl Walk {
         levels: usize::MAX,
         ordered: false,
         dirs_first: false,
+        unlock: true,
     };
 
     /// A search: `.git` left out, [`SEARCH_DEPTH`] levels, by name.
@@ -69,6 +75,7 @@ impl Walk {
         levels: SEARCH_DEPTH,
         ordered: true,
         dirs_first: false,
+        unlock: false,
     };
 
     /// The file browser's tree: `levels` levels, directories first.
@@ -78,6 +85,7 @@ impl Walk {
             levels,
             ordered: true,
             dirs_first: true,
+            unlock: false,
         }
     }
 }
@@ -152,6 +160,10 @@ pub(crate) fn walk_with(base: &Dir, mode: Walk, visitor: &mut dyn Visitor) -> Wa
         lookups: 0,
         walked: Walked::default(),
     };
+    if mode.unlock {
+        // Best effort: a base the server may not change is walked as it is.
+        let _ = unlock_open(base);
+    }
     let listed = identity(base).and_then(|id| {
         state.frames.push(Frame {
             handle: None,
@@ -236,7 +248,7 @@ impl State<'_> {
                 continue;
             }
             // The handle is borrowed from `self` until here; what to do next is decided first.
-            let opened = match dir.open_dir_nofollow(&name) {
+            let opened = match open_dir(dir, &name, self.mode.unlock) {
                 Ok(sub) if level >= self.mode.levels => {
                     self.walked.cut |= sub.entries().is_ok_and(|mut e| e.next().is_some());
                     continue;
@@ -431,6 +443,23 @@ impl State<'_> {
     }
 }
 
+/// Opens the folder `name` in `dir` without following a symlink; with `unlock`, a folder a
+/// command locked gets its owner's access back first.
+pub(crate) fn open_dir(dir: &Dir, name: &OsStr, unlock: bool) -> io::Result<Dir> {
+    let sub = match dir.open_dir_nofollow(name) {
+        Err(err) if unlock && err.kind() == io::ErrorKind::PermissionDenied => {
+            unlock_entry(dir, name)?;
+            dir.open_dir_nofollow(name)?
+        }
+        opened => opened?,
+    };
+    if unlock {
+        // Best effort, as for the base: what it holds is looked up through it.
+        let _ = unlock_open(&sub);
+    }
+    Ok(sub)
+}
+
 /// The directory above `child`, opened through its `..` entry (never a symlink).
 fn open_parent(child: &Dir) -> io::Result<Dir> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -484,6 +513,23 @@ mod tests {
         // Unordered: a directory's files as read, before its subdirectories' contents.
         let (seen, walked) = names(&dir, Walk::ALL);
         assert_eq!(seen, ["a", "b", "b/z", "b/c", "b/c/f"]);
+        assert_eq!(walked, Walked::default());
+    }
+
+    #[test]
+    fn a_walk_of_everything_unlocks_a_locked_folder_and_a_search_does_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let (tmp, dir) = fixture();
+        dir.create_dir_all("a/locked").unwrap();
+        dir.write("a/locked/f", "x").unwrap();
+        let locked = tmp.path().join("a/locked");
+        let mode = || std::fs::metadata(&locked).unwrap().permissions().mode() & 0o777;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        names(&dir, Walk::SEARCH);
+        assert_eq!(mode(), 0o000);
+        let (seen, walked) = names(&dir, Walk::ALL);
+        assert_eq!(mode(), 0o700);
+        assert_eq!(seen, ["a", "a/locked", "a/locked/f"]);
         assert_eq!(walked, Walked::default());
     }
 

@@ -124,10 +124,10 @@ pub enum SandboxError {
 
     /// The workspace holds (or a write would make it hold) more than its quota.
     #[error(
-        "the workspace quota is exceeded: {} used of {}{}; free space under /home/gem/user-data \
-         (delete or shrink files) before writing more or running commands",
+        "the workspace quota is exceeded: {} used of {}{}; {}",
         human(*used), human(*quota),
-        if *needed > 0 { format!(", and this write needs {} more", human(*needed)) } else { String::new() }
+        if *needed > 0 { format!(", and this write needs {} more", human(*needed)) } else { String::new() },
+        WAY_OUT
     )]
     QuotaExceeded {
         /// Bytes the workspace holds.
@@ -214,6 +214,11 @@ impl SandboxError {
         }
     }
 }
+
+/// How a user over the quota gets out, said by every quota error and note.
+pub(crate) const WAY_OUT: &str = "to free space, delete files or folders in the thread's Files \
+    view, remove them with `rm` in a command (commands still run over the quota, but no file can \
+    grow), or delete conversations you no longer need, which deletes their files";
 
 /// The one reason given for every path that resolves to somewhere outside its root.
 pub(crate) const OUTSIDE_REASON: &str = "it leads outside your workspace (through a symbolic link \

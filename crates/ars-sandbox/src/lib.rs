@@ -35,7 +35,7 @@ mod sandbox;
 mod scope;
 mod skills;
 
-pub use config::{SandboxConfig, SandboxLimits, ShellMode};
+pub use config::{ConfigError, SandboxConfig, SandboxLimits, ShellMode};
 pub use error::SandboxError;
 pub use exec::{CgroupKind, ProcessHandle, SandboxedProcess};
 pub use layout::{

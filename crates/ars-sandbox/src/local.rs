@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use cap_std::fs::Dir;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{SandboxConfig, ShellMode};
@@ -17,7 +18,8 @@ use ars_domain::UserId;
 use crate::exec::SandboxedProcess;
 use crate::layout::{PERSONAL_SKILLS_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::paths::{Access, Layout, Root};
-use crate::quota::Quotas;
+use crate::quota::watch::Watcher;
+use crate::quota::{Budget, Quotas, notes};
 use crate::sandbox::{
     EditOutcome, ExecOutcome, ExecRequest, FileWritten, GlobOutcome, GrepOutcome, ListOutcome,
     OpenFile, ProcessRequest, ProjectedSkill, ReadOutcome, RemoveOutcome, Sandbox, TreeLimits,
@@ -51,6 +53,11 @@ struct Inner {
 impl LocalSandbox {
     /// A sandbox over `config.data_dir`. Touches nothing on disk until a call needs it.
     pub fn new(config: SandboxConfig) -> Self {
+        if let Err(err) = config.check() {
+            // The server refuses such a configuration when it loads it; a sandbox built
+            // otherwise leaves the bind out of every command (see `exec::bwrap`).
+            tracing::warn!(%err, "a sandbox setting is left out");
+        }
         let layout = Layout::new(config.data_dir.clone());
         let cgroups = Cgroups::detect();
         let quotas = Quotas::new(config.limits.workspace_quota_bytes);
@@ -135,7 +142,40 @@ impl LocalSandbox {
 
 impl LocalSandbox {
     /// Prepares the scope (its workdir becomes the cwd, so it must exist; preparing is
-    /// idempotent), refuses a workspace over its quota, and plans `job` in it.
+    /// idempotent) and plans the shell command `command` in it, within what the workspace
+    /// quota leaves it: answers the plan, that budget and the workspace's handle.
+    async fn planned_command(
+        &self,
+        scope: Scope,
+        command: String,
+        allow_network: bool,
+    ) -> Result<(exec::Planned, Budget, Arc<Dir>), SandboxError> {
+        let user = scope.user_id;
+        self.blocking(move |inner| {
+            inner.prepare(&scope)?;
+            let workspace = inner.layout.open_root(user, Root::UserData)?;
+            let budget = inner.quotas.budget(user, &workspace);
+            let job = exec::Job::Shell {
+                command,
+                quota_file_size: budget.file_size(),
+            };
+            let config = &inner.config;
+            let mut planned = exec::plan(
+                config,
+                &inner.layout,
+                &scope,
+                &job,
+                allow_network,
+                inner.cgroups.as_ref(),
+            )?;
+            planned.file_size_note = notes::file_size_note(&budget, config.limits.file_size_bytes);
+            Ok((planned, budget, Arc::new(workspace)))
+        })
+        .await
+    }
+
+    /// Prepares the scope like [`LocalSandbox::planned_command`], refuses a workspace over its
+    /// quota, and plans `job` in it.
     async fn planned(
         &self,
         scope: Scope,
@@ -311,33 +351,26 @@ impl Sandbox for LocalSandbox {
             allow_network,
         } = request;
         let user = scope.user_id;
-        let planned = self
-            .planned(scope, exec::Job::Shell(command), allow_network)
-            .await?;
+        let (planned, budget, workspace) =
+            self.planned_command(scope, command, allow_network).await?;
         let config = &self.inner.config;
         let timeout = timeout.min(Duration::from_secs(config.max_timeout_secs));
         tracing::debug!(?timeout, allow_network, shell = ?config.shell, "sandbox execute");
-        let mut outcome = exec::run(planned, timeout, cancel, config.max_output_bytes).await?;
-        // What a command wrote cannot be bounded up front; measure what it left.
-        let over = self
-            .blocking(move |inner| {
-                let workspace = inner.layout.open_root(user, Root::UserData)?;
-                let used = inner.quotas.measure(user, &workspace);
-                let quota = inner.quotas.limit();
-                Ok((quota > 0 && used > quota).then_some((used, quota)))
-            })
+        // What a command writes is bounded per file by its rlimit; the watcher bounds the sum.
+        let watcher = budget
+            .limited()
+            .then(|| Watcher::start(Arc::clone(&workspace), budget));
+        let reached = watcher
+            .as_ref()
+            .map_or_else(CancellationToken::new, Watcher::reached);
+        let max_output = config.max_output_bytes;
+        let mut outcome = exec::run(planned, timeout, cancel, reached, max_output).await?;
+        let stopped_at = watcher.and_then(Watcher::finish);
+        // Measured again whatever happened: what the command left is the new usage.
+        let used = self
+            .blocking(move |inner| Ok(inner.quotas.measure(user, &workspace)))
             .await?;
-        if let Some((used, quota)) = over {
-            let error = SandboxError::QuotaExceeded {
-                used,
-                quota,
-                needed: 0,
-            };
-            if !outcome.stderr.is_empty() && !outcome.stderr.ends_with('\n') {
-                outcome.stderr.push('\n');
-            }
-            outcome.stderr.push_str(&format!("[{error}]\n"));
-        }
+        notes::after_command(&mut outcome, &budget, stopped_at, used);
         Ok(outcome)
     }
 
@@ -486,6 +519,12 @@ impl Sandbox for LocalSandbox {
             files::remove(&inner.layout, &scope, &path, recursive, &inner.quotas)
         })
         .await
+    }
+
+    async fn remove_workdir(&self, scope: &Scope) -> Result<bool, SandboxError> {
+        let scope = scope.clone();
+        self.blocking(move |inner| files::remove_workdir(&inner.layout, &scope, &inner.quotas))
+            .await
     }
 }
 

@@ -272,10 +272,27 @@ impl Layout {
         fs::canonicalize(self.root_dir(user, root)).map_err(|err| unprepared(root, &err))
     }
 
-    /// Opens the handle of a virtual root.
+    /// Opens the handle of a virtual root. A workspace its own commands locked (`chmod 000`,
+    /// which stops a server that is not root from opening it) gets its owner's access back:
+    /// the quota must see what it holds. Its host path is safe to use here: it is a mount
+    /// point to the commands, which can change its mode but never replace it.
     pub(crate) fn open_root(&self, user: UserId, root: Root) -> Result<Dir, SandboxError> {
-        Dir::open_ambient_dir(self.root_dir(user, root), ambient_authority())
-            .map_err(|err| unprepared(root, &err))
+        let path = self.root_dir(user, root);
+        let open = || Dir::open_ambient_dir(&path, ambient_authority());
+        match open() {
+            Err(err) if root == Root::UserData && err.kind() == io::ErrorKind::PermissionDenied => {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = fs::metadata(&path)
+                    .map_err(|e| unprepared(root, &e))?
+                    .permissions()
+                    .mode();
+                fs::set_permissions(&path, fs::Permissions::from_mode((mode & 0o7777) | 0o700))
+                    .map_err(|e| unprepared(root, &e))?;
+                open()
+            }
+            opened => opened,
+        }
+        .map_err(|err| unprepared(root, &err))
     }
 
     /// Resolves a caller-supplied path for `access`: validates it lexically, refuses writes

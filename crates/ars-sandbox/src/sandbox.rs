@@ -209,6 +209,12 @@ pub trait Sandbox: Send + Sync {
         path: &str,
         recursive: bool,
     ) -> Result<RemoveOutcome, SandboxError>;
+
+    /// Removes the scope's workdir with everything in it, for a deleted conversation (whose
+    /// files no view reaches any more), and measures the workspace again. Nothing is
+    /// followed: a symlink planted on the way refuses the removal, one below the workdir is
+    /// removed as a link. Returns whether there was a workdir to remove.
+    async fn remove_workdir(&self, scope: &Scope) -> Result<bool, SandboxError>;
 }
 
 /// How far [`Sandbox::tree`] goes.
@@ -471,4 +477,8 @@ pub struct ExecOutcome {
     pub timed_out: bool,
     /// True when the cancellation token killed the command.
     pub cancelled: bool,
+    /// True when the sandbox stopped the command because the workspace passed its quota
+    /// (plus the stated margin); `stderr` then ends with a note naming the quota, the usage
+    /// and how to free space.
+    pub quota_stopped: bool,
 }

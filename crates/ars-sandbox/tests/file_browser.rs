@@ -315,6 +315,20 @@ async fn remove_deletes_files_and_directories_recursive_only_when_asked() {
 }
 
 #[tokio::test]
+async fn remove_recursive_empties_a_folder_of_thousands_of_files_as_it_reads_it() {
+    // Files are unlinked while their folder is being read; none may be skipped.
+    let fx = fixture().await;
+    let many = fx.workdir().join("many");
+    fs::create_dir_all(many.join("sub")).unwrap();
+    for i in 0..5000 {
+        fs::write(many.join(format!("file-{i:05}")), "x").unwrap();
+        fs::write(many.join("sub").join(i.to_string()), "").unwrap();
+    }
+    fx.sandbox.remove(&fx.scope, "many", true).await.unwrap();
+    assert!(!many.exists());
+}
+
+#[tokio::test]
 async fn remove_recursive_never_follows_a_symlink_below() {
     let fx = fixture().await;
     let outside = fx.outside();
@@ -355,4 +369,48 @@ async fn remove_refuses_the_workdir_its_ancestors_and_the_roots() {
     let err = sb.remove(&fx.scope, "..", true).await.unwrap_err();
     assert!(matches!(err, SandboxError::OutsideScope { .. }), "{err:?}");
     assert!(fx.workdir().join("keep.txt").exists());
+}
+
+#[tokio::test]
+async fn remove_workdir_removes_the_workdir_whole_and_nothing_outside() {
+    let fx = fixture().await;
+    let outside = fx.outside();
+    fx.write("deep/er/a.txt", "x").await;
+    fx.write("/home/gem/user-data/kept.txt", "kept").await;
+    symlink(&outside, fx.workdir().join("out")).unwrap();
+    let before = fx
+        .sandbox
+        .workspace_usage(fx.scope.user_id)
+        .await
+        .unwrap()
+        .used_bytes;
+    assert!(fx.sandbox.remove_workdir(&fx.scope).await.unwrap());
+    assert!(!fx.workdir().exists());
+    assert!(outside.join("secret.txt").exists());
+    let workspace = fx.user_data(fx.scope.user_id);
+    assert_eq!(
+        fs::read_to_string(workspace.join("kept.txt")).unwrap(),
+        "kept"
+    );
+    let after = fx.sandbox.workspace_usage(fx.scope.user_id).await.unwrap();
+    assert!(after.used_bytes < before, "{after:?} after {before}");
+    // Gone already, or never there (another user's, never prepared): nothing to remove.
+    assert!(!fx.sandbox.remove_workdir(&fx.scope).await.unwrap());
+    let stranger = ars_sandbox::Scope::new(ars_domain::UserId::new(), "r", "threads/t").unwrap();
+    assert!(!fx.sandbox.remove_workdir(&stranger).await.unwrap());
+}
+
+#[tokio::test]
+async fn remove_workdir_never_follows_a_symlink_on_the_way() {
+    let fx = fixture().await;
+    let workspace = fx.user_data(fx.scope.user_id);
+    // The workdir's parent swapped for a link to a folder holding a same-named folder.
+    fx.write("/home/gem/user-data/decoy/t1/precious.txt", "x")
+        .await;
+    let parent = fx.workdir().parent().unwrap().to_owned();
+    fs::remove_dir_all(&parent).unwrap();
+    symlink(workspace.join("decoy"), &parent).unwrap();
+    let err = fx.sandbox.remove_workdir(&fx.scope).await;
+    assert!(err.is_err(), "{err:?}");
+    assert!(workspace.join("decoy/t1/precious.txt").exists());
 }

@@ -168,6 +168,27 @@ async fn shell_cannot_write_outside_the_workspace() {
 }
 
 #[tokio::test]
+async fn an_extra_bind_below_tmp_shows_over_the_private_tmp_read_only() {
+    // The sandbox's `/tmp` is a tmpfs of its own; a host folder bound below it is mounted
+    // after it, so it shows (read-only) and the rest of `/tmp` stays private and writable.
+    let tools = tempfile::tempdir_in("/tmp").unwrap();
+    fs::write(tools.path().join("tool.sh"), "echo from the host\n").unwrap();
+    let dir = tools.path().to_owned();
+    let fx = fixture_with(|config| config.extra_ro_binds = vec![dir.clone()]).await;
+    let dir = dir.display();
+    let out = run(
+        &fx,
+        &format!(
+            "bash {dir}/tool.sh; (echo x > {dir}/new) 2>/dev/null || echo read-only; \
+             echo mine > /tmp/mine && cat /tmp/mine"
+        ),
+    )
+    .await;
+    assert_eq!(out.stdout, "from the host\nread-only\nmine\n", "{out:?}");
+    assert!(!tools.path().join("new").exists());
+}
+
+#[tokio::test]
 async fn shell_has_no_network_unless_allowed() {
     let fx = fixture().await;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
 use ars_models::ModelsConfig;
-use ars_sandbox::{SandboxLimits, ShellMode};
+use ars_sandbox::{SandboxConfig, SandboxLimits, ShellMode};
 
 pub use network::NetworkSettings;
 
@@ -390,7 +390,20 @@ impl Config {
             anyhow::bail!("invalid configuration: metrics_token must not be empty");
         }
         config.network.policy()?;
+        config
+            .sandbox_config()
+            .check()
+            .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
         Ok(config)
+    }
+
+    /// The local sandbox's configuration: the data dir and `[sandbox]`.
+    pub fn sandbox_config(&self) -> SandboxConfig {
+        let mut sandbox = SandboxConfig::new(&self.data_dir);
+        sandbox.shell = self.sandbox.mode.into();
+        sandbox.limits = self.sandbox.limits.clone();
+        sandbox.extra_ro_binds = self.sandbox.extra_ro_binds.clone();
+        sandbox
     }
 
     /// Who may read `/metrics` on the main listener: the metrics token's bearer, or admins.
@@ -506,6 +519,31 @@ mod tests {
             assert_eq!(limits.max_steps, Some(12));
             // Keys the file did not set keep their built-in values.
             assert!(config.defaults.subagent.system_prompt.is_some());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn an_extra_bind_the_sandbox_cannot_show_stops_the_load() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "ars.toml",
+                r#"
+                [sandbox]
+                extra_ro_binds = ["/opt/mcp", "/tmp/tools"]
+                "#,
+            )?;
+            let config = Config::load(None).map_err(|e| e.to_string())?;
+            assert_eq!(config.sandbox_config().extra_ro_binds.len(), 2);
+            jail.set_env(
+                "ARS_SANDBOX__EXTRA_RO_BINDS",
+                r#"["/home/gem/user-data/tools"]"#,
+            );
+            let err = Config::load(None).map(|_| ()).unwrap_err().to_string();
+            assert!(
+                err.contains("sandbox.extra_ro_binds: `/home/gem/user-data/tools` is inside"),
+                "{err}"
+            );
             Ok(())
         });
     }

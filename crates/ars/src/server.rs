@@ -28,7 +28,7 @@ use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{
     MiddlewareFactory, Runtime, RuntimeParts, SubagentMiddlewareFactory, builtin_tools,
 };
-use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig};
+use ars_sandbox::{LocalSandbox, Sandbox};
 use ars_store::{PgControl, Store};
 
 use crate::config::{Config, SandboxMode};
@@ -157,11 +157,7 @@ pub(crate) fn describe(error: &ApiError) -> String {
 pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<AppState> {
     let models = ModelRegistry::from_env(&config.models).context("invalid model configuration")?;
     let secret_key = config.secret_key()?;
-    let mut sandbox = SandboxConfig::new(&config.data_dir);
-    sandbox.shell = config.sandbox.mode.into();
-    sandbox.limits = config.sandbox.limits.clone();
-    sandbox.extra_ro_binds = config.sandbox.extra_ro_binds.clone();
-    let sandbox = Arc::new(LocalSandbox::new(sandbox));
+    let sandbox = Arc::new(LocalSandbox::new(config.sandbox_config()));
     check_sandbox(config.sandbox.mode, &sandbox);
     if config.sandbox.mode == SandboxMode::Bubblewrap {
         check_limits(&sandbox);

@@ -805,8 +805,9 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Deletes a thread with its messages, runs and subagent threads. Refused while a run is
-         *     active: cancel it first.
+         * Deletes a thread with its messages, runs and subagent threads, and (a conversation's, not
+         *     a subagent thread's) the files of its workdir, which frees their space in the workspace
+         *     quota. Refused while a run is active: cancel it first.
          */
         delete: operations["delete_thread"];
         options?: never;

@@ -228,7 +228,7 @@ export const en = {
     openSubagentRun: "Open subagent run: {{slug}} ({{status}})",
     subagentFallback: "subagent",
     deleteThreadTitle: "Delete this conversation?",
-    deleteThreadBody: "“{{title}}” will be deleted with its messages, runs and subagent threads.",
+    deleteThreadBody: "“{{title}}” will be deleted with its messages, runs, subagent threads and the files in its folder.",
     runGone: "This run no longer exists.",
     regenerate: "Regenerate",
     editLabel: "Edit the message",

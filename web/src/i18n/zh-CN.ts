@@ -223,7 +223,7 @@ export const zhCN: Translations = {
     openSubagentRun: "打开子智能体运行：{{slug}}（{{status}}）",
     subagentFallback: "子智能体",
     deleteThreadTitle: "删除这个对话？",
-    deleteThreadBody: "“{{title}}”将与其消息、运行和子智能体线程一起删除。",
+    deleteThreadBody: "“{{title}}”将与其消息、运行、子智能体线程及其文件夹中的文件一起删除。",
     runGone: "这个运行已不存在。",
     regenerate: "重新生成",
     editLabel: "编辑消息",

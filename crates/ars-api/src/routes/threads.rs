@@ -175,8 +175,9 @@ pub async fn rename_thread(
     Ok(Json(state.store.rename_thread(&thread.id, &title).await?))
 }
 
-/// Deletes a thread with its messages, runs and subagent threads. Refused while a run is
-/// active: cancel it first.
+/// Deletes a thread with its messages, runs and subagent threads, and (a conversation's, not
+/// a subagent thread's) the files of its workdir, which frees their space in the workspace
+/// quota. Refused while a run is active: cancel it first.
 #[utoipa::path(delete, path = "/threads/{id}", tag = "threads", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id")),
     responses(
@@ -192,11 +193,21 @@ pub async fn delete_thread(
     if let Some(active) = state.store.active_run(&thread.id).await? {
         return Err(ApiError::busy(active.id));
     }
-    if state.store.delete_thread(&thread.id).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("thread"))
+    if !state.store.delete_thread(&thread.id).await? {
+        return Err(ApiError::not_found("thread"));
     }
+    // A subagent thread shares its root's workdir, which stays with the root. The files go
+    // after the thread (no view reaches them any more); a failure leaves them, logged.
+    if thread.parent_thread_id.is_none() {
+        let removed = match ars_runtime::thread_scope(&thread) {
+            Ok(scope) => state.runtime.sandbox().remove_workdir(&scope).await,
+            Err(err) => Err(err),
+        };
+        if let Err(err) = removed {
+            tracing::warn!(thread = %thread.id, %err, "cannot remove a deleted thread's files");
+        }
+    }
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -25,7 +25,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::config::SandboxLimits;
+use crate::config::{SandboxLimits, check_extra_ro_bind};
 use crate::layout::{HOME_DIR, SKILLS_ROOT, USER_DATA_ROOT};
 use crate::sandbox::ProcessRequest;
 
@@ -120,14 +120,6 @@ pub(crate) fn bwrap_args(
             "/etc/resolv.conf".into(),
         ]);
     }
-    for extra in extra_ro_binds {
-        args.push_os([
-            "--ro-bind-try".into(),
-            extra.clone().into(),
-            extra.clone().into(),
-        ]);
-    }
-
     args.push(["--proc", "/proc", "--dev", "/dev"]);
     args.tmpfs("/tmp", limits.tmp_bytes);
     args.tmpfs(HOME_DIR, limits.home_bytes);
@@ -141,19 +133,42 @@ pub(crate) fn bwrap_args(
         mounts.skills.clone().into(),
         SKILLS_ROOT.into(),
     ]);
+    // After the tmpfs mounts, so a bind below `/tmp` or `$HOME` is not hidden by them. One
+    // the configuration check refuses (over a mount of the sandbox's own, or inside the
+    // user's folders) is left out here too, whoever built the configuration.
+    for extra in extra_ro_binds {
+        if check_extra_ro_bind(extra).is_ok() {
+            args.push_os([
+                "--ro-bind-try".into(),
+                extra.clone().into(),
+                extra.clone().into(),
+            ]);
+        }
+    }
     args.push(["--remount-ro", "/"]);
     args.push(["--chdir", &mounts.virtual_workdir]);
     args.0
 }
 
 /// The shell's own argument vector: a `bash` that first sets the hard limits and then `exec`s
-/// a fresh `bash -c command`, which inherits them and cannot raise them.
-pub(crate) fn shell_argv(command: &str, limits: &SandboxLimits, network: bool) -> [String; 5] {
+/// a fresh `bash -c command`, which inherits them and cannot raise them. `quota_file_size`,
+/// what the workspace quota leaves one file (see `quota::Budget::file_size`), lowers the file
+/// size limit; 0 lets no file grow at all.
+pub(crate) fn shell_argv(
+    command: &str,
+    limits: &SandboxLimits,
+    network: bool,
+    quota_file_size: Option<u64>,
+) -> [String; 5] {
     let mut prelude = String::new();
     if network {
         prelude.push_str(&wait_for_network());
     }
-    prelude.push_str(&limits_prelude(limits, r#"exec /bin/bash -c "$1""#));
+    prelude.push_str(&limits_prelude(
+        limits,
+        quota_file_size,
+        r#"exec /bin/bash -c "$1""#,
+    ));
     [
         "/bin/bash".to_owned(),
         "-c".to_owned(),
@@ -174,7 +189,7 @@ pub(crate) fn process_argv(
     if network {
         prelude.push_str(&wait_for_network());
     }
-    prelude.push_str(&limits_prelude(limits, r#"exec "$@""#));
+    prelude.push_str(&limits_prelude(limits, None, r#"exec "$@""#));
     let mut argv = vec![
         "/bin/bash".to_owned(),
         "-c".to_owned(),
@@ -201,9 +216,9 @@ fn wait_for_network() -> String {
 /// Seconds between the soft CPU limit (SIGXCPU) and the hard one (SIGKILL).
 const CPU_GRACE_SECS: u64 = 2;
 
-/// `ulimit -H -S …` for every configured limit (0 = none), then `then` (the `exec` of the
-/// command).
-fn limits_prelude(limits: &SandboxLimits, then: &str) -> String {
+/// `ulimit -H -S …` for every configured limit (0 = none) and the quota's file size (0 = no
+/// file may grow), then `then` (the `exec` of the command).
+fn limits_prelude(limits: &SandboxLimits, quota_file_size: Option<u64>, then: &str) -> String {
     let mut flags = String::new();
     let mut flag = |letter: char, value: u64| {
         if value > 0 {
@@ -214,7 +229,15 @@ fn limits_prelude(limits: &SandboxLimits, then: &str) -> String {
     // bash counts address space and file size in KiB (1024-byte blocks).
     flag('v', limits.memory_bytes.div_ceil(1024));
     flag('n', limits.open_files);
-    flag('f', limits.file_size_bytes.div_ceil(1024));
+    let configured = Some(limits.file_size_bytes.div_ceil(1024)).filter(|&kib| kib > 0);
+    // Rounded down: the quota's bound is never exceeded by the rounding.
+    let file_size = match (configured, quota_file_size.map(|bytes| bytes / 1024)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(kib) = file_size {
+        flags.push_str(&format!(" -f {kib}"));
+    }
     let mut apply = String::new();
     if !flags.is_empty() {
         apply.push_str(&format!("ulimit -H -S{flags} && "));
@@ -291,7 +314,7 @@ mod tests {
             &args,
             &["--chdir", "/home/gem/user-data/conversations/t"]
         ));
-        let argv = shell_argv("echo hi", &SandboxLimits::default(), false);
+        let argv = shell_argv("echo hi", &SandboxLimits::default(), false, None);
         assert!(argv.ends_with(&["ars-sandbox".into(), "echo hi".into()]));
         let prelude = &argv[2];
         assert!(
@@ -306,6 +329,46 @@ mod tests {
             &args,
             &["--size", "268435456", "--tmpfs", "/tmp"]
         ));
+    }
+
+    #[test]
+    fn the_quota_lowers_the_file_size_limit_down_to_zero() {
+        let limits = SandboxLimits::default();
+        let prelude = |cap| shell_argv("true", &limits, false, cap)[2].clone();
+        assert!(prelude(Some(5 * 1024 + 1000)).contains(" -f 5 "));
+        assert!(prelude(Some(0)).contains(" -f 0 "));
+        assert!(prelude(Some(u64::MAX)).contains(" -f 1048576 "));
+        let unlimited = SandboxLimits {
+            file_size_bytes: 0,
+            ..SandboxLimits::default()
+        };
+        assert!(!shell_argv("true", &unlimited, false, None)[2].contains(" -f "));
+        assert!(shell_argv("true", &unlimited, false, Some(0))[2].contains(" -f 0 "));
+    }
+
+    #[test]
+    fn extra_binds_come_after_the_tmpfs_mounts_and_refused_ones_not_at_all() {
+        let mounts = ScopeMounts {
+            user_data: "/data/users/u/user-data".into(),
+            skills: "/data/users/u/skills".into(),
+            virtual_workdir: "/home/gem/user-data/t".into(),
+            resolv_conf: None,
+        };
+        let extra = ["/tmp/tools", "/home/gem/user-data/x", "/home/gem/bin"].map(PathBuf::from);
+        let args: Vec<String> = bwrap_args(&mounts, &extra, &SandboxLimits::default())
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |window: &[&str]| args.windows(window.len()).position(|w| w == window);
+        let tmp = at(&["--tmpfs", "/tmp"]).unwrap();
+        let home = at(&["--tmpfs", "/home/gem"]).unwrap();
+        let tools = at(&["--ro-bind-try", "/tmp/tools", "/tmp/tools"]).unwrap();
+        let bin = at(&["--ro-bind-try", "/home/gem/bin", "/home/gem/bin"]).unwrap();
+        assert!(tools > tmp && tools > home && bin > home, "{args:?}");
+        assert!(
+            !args.iter().any(|a| a == "/home/gem/user-data/x"),
+            "{args:?}"
+        );
     }
 
     #[test]

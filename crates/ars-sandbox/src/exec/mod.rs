@@ -91,7 +91,12 @@ const INSTALL_HINT: &str = "bubblewrap (`bwrap`) is not installed on the server;
 #[derive(Clone, Debug)]
 pub(crate) enum Job {
     /// `bash -c <command>` in the workdir, run to its end; its standard input is at its end.
-    Shell(String),
+    Shell {
+        command: String,
+        /// What the workspace quota leaves one file the command writes (0: no file may
+        /// grow); `None` without a quota.
+        quota_file_size: Option<u64>,
+    },
     /// A long-lived program that speaks on its standard input and output (an MCP server).
     Process(ProcessRequest),
 }
@@ -109,6 +114,9 @@ pub(crate) struct Planned {
     /// lifeline ([`HOST_SUPERVISOR`]), a pipe the server holds open, writing nothing, until the
     /// command has ended.
     pub(crate) lifeline: bool,
+    /// What the result says when the command dies of the file size limit (`SIGXFSZ`); the
+    /// caller sets it when that limit is the workspace quota's rather than the configured one.
+    pub(crate) file_size_note: Option<String>,
 }
 
 /// The descriptor a process's bwrap reads its options from (its standard input is the
@@ -172,7 +180,7 @@ pub(crate) fn plan(
     let mut cmd = match &cgroup {
         _ if is_host => {
             let supervisor = match job {
-                Job::Shell(_) => HOST_SUPERVISOR,
+                Job::Shell { .. } => HOST_SUPERVISOR,
                 Job::Process(_) => HOST_PROCESS_SUPERVISOR,
             };
             let mut cmd = Command::new("/bin/sh");
@@ -222,11 +230,15 @@ pub(crate) fn plan(
             // (and a process's environment) never show in the sandbox's `/proc/1/cmdline`.
             let mut options = bwrap_args(&mounts, &config.extra_ro_binds, limits);
             match job {
-                Job::Shell(command) => {
+                Job::Shell {
+                    command,
+                    quota_file_size,
+                } => {
                     cmd.args(["--args", "0", "--"]).args(shell_argv(
                         command,
                         limits,
                         allow_network,
+                        *quota_file_size,
                     ));
                 }
                 Job::Process(request) => {
@@ -256,7 +268,10 @@ pub(crate) fn plan(
                 cmd.env("NODE_OPTIONS", NODE_OPTIONS_UNDER_LIMIT);
             }
             let argv = match job {
-                Job::Shell(command) => shell_argv(command, limits, false).to_vec(),
+                Job::Shell {
+                    command,
+                    quota_file_size,
+                } => shell_argv(command, limits, false, *quota_file_size).to_vec(),
                 Job::Process(request) => {
                     if let Some(dir) = &process_cwd {
                         cwd = layout
@@ -289,6 +304,7 @@ pub(crate) fn plan(
         cgroup,
         slirp4netns,
         lifeline: is_host,
+        file_size_note: None,
     })
 }
 

@@ -111,6 +111,7 @@ pub(crate) fn spawn(planned: Planned) -> Result<SandboxedProcess, SandboxError> 
         cgroup,
         slirp4netns,
         lifeline,
+        file_size_note: _,
     } = planned;
     let unavailable =
         |err: std::io::Error| SandboxError::ShellUnavailable(format!("could not start: {err}"));

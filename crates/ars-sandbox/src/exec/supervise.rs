@@ -36,11 +36,13 @@ use crate::sandbox::ExecOutcome;
 /// a process that escaped the group (host mode, `setsid`) may hold the pipes open.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
-/// Spawns `command` in its own process group and supervises it.
+/// Spawns `command` in its own process group and supervises it. `quota_reached` stops it like
+/// a timeout does, when the workspace's watcher says the workspace passed its quota.
 pub(crate) async fn run(
     planned: Planned,
     timeout: Duration,
     cancel: CancellationToken,
+    quota_reached: CancellationToken,
     max_output_bytes: usize,
 ) -> Result<ExecOutcome, SandboxError> {
     let Planned {
@@ -49,6 +51,7 @@ pub(crate) async fn run(
         cgroup,
         slirp4netns,
         lifeline,
+        file_size_note,
     } = planned;
     command
         .stdin(if stdin.is_some() || lifeline {
@@ -98,19 +101,21 @@ pub(crate) async fn run(
             status = child.wait() => break Ending::Exited(status),
             () = &mut deadline => break Ending::TimedOut,
             () = cancel.cancelled() => break Ending::Cancelled,
+            () = quota_reached.cancelled() => break Ending::QuotaReached,
         }
     };
     group.kill();
-    let (timed_out, cancelled) = (
+    let (timed_out, cancelled, quota_stopped) = (
         matches!(ending, Ending::TimedOut),
         matches!(ending, Ending::Cancelled),
+        matches!(ending, Ending::QuotaReached),
     );
     let exit_code = match ending {
         Ending::Exited(Ok(status)) => status
             .code()
             .or_else(|| status.signal().map(|signal| 128 + signal)),
         Ending::Exited(Err(_)) => None,
-        Ending::TimedOut | Ending::Cancelled => {
+        Ending::TimedOut | Ending::Cancelled | Ending::QuotaReached => {
             // Reap the killed child; its status says only "killed by us".
             let _ = child.wait().await;
             None
@@ -143,7 +148,11 @@ pub(crate) async fn run(
     } else {
         match exit_code.map(|code| code - 128) {
             Some(SIGXCPU) => Some("the command went over the sandbox's CPU time limit"),
-            Some(SIGXFSZ) => Some("the command went over the sandbox's file size limit"),
+            Some(SIGXFSZ) => Some(
+                file_size_note
+                    .as_deref()
+                    .unwrap_or("the command went over the sandbox's file size limit"),
+            ),
             _ => None,
         }
     };
@@ -161,6 +170,7 @@ pub(crate) async fn run(
         stderr,
         timed_out,
         cancelled,
+        quota_stopped,
     })
 }
 
@@ -173,6 +183,7 @@ enum Ending {
     Exited(std::io::Result<std::process::ExitStatus>),
     TimedOut,
     Cancelled,
+    QuotaReached,
 }
 
 /// Reads from a stream that may already be closed (`None`), in which case it never completes,

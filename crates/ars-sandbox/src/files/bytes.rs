@@ -76,8 +76,9 @@ pub(crate) fn read_tree(
     let mut files = Vec::new();
     let mut total: u64 = 0;
     let mut failed = None;
-    walk(&base, Walk::All, &mut |dir, relative, file_type| {
-        if !file_type.is_file() {
+    walk(&base, Walk::ALL, &mut |entry| {
+        let (dir, relative) = (entry.dir, entry.path);
+        if !entry.file_type.is_file() {
             return ControlFlow::Continue(());
         }
         let virtual_path = resolved.child_virtual(relative);

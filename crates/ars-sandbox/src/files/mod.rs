@@ -10,6 +10,7 @@ mod read;
 pub(crate) mod remove;
 mod search;
 mod tree;
+mod unlock;
 pub(crate) mod walk;
 mod write;
 
@@ -28,7 +29,7 @@ use crate::sandbox::{DirEntry, EntryKind};
 pub(crate) use bytes::{open_file, read_bytes, read_tree};
 pub(crate) use list::list;
 pub(crate) use read::read;
-pub(crate) use remove::remove;
+pub(crate) use remove::{remove, remove_workdir};
 pub(crate) use search::{glob, grep};
 pub(crate) use tree::tree;
 pub(crate) use write::{edit, write, write_bytes};

@@ -3,7 +3,8 @@
 //! Both walk the tree by handle: each directory is opened relative to its parent's handle
 //! without following symlinks, and each file is opened the same way, so a link swapped in
 //! mid-walk is skipped rather than followed out. They skip `.git` directories and stop after a
-//! bounded number of entries so a huge workspace cannot stall a tool call.
+//! bounded number of entries and levels so a huge or deep workspace cannot stall a tool call;
+//! either bound reaching something says `truncated`.
 
 use std::io::{BufRead, BufReader};
 use std::ops::ControlFlow;
@@ -66,22 +67,23 @@ pub(crate) fn glob(
     let mut matches = Vec::new();
     let mut truncated = false;
     let mut visited = 0;
-    walk(&base_dir, Walk::SkipGit, &mut |_, relative, file_type| {
+    let walked = walk(&base_dir, Walk::SEARCH, &mut |entry| {
         visited += 1;
         if visited > MAX_WALK_ENTRIES {
             truncated = true;
             return ControlFlow::Break(());
         }
-        if file_type.is_dir() || !matcher.is_match(relative) {
+        if entry.file_type.is_dir() || !matcher.is_match(entry.path) {
             return ControlFlow::Continue(());
         }
         if matches.len() == max_matches {
             truncated = true;
             return ControlFlow::Break(());
         }
-        matches.push(root.child_virtual(relative));
+        matches.push(root.child_virtual(entry.path));
         ControlFlow::Continue(())
     });
+    truncated |= walked.cut;
     matches.sort();
     Ok(GlobOutcome {
         base: root.virtual_path,
@@ -147,7 +149,8 @@ pub(crate) fn grep(
     }
     let base_dir = Dir::from_std_file(start.into_std());
     let mut visited = 0;
-    walk(&base_dir, Walk::SkipGit, &mut |dir, relative, file_type| {
+    let walked = walk(&base_dir, Walk::SEARCH, &mut |entry| {
+        let (dir, name, relative) = (entry.dir, entry.name, entry.path);
         visited += 1;
         if visited > MAX_WALK_ENTRIES {
             search.outcome.truncated = true;
@@ -155,12 +158,9 @@ pub(crate) fn grep(
         if search.outcome.truncated {
             return ControlFlow::Break(());
         }
-        if !file_type.is_file() {
+        if !entry.file_type.is_file() {
             return ControlFlow::Continue(());
         }
-        let Some(name) = relative.file_name() else {
-            return ControlFlow::Continue(());
-        };
         if let Some((matcher, whole_path)) = &filter {
             let selected = if *whole_path {
                 matcher.is_match(relative)
@@ -177,6 +177,7 @@ pub(crate) fn grep(
         }
         ControlFlow::Continue(())
     });
+    search.outcome.truncated |= walked.cut;
     Ok(search.outcome)
 }
 

@@ -8,13 +8,10 @@
 
 use std::ffi::OsStr;
 use std::io::{self, Write as _};
-use std::ops::ControlFlow;
 
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 use rustix::fs::{RenameFlags, renameat_with};
-
-use crate::files::walk::{Walk, walk};
 
 /// Bytes per `st_blocks` unit.
 const BLOCK_BYTES: u64 = 512;
@@ -87,18 +84,12 @@ pub(super) fn disk_usage(parent: &Dir, name: &str) -> u64 {
     let Ok(meta) = parent.symlink_metadata(name) else {
         return 0;
     };
-    let mut used = meta.blocks() * BLOCK_BYTES;
-    if meta.is_dir()
-        && let Ok(dir) = parent.open_dir_nofollow(name)
-    {
-        walk(&dir, Walk::All, &mut |dir, relative, _| {
-            if let Some(entry) = relative.file_name()
-                && let Ok(meta) = dir.symlink_metadata(entry)
-            {
-                used += meta.blocks() * BLOCK_BYTES;
-            }
-            ControlFlow::Continue(())
-        });
+    if !meta.is_dir() {
+        return meta.blocks() * BLOCK_BYTES;
     }
-    used
+    parent
+        .open_dir_nofollow(name)
+        .map_or(meta.blocks() * BLOCK_BYTES, |dir| {
+            crate::quota::disk_usage(&dir)
+        })
 }

@@ -3,6 +3,8 @@
 //! within a memory bound (this binary's allocator refuses more, which aborts the test) — a
 //! bounded fuzz run, part of the test command.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::System;
 
 use ars_knowledge::chunk::{ChunkSettings, chunk};

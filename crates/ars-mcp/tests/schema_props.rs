@@ -3,6 +3,8 @@
 //! 1 MiB, half of what the server's threads have) and a memory bound (this binary's
 //! allocator refuses more than 1 GiB, which aborts the test).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::System;
 
 use ars_mcp::ArgsSchema;

@@ -3,6 +3,8 @@
 //! refuses more than 1 GiB, which aborts the test) — a bounded fuzz run, part of the test
 //! command.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::System;
 use std::io::{Cursor, Write};
 

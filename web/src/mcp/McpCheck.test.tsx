@@ -4,6 +4,16 @@ import type { McpCheckView } from "../api/types";
 import i18n from "../i18n";
 import { McpCheckResult } from "./McpCheck";
 
+type McpToolView = McpCheckView["tools"][number];
+
+const echoTool: McpToolView = {
+  name: "echo",
+  agent_name: "mcp__everything__echo",
+  description: "Echoes back the input",
+  input_schema: { type: "object", properties: { message: { type: "string" } } } as never,
+  enabled: true,
+};
+
 const ok: McpCheckView = {
   ok: true,
   protocol_version: "2025-06-18",
@@ -11,13 +21,7 @@ const ok: McpCheckView = {
   instructions: "Use echo to test.",
   latency_ms: 42,
   tools: [
-    {
-      name: "echo",
-      agent_name: "mcp__everything__echo",
-      description: "Echoes back the input",
-      input_schema: { type: "object", properties: { message: { type: "string" } } } as never,
-      enabled: true,
-    },
+    echoTool,
     {
       name: "add",
       agent_name: "mcp__everything__add",
@@ -49,7 +53,7 @@ describe("a connection check's result", () => {
     const problem = "its input schema cannot be checked safely: its references loop";
     renderResult({
       ...ok,
-      tools: [{ ...ok.tools[0], name: "loop", agent_name: "mcp__everything__loop", problem }],
+      tools: [{ ...echoTool, name: "loop", agent_name: "mcp__everything__loop", problem }],
     });
     expect(screen.getByTestId("mcp-tool-problem-loop").textContent).toBe(
       `Never offered to agents: ${problem}`,

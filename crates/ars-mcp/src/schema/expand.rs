@@ -195,7 +195,7 @@ fn keyword(name: &str, value: &Value) -> Holds {
 }
 
 /// The subschemas a keyword holds, with the JSON-pointer step to each.
-fn subschemas<'a>(holds: Holds, value: &'a Value) -> Vec<(String, &'a Value)> {
+fn subschemas(holds: Holds, value: &Value) -> Vec<(String, &Value)> {
     let is_schema = |v: &Value| v.is_object() || v.is_boolean();
     match (holds, value) {
         (Holds::One(_), value) => vec![(String::new(), value)],

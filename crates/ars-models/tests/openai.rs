@@ -641,3 +641,32 @@ async fn a_refused_connection_says_so_without_http_library_text() {
         "cannot reach provider `test`: the connection could not be opened (after 3 attempt(s))"
     );
 }
+
+#[tokio::test]
+async fn an_event_nested_a_million_levels_is_a_malformed_stream_not_a_crash() {
+    let deep = format!(
+        r#"{{"choices": [{{"index": 0, "delta": {{"content": "x", "extra": {}1{}}}}}]}}"#,
+        "[".repeat(1_000_000),
+        "]".repeat(1_000_000)
+    );
+    let server = MockServer::start(vec![Reply::Sse {
+        events: vec![text_chunk("ok").to_string(), deep, "[DONE]".into()],
+        gap: Duration::ZERO,
+        stall_after: None,
+        keep_alive: false,
+    }])
+    .await;
+    let mut stream = model_on(&server).await.stream(request()).await.unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(ChatEvent::TextDelta { .. }))
+    ));
+    let error = stream.next().await.unwrap().unwrap_err();
+    match &error {
+        ModelError::MalformedStream { message, .. } => {
+            assert!(message.contains("recursion limit"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(stream.next().await.is_none(), "nothing follows an error");
+}

@@ -228,7 +228,8 @@ export const en = {
     openSubagentRun: "Open subagent run: {{slug}} ({{status}})",
     subagentFallback: "subagent",
     deleteThreadTitle: "Delete this conversation?",
-    deleteThreadBody: "“{{title}}” will be deleted with its messages, runs, subagent threads and the files in its folder.",
+    deleteThreadBody:
+      "“{{title}}” will be deleted with its messages, runs, subagent threads and the files in its folder.",
     runGone: "This run no longer exists.",
     regenerate: "Regenerate",
     editLabel: "Edit the message",

@@ -35,8 +35,11 @@ async function freePort() {
   return port;
 }
 
-/** A running `ars serve` with its own data dir; `log()` is everything it printed. */
-export async function startServer() {
+/**
+ * A running `ars serve` with its own data dir; `log()` is everything it printed. `env` adds
+ * settings of the test's own (such as `ARS_NETWORK__ALLOW`).
+ */
+export async function startServer({ env: extra = {} } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), "ars-e2e-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -59,6 +62,7 @@ export async function startServer() {
     ARS_ADMIN_PASSWORD: ADMIN_PASSWORD,
     ARS_LOG_FORMAT: "pretty",
     RUST_LOG: process.env.RUST_LOG ?? "info",
+    ...extra,
   });
   const child = spawn(ARS_BIN, ["serve"], { cwd: dataDir, env, stdio: ["ignore", "pipe", "pipe"] });
   const output = [];
@@ -151,11 +155,11 @@ export function launchBrowser() {
  * flow: a test with a fresh browser context (1280×800 and `en-US` unless `viewport` or `locale`
  * say otherwise).
  */
-export function useServer() {
+export function useServer(options = {}) {
   let server;
   let browser;
   before(async () => {
-    server = await startServer();
+    server = await startServer(options);
     browser = await launchBrowser();
   });
   after(async () => {

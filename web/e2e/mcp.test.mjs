@@ -1,5 +1,6 @@
 // MCP servers in the browser, against a real `@modelcontextprotocol/server-everything` over
-// Streamable HTTP: adding one (a refused URL shown at its field, a secret header kept secret),
+// Streamable HTTP: adding one (a refused URL shown at its field — a plain user's loopback
+// address, which only the address the server allows escapes — a secret header kept secret),
 // the connection test and its tools, the tools offered to agents, choosing the server in an
 // agent's form, a chat whose agent calls its `echo` tool (the tool card names the server), and
 // the pages in 简体中文 with no English left.
@@ -27,9 +28,8 @@ async function freePort() {
   return port;
 }
 
-/** server-everything over Streamable HTTP on a free port; `url` is its MCP endpoint. */
-async function startEverything() {
-  const port = await freePort();
+/** server-everything over Streamable HTTP on `port`; `url` is its MCP endpoint. */
+async function startEverything(port) {
   const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -134,10 +134,13 @@ if (!PEERS || !existsSync(EVERYTHING)) {
       : "ARS_TEST_MCP_PEERS is not set: it names the folder whose node_modules holds @modelcontextprotocol/server-everything",
   });
 } else {
-  const flow = useServer();
+  // server-everything listens on loopback, which a non-admin's URL may not reach unless an
+  // admin allows it: this server allows exactly that address.
+  const everythingPort = await freePort();
+  const flow = useServer({ env: { ARS_NETWORK__ALLOW: `127.0.0.1:${everythingPort}` } });
   let everything;
   before(async () => {
-    everything = await startEverything();
+    everything = await startEverything(everythingPort);
   });
   after(async () => {
     await everything?.close();
@@ -274,6 +277,13 @@ if (!PEERS || !existsSync(EVERYTHING)) {
     assert.equal(await page.getByTestId("mcp-transport-stdio").isDisabled(), true);
     assert.match(await page.getByTestId("mcp-stdio-admin-only").textContent(), /Only admins/);
     await page.getByTestId("mcp-field-name").fill("Mia's everything");
+    // An address inside the server's own network is refused at its field, saying why.
+    await page.getByTestId("mcp-field-url").fill(`http://127.0.0.1:${await freePort()}/mcp`);
+    await page.getByTestId("mcp-save").click();
+    await eventually(async () =>
+      assert.match(await page.getByTestId("error-url").textContent(), /may not reach; an admin can allow it/),
+    );
+    // The address the admin allowed is accepted.
     await page.getByTestId("mcp-field-url").fill(everything.url);
     await page.getByTestId("mcp-save").click();
     await page.getByTestId("mcp-detail").waitFor();

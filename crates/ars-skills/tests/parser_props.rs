@@ -1,5 +1,5 @@
 //! SKILL.md and skill archives over random and absurd input: each is read or refused, on a
-//! thread with a small stack (256 KiB) and within a memory bound (this binary's allocator
+//! thread with half the stack of a server thread (1 MiB) and within a memory bound (this binary's allocator
 //! refuses more than 1 GiB, which aborts the test) — a bounded fuzz run, part of the test
 //! command.
 
@@ -22,7 +22,7 @@ const MEMORY: usize = 1024 * 1024 * 1024;
 fn bounded(read: impl FnOnce() + Send + 'static) {
     let _ = ALLOCATOR.set_limit(MEMORY);
     std::thread::Builder::new()
-        .stack_size(256 * 1024)
+        .stack_size(1024 * 1024)
         .spawn(read)
         .expect("a thread")
         .join()

@@ -347,11 +347,12 @@ fn absurdly_nested_frontmatter_is_refused_with_a_clear_reason() {
     );
     // Within the size bound, YAML's own depth bound answers.
     for nested in [
-        "[".repeat(60_000),
-        "{a: ".repeat(10_000),
-        "- ".repeat(20_000),
+        format!("x: {}", "[".repeat(60_000)),
+        format!("x: {}", "{a: ".repeat(10_000)),
+        // Block sequences nest on one line only where a value begins at a line's start.
+        format!("x:\n{}1", "- ".repeat(20_000)),
     ] {
-        let text = format!("---\nname: a\ndescription: d\nx: {nested}\n---\n");
+        let text = format!("---\nname: a\ndescription: d\n{nested}\n---\n");
         let error = parse_skill_md(&text).unwrap_err();
         assert!(error.to_string().contains("nested deeper than"), "{error}");
     }

@@ -1,9 +1,9 @@
-import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { KnowledgeBaseView } from "../api/knowledge";
 import type { SkillView } from "../api/skills";
 import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
 import { CheckboxGroup } from "../components/CheckboxGroup";
+import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
 import { ShareToggle } from "../components/ShareToggle";
 import {
@@ -14,6 +14,7 @@ import {
   type AgentFormState,
   type BackendChoice,
   type FieldErrors,
+  type FormField,
 } from "./formModel";
 import { InheritableList } from "./InheritableList";
 import { KnowledgeBasesField } from "./KnowledgeBasesField";
@@ -37,30 +38,6 @@ interface AgentFieldsProps {
   isAdmin: boolean;
 }
 
-/** A labelled control with its error underneath. */
-function Field({
-  label,
-  field,
-  error,
-  hint,
-  children,
-}: {
-  label: string;
-  field: string;
-  error: string | undefined;
-  hint?: ReactNode;
-  children: ReactNode;
-}) {
-  return (
-    <div className="field">
-      <label htmlFor={`input-${field}`}>{label}</label>
-      {children}
-      {hint && <p className="hint">{hint}</p>}
-      <FieldError field={field} message={error} />
-    </div>
-  );
-}
-
 /** Lower-case letters, digits and dashes: the slug a name suggests. */
 function slugify(name: string): string {
   return name
@@ -75,13 +52,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
   const shown = visibleFields(form.backend);
   // A built-in agent keeps its slug, type and sharing: other agents and every user rely on them.
   const builtin = original?.is_builtin ?? false;
-  const describedBy = (field: string) => (errors[field as keyof FieldErrors] ? `error-${field}` : undefined);
-  const input = (field: string) => ({
-    id: `input-${field}`,
-    "data-testid": `field-${field}`,
-    "aria-invalid": Boolean(errors[field as keyof FieldErrors]),
-    "aria-describedby": describedBy(field),
-  });
+  const input = (field: FormField) => controlProps("", field, errors[field]);
 
   return (
     <>
@@ -155,20 +126,16 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         />
         {builtin && <p className="hint">{t("agentForm.builtinSharing")}</p>}
         {shown.isDefault && (
-          <div className="field">
-            <label className="check">
-              <input
-                type="checkbox"
-                data-testid="field-default"
-                checked={form.isDefault}
-                disabled={!isAdmin}
-                onChange={(e) => onChange({ isDefault: e.target.checked })}
-              />
-              {t("agentForm.isDefault")}
-            </label>
-            {!isAdmin && <p className="hint">{t("agentForm.defaultAdminOnly")}</p>}
-            <FieldError field="default" message={errors.default} />
-          </div>
+          <CheckField
+            label={t("agentForm.isDefault")}
+            testId="field-default"
+            field="default"
+            checked={form.isDefault}
+            disabled={!isAdmin}
+            onChange={(isDefault) => onChange({ isDefault })}
+            hint={isAdmin ? undefined : t("agentForm.defaultAdminOnly")}
+            error={errors.default}
+          />
         )}
       </section>
 
@@ -267,7 +234,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
   );
 }
 
-type InputProps = (field: string) => Record<string, unknown>;
+type InputProps = (field: FormField) => ReturnType<typeof controlProps>;
 
 function ModelField({
   form,

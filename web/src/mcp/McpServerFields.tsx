@@ -1,6 +1,6 @@
-import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { McpServerView } from "../api/types";
+import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
 import { ShareToggle } from "../components/ShareToggle";
 import {
@@ -20,39 +20,12 @@ interface McpServerFieldsProps {
   isAdmin: boolean;
 }
 
-/** A labelled control with its hint and error underneath. */
-function Field({
-  label,
-  field,
-  error,
-  hint,
-  children,
-}: {
-  label: string;
-  field: McpFormField;
-  error: string | undefined;
-  hint?: ReactNode;
-  children: ReactNode;
-}) {
-  return (
-    <div className="field">
-      <label htmlFor={`mcp-input-${field}`}>{label}</label>
-      {children}
-      {hint && <p className="hint">{hint}</p>}
-      <FieldError field={field} message={error} />
-    </div>
-  );
-}
+const PREFIX = "mcp-";
 
 /** The MCP server form's fields: display, transport (with its values), tools, sharing. */
 export function McpServerFields({ form, onChange, errors, original, isAdmin }: McpServerFieldsProps) {
   const { t } = useTranslation();
-  const input = (field: McpFormField) => ({
-    id: `mcp-input-${field}`,
-    "data-testid": `mcp-field-${field}`,
-    "aria-invalid": Boolean(errors[field]),
-    "aria-describedby": errors[field] ? `error-${field}` : undefined,
-  });
+  const input = (field: McpFormField) => controlProps(PREFIX, field, errors[field]);
   // Only admins add or change command servers: they run a program on this server.
   const stdioAllowed = isAdmin;
 
@@ -60,7 +33,7 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
     <>
       <section className="form-section" aria-labelledby="mcp-section-display">
         <h2 id="mcp-section-display">{t("mcp.form.sections.display")}</h2>
-        <Field label={t("mcp.form.name")} field="name" error={errors.name}>
+        <Field prefix={PREFIX} label={t("mcp.form.name")} field="name" error={errors.name}>
           <input
             {...input("name")}
             value={form.name}
@@ -72,6 +45,7 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
           />
         </Field>
         <Field
+          prefix={PREFIX}
           label={t("mcp.form.slug")}
           field="slug"
           error={errors.slug}
@@ -84,7 +58,12 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
             onChange={(e) => onChange({ slug: e.target.value })}
           />
         </Field>
-        <Field label={t("mcp.form.description")} field="description" error={errors.description}>
+        <Field
+          prefix={PREFIX}
+          label={t("mcp.form.description")}
+          field="description"
+          error={errors.description}
+        >
           <textarea
             {...input("description")}
             rows={2}
@@ -122,6 +101,7 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
         {form.transport === "stdio" ? (
           <>
             <Field
+              prefix={PREFIX}
               label={t("mcp.form.command")}
               field="command"
               error={errors.command}
@@ -134,7 +114,13 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
                 onChange={(e) => onChange({ command: e.target.value })}
               />
             </Field>
-            <Field label={t("mcp.form.args")} field="args" error={errors.args} hint={t("mcp.form.argsHint")}>
+            <Field
+              prefix={PREFIX}
+              label={t("mcp.form.args")}
+              field="args"
+              error={errors.args}
+              hint={t("mcp.form.argsHint")}
+            >
               <textarea
                 {...input("args")}
                 className="code"
@@ -144,7 +130,13 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
                 onChange={(e) => onChange({ args: e.target.value })}
               />
             </Field>
-            <Field label={t("mcp.form.cwd")} field="cwd" error={errors.cwd} hint={t("mcp.form.cwdHint")}>
+            <Field
+              prefix={PREFIX}
+              label={t("mcp.form.cwd")}
+              field="cwd"
+              error={errors.cwd}
+              hint={t("mcp.form.cwdHint")}
+            >
               <input
                 {...input("cwd")}
                 placeholder="/home/gem/user-data"
@@ -152,19 +144,15 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
                 onChange={(e) => onChange({ cwd: e.target.value })}
               />
             </Field>
-            <div className="field">
-              <label className="check">
-                <input
-                  type="checkbox"
-                  data-testid="mcp-field-network"
-                  checked={form.network}
-                  onChange={(e) => onChange({ network: e.target.checked })}
-                />
-                {t("mcp.form.network")}
-              </label>
-              <p className="hint">{t("mcp.form.networkHint")}</p>
-              <FieldError field="network" message={errors.network} />
-            </div>
+            <CheckField
+              label={t("mcp.form.network")}
+              testId="mcp-field-network"
+              field="network"
+              checked={form.network}
+              onChange={(network) => onChange({ network })}
+              hint={t("mcp.form.networkHint")}
+              error={errors.network}
+            />
             <ValueRows
               kind="env"
               legend={t("mcp.form.env")}
@@ -176,7 +164,13 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
           </>
         ) : (
           <>
-            <Field label={t("mcp.form.url")} field="url" error={errors.url} hint={t("mcp.form.urlHint")}>
+            <Field
+              prefix={PREFIX}
+              label={t("mcp.form.url")}
+              field="url"
+              error={errors.url}
+              hint={t("mcp.form.urlHint")}
+            >
               <input
                 {...input("url")}
                 inputMode="url"

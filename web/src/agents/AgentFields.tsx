@@ -5,6 +5,7 @@ import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api
 import { CheckboxGroup } from "../components/CheckboxGroup";
 import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
+import { NameFields } from "../components/NameFields";
 import { ShareToggle } from "../components/ShareToggle";
 import {
   allowListSummary,
@@ -56,41 +57,17 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
 
   return (
     <>
-      <section className="form-section" aria-labelledby="section-display">
-        <h2 id="section-display">{t("agentForm.sections.display")}</h2>
-        <Field label={t("agentForm.name")} field="name" error={errors.name}>
-          <input
-            {...input("name")}
-            value={form.name}
-            onChange={(e) => {
-              const name = e.target.value;
-              const followsName = !original && form.slug === slugify(form.name);
-              onChange(followsName ? { name, slug: slugify(name) } : { name });
-            }}
-          />
-        </Field>
-        <Field
-          label={t("agentForm.slug")}
-          field="slug"
-          error={errors.slug}
-          hint={builtin ? t("agentForm.builtinSlug") : t("agentForm.slugHint")}
-        >
-          <input
-            {...input("slug")}
-            value={form.slug}
-            readOnly={builtin}
-            onChange={(e) => onChange({ slug: e.target.value })}
-          />
-        </Field>
-        <Field label={t("agentForm.description")} field="description" error={errors.description}>
-          <textarea
-            {...input("description")}
-            rows={2}
-            value={form.description}
-            onChange={(e) => onChange({ description: e.target.value })}
-          />
-        </Field>
-      </section>
+      <NameFields
+        prefix=""
+        texts="agentForm"
+        form={form}
+        errors={errors}
+        onChange={onChange}
+        slugFixed={builtin}
+        slugHint={builtin ? t("agentForm.builtinSlug") : t("agentForm.slugHint")}
+        slugFollowsName={!original}
+        suggestSlug={slugify}
+      />
 
       <section className="form-section" aria-labelledby="section-type">
         <h2 id="section-type">{t("agentForm.sections.type")}</h2>

@@ -10,6 +10,7 @@ import {
 } from "../api/knowledge";
 import { CheckField, controlProps, Field } from "../components/Field";
 import { LoadedPage } from "../components/LoadState";
+import { NameFields } from "../components/NameFields";
 import { ResourceForm } from "../components/ResourceForm";
 import { ShareToggle } from "../components/ShareToggle";
 import { useAsync } from "../lib/useAsync";
@@ -98,48 +99,18 @@ function KnowledgeBaseForm({ original }: { original: KnowledgeBaseView | null })
       onCancel={() => navigate(original ? knowledgeBaseUrl(original) : "/knowledge")}
       testIds={{ readOnly: "kb-read-only", formError: "kb-form-error", save: "kb-save", cancel: "kb-cancel" }}
     >
-      <section className="form-section" aria-labelledby="kb-section-display">
-        <h2 id="kb-section-display">{t("knowledge.form.sections.display")}</h2>
-        <Field prefix={PREFIX} label={t("knowledge.form.name")} field="name" error={errors.name}>
-          <input
-            {...input("name")}
-            value={form.name}
-            onChange={(e) => {
-              const name = e.target.value;
-              const followsName = !original && form.slug === suggestSlug(form.name);
-              change(followsName ? { name, slug: suggestSlug(name) } : { name });
-            }}
-          />
-        </Field>
-        <Field
-          prefix={PREFIX}
-          label={t("knowledge.form.slug")}
-          field="slug"
-          error={errors.slug}
-          hint={original ? t("knowledge.form.slugFixed") : t("knowledge.form.slugHint")}
-        >
-          <input
-            {...input("slug")}
-            value={form.slug}
-            readOnly={original !== null}
-            onChange={(e) => change({ slug: e.target.value })}
-          />
-        </Field>
-        <Field
-          prefix={PREFIX}
-          label={t("knowledge.form.description")}
-          field="description"
-          error={errors.description}
-          hint={t("knowledge.form.descriptionHint")}
-        >
-          <textarea
-            {...input("description")}
-            rows={2}
-            value={form.description}
-            onChange={(e) => change({ description: e.target.value })}
-          />
-        </Field>
-      </section>
+      <NameFields
+        prefix={PREFIX}
+        texts="knowledge.form"
+        form={form}
+        errors={errors}
+        onChange={change}
+        slugFixed={original !== null}
+        slugHint={original ? t("knowledge.form.slugFixed") : t("knowledge.form.slugHint")}
+        descriptionHint={t("knowledge.form.descriptionHint")}
+        slugFollowsName={!original}
+        suggestSlug={suggestSlug}
+      />
 
       <section className="form-section" aria-labelledby="kb-section-chunking">
         <h2 id="kb-section-chunking">{t("knowledge.form.sections.chunking")}</h2>

@@ -2,6 +2,7 @@ import { useTranslation } from "react-i18next";
 import type { McpServerView } from "../api/types";
 import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
+import { NameFields } from "../components/NameFields";
 import { ShareToggle } from "../components/ShareToggle";
 import {
   suggestSlug,
@@ -31,47 +32,17 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
 
   return (
     <>
-      <section className="form-section" aria-labelledby="mcp-section-display">
-        <h2 id="mcp-section-display">{t("mcp.form.sections.display")}</h2>
-        <Field prefix={PREFIX} label={t("mcp.form.name")} field="name" error={errors.name}>
-          <input
-            {...input("name")}
-            value={form.name}
-            onChange={(e) => {
-              const name = e.target.value;
-              const followsName = !original && form.slug === suggestSlug(form.name);
-              onChange(followsName ? { name, slug: suggestSlug(name) } : { name });
-            }}
-          />
-        </Field>
-        <Field
-          prefix={PREFIX}
-          label={t("mcp.form.slug")}
-          field="slug"
-          error={errors.slug}
-          hint={original ? t("mcp.form.slugFixed") : t("mcp.form.slugHint")}
-        >
-          <input
-            {...input("slug")}
-            value={form.slug}
-            readOnly={original !== null}
-            onChange={(e) => onChange({ slug: e.target.value })}
-          />
-        </Field>
-        <Field
-          prefix={PREFIX}
-          label={t("mcp.form.description")}
-          field="description"
-          error={errors.description}
-        >
-          <textarea
-            {...input("description")}
-            rows={2}
-            value={form.description}
-            onChange={(e) => onChange({ description: e.target.value })}
-          />
-        </Field>
-      </section>
+      <NameFields
+        prefix={PREFIX}
+        texts="mcp.form"
+        form={form}
+        errors={errors}
+        onChange={onChange}
+        slugFixed={original !== null}
+        slugHint={original ? t("mcp.form.slugFixed") : t("mcp.form.slugHint")}
+        slugFollowsName={!original}
+        suggestSlug={suggestSlug}
+      />
 
       <section className="form-section" aria-labelledby="mcp-section-transport">
         <h2 id="mcp-section-transport">{t("mcp.form.sections.transport")}</h2>

@@ -23,18 +23,24 @@ import { McpServersField } from "./McpServersField";
 import { ScriptHelp } from "./ScriptHelp";
 import { SkillsField } from "./SkillsField";
 
+/** What the agent form offers to choose from, read once when the form opens. */
+export interface AgentCatalog {
+  models: ModelCatalog;
+  tools: ToolDescription[];
+  agents: Agent[];
+  /** `null` when the skills could not be listed: the form still works, without choices. */
+  skills: SkillView[] | null;
+  /** `null` when the MCP servers could not be listed, likewise. */
+  mcpServers: McpServerView[] | null;
+  /** `null` when the knowledge bases could not be listed, likewise. */
+  knowledgeBases: KnowledgeBaseView[] | null;
+}
+
 interface AgentFieldsProps {
   form: AgentFormState;
   onChange: (patch: Partial<AgentFormState>) => void;
   errors: FieldErrors;
-  catalog: {
-    models: ModelCatalog;
-    tools: ToolDescription[];
-    agents: Agent[];
-    skills: SkillView[] | null;
-    mcpServers: McpServerView[] | null;
-    knowledgeBases: KnowledgeBaseView[] | null;
-  };
+  catalog: AgentCatalog;
   original: Agent | null;
   isAdmin: boolean;
 }

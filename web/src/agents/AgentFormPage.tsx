@@ -3,16 +3,16 @@ import { useTranslation } from "react-i18next";
 import { useNavigate, useParams } from "react-router-dom";
 import { api, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
-import { listKnowledgeBases, type KnowledgeBaseView } from "../api/knowledge";
+import { listKnowledgeBases } from "../api/knowledge";
 import { listMcpServers } from "../api/mcp";
-import { listSkills, type SkillView } from "../api/skills";
-import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
+import { listSkills } from "../api/skills";
+import type { Agent } from "../api/types";
 import { useUser } from "../auth/AuthContext";
 import { LoadedPage } from "../components/LoadState";
 import { ResourceForm } from "../components/ResourceForm";
 import { useAsync } from "../lib/useAsync";
 import { useFormSave } from "../lib/useFormSave";
-import { AgentFields } from "./AgentFields";
+import { AgentFields, type AgentCatalog } from "./AgentFields";
 import {
   buildWrite,
   clearEdited,
@@ -23,19 +23,7 @@ import {
   type FieldErrors,
 } from "./formModel";
 
-interface Catalog {
-  models: ModelCatalog;
-  tools: ToolDescription[];
-  agents: Agent[];
-  /** `null` when the skills could not be listed: the form still works, without choices. */
-  skills: SkillView[] | null;
-  /** `null` when the MCP servers could not be listed, likewise. */
-  mcpServers: McpServerView[] | null;
-  /** `null` when the knowledge bases could not be listed, likewise. */
-  knowledgeBases: KnowledgeBaseView[] | null;
-}
-
-async function loadCatalog(): Promise<Catalog> {
+async function loadCatalog(): Promise<AgentCatalog> {
   const [models, tools, agents, skills, mcpServers, knowledgeBases] = await Promise.all([
     unwrap(api.GET("/api/models")),
     unwrap(api.GET("/api/tools")),
@@ -72,7 +60,7 @@ export function AgentFormPage() {
   );
 }
 
-function AgentForm({ original, catalog }: { original: Agent | null; catalog: Catalog }) {
+function AgentForm({ original, catalog }: { original: Agent | null; catalog: AgentCatalog }) {
   const navigate = useNavigate();
   const { t } = useTranslation();
   const user = useUser();

@@ -5,6 +5,7 @@ import type { ApiToken } from "../api/types";
 import { useUser } from "../auth/AuthContext";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { CopyButton } from "../components/CopyButton";
+import { ErrorNote } from "../components/LoadState";
 import { formatDateTime } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
 
@@ -178,11 +179,7 @@ function Tokens() {
           </button>
         </div>
       )}
-      {tokens.error != null && (
-        <p className="error" role="alert">
-          {errorMessage(tokens.error)}
-        </p>
-      )}
+      <ErrorNote error={tokens.error} />
       {list.length === 0 && !tokens.loading ? (
         <p className="empty">{t("account.noTokens")}</p>
       ) : (

@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { api, errorMessage, unwrap } from "../api";
 import { useUser } from "../auth/AuthContext";
 import { Dialog } from "../components/Dialog";
+import { Loading } from "../components/LoadState";
 import { formatDateTime } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
 
@@ -51,7 +52,7 @@ export function UsersPage() {
         </p>
       )}
       {users.loading && !users.data ? (
-        <p className="loading">{t("common.loading")}</p>
+        <Loading />
       ) : (
         <div className="table-wrap">
           <table data-testid="user-list">

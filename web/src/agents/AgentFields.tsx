@@ -1,10 +1,11 @@
-import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { KnowledgeBaseView } from "../api/knowledge";
 import type { SkillView } from "../api/skills";
 import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
 import { CheckboxGroup } from "../components/CheckboxGroup";
+import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
+import { NameFields } from "../components/NameFields";
 import { ShareToggle } from "../components/ShareToggle";
 import {
   allowListSummary,
@@ -14,6 +15,7 @@ import {
   type AgentFormState,
   type BackendChoice,
   type FieldErrors,
+  type FormField,
 } from "./formModel";
 import { InheritableList } from "./InheritableList";
 import { KnowledgeBasesField } from "./KnowledgeBasesField";
@@ -21,44 +23,26 @@ import { McpServersField } from "./McpServersField";
 import { ScriptHelp } from "./ScriptHelp";
 import { SkillsField } from "./SkillsField";
 
+/** What the agent form offers to choose from, read once when the form opens. */
+export interface AgentCatalog {
+  models: ModelCatalog;
+  tools: ToolDescription[];
+  agents: Agent[];
+  /** `null` when the skills could not be listed: the form still works, without choices. */
+  skills: SkillView[] | null;
+  /** `null` when the MCP servers could not be listed, likewise. */
+  mcpServers: McpServerView[] | null;
+  /** `null` when the knowledge bases could not be listed, likewise. */
+  knowledgeBases: KnowledgeBaseView[] | null;
+}
+
 interface AgentFieldsProps {
   form: AgentFormState;
   onChange: (patch: Partial<AgentFormState>) => void;
   errors: FieldErrors;
-  catalog: {
-    models: ModelCatalog;
-    tools: ToolDescription[];
-    agents: Agent[];
-    skills: SkillView[] | null;
-    mcpServers: McpServerView[] | null;
-    knowledgeBases: KnowledgeBaseView[] | null;
-  };
+  catalog: AgentCatalog;
   original: Agent | null;
   isAdmin: boolean;
-}
-
-/** A labelled control with its error underneath. */
-function Field({
-  label,
-  field,
-  error,
-  hint,
-  children,
-}: {
-  label: string;
-  field: string;
-  error: string | undefined;
-  hint?: ReactNode;
-  children: ReactNode;
-}) {
-  return (
-    <div className="field">
-      <label htmlFor={`input-${field}`}>{label}</label>
-      {children}
-      {hint && <p className="hint">{hint}</p>}
-      <FieldError field={field} message={error} />
-    </div>
-  );
 }
 
 /** Lower-case letters, digits and dashes: the slug a name suggests. */
@@ -75,51 +59,21 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
   const shown = visibleFields(form.backend);
   // A built-in agent keeps its slug, type and sharing: other agents and every user rely on them.
   const builtin = original?.is_builtin ?? false;
-  const describedBy = (field: string) => (errors[field as keyof FieldErrors] ? `error-${field}` : undefined);
-  const input = (field: string) => ({
-    id: `input-${field}`,
-    "data-testid": `field-${field}`,
-    "aria-invalid": Boolean(errors[field as keyof FieldErrors]),
-    "aria-describedby": describedBy(field),
-  });
+  const input = (field: FormField) => controlProps("", field, errors[field]);
 
   return (
     <>
-      <section className="form-section" aria-labelledby="section-display">
-        <h2 id="section-display">{t("agentForm.sections.display")}</h2>
-        <Field label={t("agentForm.name")} field="name" error={errors.name}>
-          <input
-            {...input("name")}
-            value={form.name}
-            onChange={(e) => {
-              const name = e.target.value;
-              const followsName = !original && form.slug === slugify(form.name);
-              onChange(followsName ? { name, slug: slugify(name) } : { name });
-            }}
-          />
-        </Field>
-        <Field
-          label={t("agentForm.slug")}
-          field="slug"
-          error={errors.slug}
-          hint={builtin ? t("agentForm.builtinSlug") : t("agentForm.slugHint")}
-        >
-          <input
-            {...input("slug")}
-            value={form.slug}
-            readOnly={builtin}
-            onChange={(e) => onChange({ slug: e.target.value })}
-          />
-        </Field>
-        <Field label={t("agentForm.description")} field="description" error={errors.description}>
-          <textarea
-            {...input("description")}
-            rows={2}
-            value={form.description}
-            onChange={(e) => onChange({ description: e.target.value })}
-          />
-        </Field>
-      </section>
+      <NameFields
+        prefix=""
+        texts="agentForm"
+        form={form}
+        errors={errors}
+        onChange={onChange}
+        slugFixed={builtin}
+        slugHint={builtin ? t("agentForm.builtinSlug") : t("agentForm.slugHint")}
+        slugFollowsName={!original}
+        suggestSlug={slugify}
+      />
 
       <section className="form-section" aria-labelledby="section-type">
         <h2 id="section-type">{t("agentForm.sections.type")}</h2>
@@ -155,20 +109,16 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         />
         {builtin && <p className="hint">{t("agentForm.builtinSharing")}</p>}
         {shown.isDefault && (
-          <div className="field">
-            <label className="check">
-              <input
-                type="checkbox"
-                data-testid="field-default"
-                checked={form.isDefault}
-                disabled={!isAdmin}
-                onChange={(e) => onChange({ isDefault: e.target.checked })}
-              />
-              {t("agentForm.isDefault")}
-            </label>
-            {!isAdmin && <p className="hint">{t("agentForm.defaultAdminOnly")}</p>}
-            <FieldError field="default" message={errors.default} />
-          </div>
+          <CheckField
+            label={t("agentForm.isDefault")}
+            testId="field-default"
+            field="default"
+            checked={form.isDefault}
+            disabled={!isAdmin}
+            onChange={(isDefault) => onChange({ isDefault })}
+            hint={isAdmin ? undefined : t("agentForm.defaultAdminOnly")}
+            error={errors.default}
+          />
         )}
       </section>
 
@@ -267,7 +217,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
   );
 }
 
-type InputProps = (field: string) => Record<string, unknown>;
+type InputProps = (field: FormField) => ReturnType<typeof controlProps>;
 
 function ModelField({
   form,

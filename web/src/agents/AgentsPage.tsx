@@ -1,10 +1,11 @@
 import { useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { Link } from "react-router-dom";
-import { api, errorMessage, unwrap } from "../api";
+import { api, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
 import type { Agent } from "../api/types";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { ResolvedContextDialog } from "./ResolvedContextDialog";
 
@@ -38,13 +39,9 @@ export function AgentsPage() {
           {t("agents.new")}
         </Link>
       </div>
-      {agents.error != null && (
-        <p className="error" role="alert">
-          {errorMessage(agents.error)}
-        </p>
-      )}
+      <ErrorNote error={agents.error} />
       {agents.loading && !agents.data ? (
-        <p className="loading">{t("agents.loading")}</p>
+        <Loading text={t("agents.loading")} />
       ) : shown.length === 0 ? (
         <p className="empty">{query ? t("agents.noMatch") : t("agents.empty")}</p>
       ) : (

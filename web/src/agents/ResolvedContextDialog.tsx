@@ -1,9 +1,10 @@
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
-import { api, errorMessage, unwrap } from "../api";
+import { api, unwrap } from "../api";
 import type { OfferedSkill } from "../api/skills";
 import type { Agent, ResolvedContext } from "../api/types";
 import { Dialog } from "../components/Dialog";
+import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 
 const LAYERS = ["agent", "subagent_defaults", "base", "unset"] as const;
@@ -74,12 +75,8 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
         </button>
       }
     >
-      {resolved.error != null && (
-        <p className="error" role="alert">
-          {errorMessage(resolved.error)}
-        </p>
-      )}
-      {!resolved.data && resolved.loading && <p className="loading">{t("common.loading")}</p>}
+      <ErrorNote error={resolved.error} />
+      {!resolved.data && resolved.loading && <Loading />}
       {resolved.data && (
         <dl className="resolved">
           {rows(resolved.data, t).map(([key, label, value]) => (

@@ -4,6 +4,7 @@ import { Link } from "react-router-dom";
 import { ApiError, errorMessage } from "../api";
 import { readCitation, type KbCitationView } from "../api/knowledge";
 import { Dialog } from "../components/Dialog";
+import { Loading } from "../components/LoadState";
 import { knowledgeBaseUrl } from "../knowledge/kbModel";
 import { useAsync } from "../lib/useAsync";
 import { parseCitation } from "./citations";
@@ -38,7 +39,7 @@ export function CitationDialog({ citation, onClose }: { citation: string; onClos
             : errorMessage(loaded.error)}
         </p>
       ) : !loaded.data ? (
-        <p className="loading">{t("common.loading")}</p>
+        <Loading />
       ) : (
         <CitedPassage view={loaded.data} onNavigate={onClose} />
       )}

@@ -1,5 +1,5 @@
 import { useTranslation } from "react-i18next";
-import { FieldError } from "./FieldError";
+import { CheckField } from "./Field";
 
 interface ShareToggleProps {
   checked: boolean;
@@ -11,22 +11,8 @@ interface ShareToggleProps {
   disabled?: boolean;
 }
 
-/** "Share with every user (public)": the sharing control of agents and skills. */
-export function ShareToggle({ checked, onChange, testId, field, error, disabled }: ShareToggleProps) {
+/** "Share with every user (public)": the sharing control of every shared resource. */
+export function ShareToggle(props: ShareToggleProps) {
   const { t } = useTranslation();
-  return (
-    <div className="field">
-      <label className="check">
-        <input
-          type="checkbox"
-          data-testid={testId}
-          checked={checked}
-          disabled={disabled}
-          onChange={(e) => onChange(e.target.checked)}
-        />
-        {t("share.public")}
-      </label>
-      <FieldError field={field} message={error} />
-    </div>
-  );
+  return <CheckField label={t("share.public")} {...props} />;
 }

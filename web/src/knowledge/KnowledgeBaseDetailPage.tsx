@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams } from "react-router-dom";
-import { errorMessage } from "../api";
 import {
   deleteKnowledgeBase,
   getKnowledgeBase,
@@ -9,9 +8,9 @@ import {
   type KnowledgeBaseView,
 } from "../api/knowledge";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
-import { ShareToggle } from "../components/ShareToggle";
+import { ErrorNote, Loading, LoadedPage } from "../components/LoadState";
+import { SharingSection } from "../components/SharingSection";
 import { formatBytes, formatNumber } from "../lib/format";
-import { isPublic, withPublic } from "../lib/sharing";
 import { useAsync } from "../lib/useAsync";
 import { DocumentTable } from "./DocumentTable";
 import { DocumentUpload } from "./DocumentUpload";
@@ -30,24 +29,16 @@ export function KnowledgeBaseDetailPage() {
   const loaded = useAsync(() => getKnowledgeBase(id), id);
   const { t } = useTranslation();
 
-  if (loaded.error != null && !loaded.data) {
-    return (
-      <main className="page">
-        <p className="error" role="alert" data-testid="kb-error">
-          {errorMessage(loaded.error)}
-        </p>
-        <Link to="/knowledge">{t("knowledge.backToList")}</Link>
-      </main>
-    );
-  }
-  if (!loaded.data) {
-    return (
-      <main className="page">
-        <p className="loading">{t("common.loading")}</p>
-      </main>
-    );
-  }
-  return <KnowledgeBaseDetail key={id} kb={loaded.data} onChanged={loaded.setData} reload={loaded.reload} />;
+  return (
+    <LoadedPage
+      state={loaded}
+      back={{ to: "/knowledge", label: t("knowledge.backToList") }}
+      errorTestId="kb-error"
+      keepDataOnError
+    >
+      {(kb) => <KnowledgeBaseDetail key={id} kb={kb} onChanged={loaded.setData} reload={loaded.reload} />}
+    </LoadedPage>
+  );
 }
 
 function KnowledgeBaseDetail({
@@ -114,13 +105,9 @@ function KnowledgeBaseDetail({
 
       <section aria-labelledby="kb-documents-title">
         <h2 id="kb-documents-title">{t("knowledge.documents.title")}</h2>
-        {docs.error != null && (
-          <p className="error" role="alert" data-testid="doc-list-error">
-            {errorMessage(docs.error)}
-          </p>
-        )}
+        <ErrorNote error={docs.error} testId="doc-list-error" />
         {docs.documents === null ? (
-          docs.error == null && <p className="loading">{t("knowledge.documents.loading")}</p>
+          docs.error == null && <Loading text={t("knowledge.documents.loading")} />
         ) : docs.documents.length === 0 ? (
           <p className="empty" data-testid="doc-empty">
             {kb.can_manage ? t("knowledge.documents.empty") : t("knowledge.documents.emptyReadOnly")}
@@ -141,7 +128,16 @@ function KnowledgeBaseDetail({
 
       <KbSearchPanel kbId={kb.id} />
 
-      {kb.can_manage && <Sharing kb={kb} onChanged={onChanged} />}
+      {kb.can_manage && (
+        <SharingSection
+          prefix="kb"
+          texts="knowledge.detail"
+          shareConfig={kb.share_config}
+          save={async (shareConfig) =>
+            onChanged(await patchKnowledgeBase(kb.id, { share_config: shareConfig }))
+          }
+        />
+      )}
 
       {deleting && (
         <ConfirmDeleteDialog
@@ -234,45 +230,6 @@ function Settings({ kb }: { kb: KnowledgeBaseView }) {
           </tr>
         </tbody>
       </table>
-    </section>
-  );
-}
-
-function Sharing({ kb, onChanged }: { kb: KnowledgeBaseView; onChanged: (kb: KnowledgeBaseView) => void }) {
-  const { t } = useTranslation();
-  const [error, setError] = useState<string | undefined>();
-  // The choice being saved, shown at once; the stored one again once the server answered.
-  const [pending, setPending] = useState<boolean | null>(null);
-  async function change(shared: boolean) {
-    setError(undefined);
-    setPending(shared);
-    try {
-      onChanged(await patchKnowledgeBase(kb.id, { share_config: withPublic(shared, kb.share_config) }));
-    } catch (failure) {
-      setError(t("knowledge.detail.sharingFailed", { message: errorMessage(failure) }));
-    } finally {
-      setPending(null);
-    }
-  }
-  const shared = pending ?? isPublic(kb.share_config);
-  return (
-    <section aria-labelledby="kb-sharing-title">
-      <h2 id="kb-sharing-title">{t("knowledge.detail.sharing")}</h2>
-      <ShareToggle
-        testId="kb-share"
-        field="kb-share"
-        checked={shared}
-        disabled={pending !== null}
-        onChange={(shared) => void change(shared)}
-        error={error}
-      />
-      <p className="hint" data-testid="kb-visibility">
-        {shared
-          ? t("knowledge.detail.visibilityPublic")
-          : kb.share_config.visibility === "users"
-            ? t("knowledge.detail.visibilityUsers")
-            : t("knowledge.detail.visibilityPrivate")}
-      </p>
     </section>
   );
 }

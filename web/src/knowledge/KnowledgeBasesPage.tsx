@@ -1,9 +1,9 @@
 import { useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { Link } from "react-router-dom";
-import { errorMessage } from "../api";
 import { deleteKnowledgeBase, listKnowledgeBases, type KnowledgeBaseView } from "../api/knowledge";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ErrorNote, Loading } from "../components/LoadState";
 import { formatBytes, formatNumber } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
 import { KbStatusBadge, SearchModeBadge } from "./KbBadges";
@@ -25,13 +25,9 @@ export function KnowledgeBasesPage() {
         </Link>
       </div>
       <p className="hint">{t("knowledge.intro")}</p>
-      {bases.error != null && (
-        <p className="error" role="alert" data-testid="kb-list-error">
-          {errorMessage(bases.error)}
-        </p>
-      )}
+      <ErrorNote error={bases.error} testId="kb-list-error" />
       {bases.loading && !bases.data ? (
-        <p className="loading">{t("knowledge.loading")}</p>
+        <Loading text={t("knowledge.loading")} />
       ) : bases.error != null && !bases.data ? null : shown.length === 0 ? (
         <p className="empty" data-testid="kb-empty">
           {t("knowledge.empty")}

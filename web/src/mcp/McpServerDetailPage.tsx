@@ -1,7 +1,6 @@
 import { useState, type ReactNode } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams } from "react-router-dom";
-import { errorMessage } from "../api";
 import {
   deleteMcpServer,
   getMcpServer,
@@ -10,8 +9,8 @@ import {
   type McpValueView,
 } from "../api/mcp";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
-import { ShareToggle } from "../components/ShareToggle";
-import { isPublic, withPublic } from "../lib/sharing";
+import { LoadedPage } from "../components/LoadState";
+import { SharingSection } from "../components/SharingSection";
 import { useAsync } from "../lib/useAsync";
 import { McpCheckPanel } from "./McpCheck";
 import { mcpServerUrl, transportTarget } from "./serverModel";
@@ -23,24 +22,15 @@ export function McpServerDetailPage() {
   const loaded = useAsync(() => getMcpServer(id), id);
   const { t } = useTranslation();
 
-  if (loaded.error != null) {
-    return (
-      <main className="page">
-        <p className="error" role="alert" data-testid="mcp-error">
-          {errorMessage(loaded.error)}
-        </p>
-        <Link to="/mcp-servers">{t("mcp.backToList")}</Link>
-      </main>
-    );
-  }
-  if (!loaded.data) {
-    return (
-      <main className="page">
-        <p className="loading">{t("common.loading")}</p>
-      </main>
-    );
-  }
-  return <McpServerDetail key={id} server={loaded.data} onChanged={loaded.setData} />;
+  return (
+    <LoadedPage
+      state={loaded}
+      back={{ to: "/mcp-servers", label: t("mcp.backToList") }}
+      errorTestId="mcp-error"
+    >
+      {(server) => <McpServerDetail key={id} server={server} onChanged={loaded.setData} />}
+    </LoadedPage>
+  );
 }
 
 function McpServerDetail({
@@ -93,7 +83,16 @@ function McpServerDetail({
         </p>
       )}
       <Settings server={server} />
-      {server.can_manage && <Sharing server={server} onChanged={onChanged} />}
+      {server.can_manage && (
+        <SharingSection
+          prefix="mcp"
+          texts="mcp.detail"
+          shareConfig={server.share_config}
+          save={async (shareConfig) =>
+            onChanged(await patchMcpServer(server.id, { share_config: shareConfig }))
+          }
+        />
+      )}
       <McpCheckPanel server={server} onChanged={onChanged} />
       {deleting && (
         <ConfirmDeleteDialog
@@ -177,51 +176,6 @@ function Settings({ server }: { server: McpServerView }) {
           ))}
         </tbody>
       </table>
-    </section>
-  );
-}
-
-function Sharing({
-  server,
-  onChanged,
-}: {
-  server: McpServerView;
-  onChanged: (server: McpServerView) => void;
-}) {
-  const { t } = useTranslation();
-  const [error, setError] = useState<string | undefined>();
-  // The choice being saved, shown at once; the stored one again once the server answered.
-  const [pending, setPending] = useState<boolean | null>(null);
-  async function change(shared: boolean) {
-    setError(undefined);
-    setPending(shared);
-    try {
-      onChanged(await patchMcpServer(server.id, { share_config: withPublic(shared, server.share_config) }));
-    } catch (failure) {
-      setError(t("mcp.detail.sharingFailed", { message: errorMessage(failure) }));
-    } finally {
-      setPending(null);
-    }
-  }
-  const shared = pending ?? isPublic(server.share_config);
-  return (
-    <section aria-labelledby="mcp-sharing-title">
-      <h2 id="mcp-sharing-title">{t("mcp.detail.sharing")}</h2>
-      <ShareToggle
-        testId="mcp-share"
-        field="mcp-share"
-        checked={shared}
-        disabled={pending !== null}
-        onChange={(shared) => void change(shared)}
-        error={error}
-      />
-      <p className="hint" data-testid="mcp-visibility">
-        {shared
-          ? t("mcp.detail.visibilityPublic")
-          : server.share_config.visibility === "users"
-            ? t("mcp.detail.visibilityUsers")
-            : t("mcp.detail.visibilityPrivate")}
-      </p>
     </section>
   );
 }

@@ -1,7 +1,8 @@
-import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { McpServerView } from "../api/types";
+import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
+import { NameFields } from "../components/NameFields";
 import { ShareToggle } from "../components/ShareToggle";
 import {
   suggestSlug,
@@ -20,79 +21,28 @@ interface McpServerFieldsProps {
   isAdmin: boolean;
 }
 
-/** A labelled control with its hint and error underneath. */
-function Field({
-  label,
-  field,
-  error,
-  hint,
-  children,
-}: {
-  label: string;
-  field: McpFormField;
-  error: string | undefined;
-  hint?: ReactNode;
-  children: ReactNode;
-}) {
-  return (
-    <div className="field">
-      <label htmlFor={`mcp-input-${field}`}>{label}</label>
-      {children}
-      {hint && <p className="hint">{hint}</p>}
-      <FieldError field={field} message={error} />
-    </div>
-  );
-}
+const PREFIX = "mcp-";
 
 /** The MCP server form's fields: display, transport (with its values), tools, sharing. */
 export function McpServerFields({ form, onChange, errors, original, isAdmin }: McpServerFieldsProps) {
   const { t } = useTranslation();
-  const input = (field: McpFormField) => ({
-    id: `mcp-input-${field}`,
-    "data-testid": `mcp-field-${field}`,
-    "aria-invalid": Boolean(errors[field]),
-    "aria-describedby": errors[field] ? `error-${field}` : undefined,
-  });
+  const input = (field: McpFormField) => controlProps(PREFIX, field, errors[field]);
   // Only admins add or change command servers: they run a program on this server.
   const stdioAllowed = isAdmin;
 
   return (
     <>
-      <section className="form-section" aria-labelledby="mcp-section-display">
-        <h2 id="mcp-section-display">{t("mcp.form.sections.display")}</h2>
-        <Field label={t("mcp.form.name")} field="name" error={errors.name}>
-          <input
-            {...input("name")}
-            value={form.name}
-            onChange={(e) => {
-              const name = e.target.value;
-              const followsName = !original && form.slug === suggestSlug(form.name);
-              onChange(followsName ? { name, slug: suggestSlug(name) } : { name });
-            }}
-          />
-        </Field>
-        <Field
-          label={t("mcp.form.slug")}
-          field="slug"
-          error={errors.slug}
-          hint={original ? t("mcp.form.slugFixed") : t("mcp.form.slugHint")}
-        >
-          <input
-            {...input("slug")}
-            value={form.slug}
-            readOnly={original !== null}
-            onChange={(e) => onChange({ slug: e.target.value })}
-          />
-        </Field>
-        <Field label={t("mcp.form.description")} field="description" error={errors.description}>
-          <textarea
-            {...input("description")}
-            rows={2}
-            value={form.description}
-            onChange={(e) => onChange({ description: e.target.value })}
-          />
-        </Field>
-      </section>
+      <NameFields
+        prefix={PREFIX}
+        texts="mcp.form"
+        form={form}
+        errors={errors}
+        onChange={onChange}
+        slugFixed={original !== null}
+        slugHint={original ? t("mcp.form.slugFixed") : t("mcp.form.slugHint")}
+        slugFollowsName={!original}
+        suggestSlug={suggestSlug}
+      />
 
       <section className="form-section" aria-labelledby="mcp-section-transport">
         <h2 id="mcp-section-transport">{t("mcp.form.sections.transport")}</h2>
@@ -122,6 +72,7 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
         {form.transport === "stdio" ? (
           <>
             <Field
+              prefix={PREFIX}
               label={t("mcp.form.command")}
               field="command"
               error={errors.command}
@@ -134,7 +85,13 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
                 onChange={(e) => onChange({ command: e.target.value })}
               />
             </Field>
-            <Field label={t("mcp.form.args")} field="args" error={errors.args} hint={t("mcp.form.argsHint")}>
+            <Field
+              prefix={PREFIX}
+              label={t("mcp.form.args")}
+              field="args"
+              error={errors.args}
+              hint={t("mcp.form.argsHint")}
+            >
               <textarea
                 {...input("args")}
                 className="code"
@@ -144,7 +101,13 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
                 onChange={(e) => onChange({ args: e.target.value })}
               />
             </Field>
-            <Field label={t("mcp.form.cwd")} field="cwd" error={errors.cwd} hint={t("mcp.form.cwdHint")}>
+            <Field
+              prefix={PREFIX}
+              label={t("mcp.form.cwd")}
+              field="cwd"
+              error={errors.cwd}
+              hint={t("mcp.form.cwdHint")}
+            >
               <input
                 {...input("cwd")}
                 placeholder="/home/gem/user-data"
@@ -152,19 +115,15 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
                 onChange={(e) => onChange({ cwd: e.target.value })}
               />
             </Field>
-            <div className="field">
-              <label className="check">
-                <input
-                  type="checkbox"
-                  data-testid="mcp-field-network"
-                  checked={form.network}
-                  onChange={(e) => onChange({ network: e.target.checked })}
-                />
-                {t("mcp.form.network")}
-              </label>
-              <p className="hint">{t("mcp.form.networkHint")}</p>
-              <FieldError field="network" message={errors.network} />
-            </div>
+            <CheckField
+              label={t("mcp.form.network")}
+              testId="mcp-field-network"
+              field="network"
+              checked={form.network}
+              onChange={(network) => onChange({ network })}
+              hint={t("mcp.form.networkHint")}
+              error={errors.network}
+            />
             <ValueRows
               kind="env"
               legend={t("mcp.form.env")}
@@ -176,7 +135,13 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
           </>
         ) : (
           <>
-            <Field label={t("mcp.form.url")} field="url" error={errors.url} hint={t("mcp.form.urlHint")}>
+            <Field
+              prefix={PREFIX}
+              label={t("mcp.form.url")}
+              field="url"
+              error={errors.url}
+              hint={t("mcp.form.urlHint")}
+            >
               <input
                 {...input("url")}
                 inputMode="url"

@@ -1,9 +1,9 @@
 import { useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { Link } from "react-router-dom";
-import { errorMessage } from "../api";
 import { deleteMcpServer, listMcpServers, type McpServerView } from "../api/mcp";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { mcpServerUrl, sortServers, transportTarget } from "./serverModel";
 import { TransportBadge } from "./TransportBadge";
@@ -24,13 +24,9 @@ export function McpServersPage() {
         </Link>
       </div>
       <p className="hint">{t("mcp.intro")}</p>
-      {servers.error != null && (
-        <p className="error" role="alert">
-          {errorMessage(servers.error)}
-        </p>
-      )}
+      <ErrorNote error={servers.error} />
       {servers.loading && !servers.data ? (
-        <p className="loading">{t("mcp.loading")}</p>
+        <Loading text={t("mcp.loading")} />
       ) : shown.length === 0 ? (
         <p className="empty" data-testid="mcp-empty">
           {t("mcp.empty")}

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { Link, useNavigate, useParams, useSearchParams } from "react-router-dom";
+import { useNavigate, useParams, useSearchParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listChatAgents } from "../api/agents";
 import {
@@ -15,6 +15,7 @@ import {
   type ProviderWrite,
   type TestResult,
 } from "../api/providers";
+import { LoadedPage } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { parseModels, PRESETS, suggestName } from "./presets";
 
@@ -31,25 +32,10 @@ export function ProviderFormPage() {
   const { id } = useParams();
   const { t } = useTranslation();
   const loaded = useAsync(() => load(id), id ?? "new");
-  if (loaded.error != null) {
-    return (
-      <main className="page">
-        <p className="error" role="alert">
-          {errorMessage(loaded.error)}
-        </p>
-        <Link to="/providers">{t("providers.back")}</Link>
-      </main>
-    );
-  }
-  if (!loaded.data) {
-    return (
-      <main className="page">
-        <p className="loading">{t("common.loading")}</p>
-      </main>
-    );
-  }
   return (
-    <ProviderForm key={id ?? "new"} original={loaded.data.provider} hasDefault={loaded.data.hasDefault} />
+    <LoadedPage state={loaded} back={{ to: "/providers", label: t("providers.back") }}>
+      {(data) => <ProviderForm key={id ?? "new"} original={data.provider} hasDefault={data.hasDefault} />}
+    </LoadedPage>
   );
 }
 

@@ -11,6 +11,7 @@ import {
   type ProviderView,
 } from "../api/providers";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 
 async function load() {
@@ -33,11 +34,7 @@ export function ProvidersPage() {
         </Link>
       </div>
       <p className="hint">{t("providers.intro")}</p>
-      {loaded.error != null && (
-        <p className="error" role="alert">
-          {errorMessage(loaded.error)}
-        </p>
-      )}
+      <ErrorNote error={loaded.error} />
       {loaded.data && (
         <DefaultModel
           providers={loaded.data.providers}
@@ -45,7 +42,7 @@ export function ProvidersPage() {
           onSaved={(settings) => loaded.setData({ ...loaded.data!, settings })}
         />
       )}
-      {!loaded.data && loaded.loading && <p className="loading">{t("common.loading")}</p>}
+      {!loaded.data && loaded.loading && <Loading />}
       {loaded.data && (
         <div className="table-wrap">
           <table data-testid="provider-list">

@@ -14,9 +14,9 @@ import {
 } from "../api/skills";
 import { Markdown } from "../chat/Markdown";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
-import { ShareToggle } from "../components/ShareToggle";
+import { ErrorNote, Loading, LoadedPage } from "../components/LoadState";
+import { SharingSection } from "../components/SharingSection";
 import { useAsync } from "../lib/useAsync";
-import { isPublic, withPublic } from "../lib/sharing";
 import { formatBytes } from "../lib/format";
 import { frontmatterRows, splitFrontmatter } from "./skillModel";
 import { ShadowedBadge, SkillSourceBadge } from "./SkillSourceBadge";
@@ -42,29 +42,14 @@ export function SkillDetailPage() {
   const loaded = useAsync(() => load(id), id);
   const { t } = useTranslation();
 
-  if (loaded.error != null) {
-    return (
-      <main className="page">
-        <p className="error" role="alert" data-testid="skill-error">
-          {errorMessage(loaded.error)}
-        </p>
-        <Link to="/skills">{t("skills.detail.backToSkills")}</Link>
-      </main>
-    );
-  }
-  if (!loaded.data) {
-    return (
-      <main className="page">
-        <p className="loading">{t("common.loading")}</p>
-      </main>
-    );
-  }
   return (
-    <SkillDetail
-      key={id}
-      {...loaded.data}
-      onChanged={(skill) => loaded.setData({ ...loaded.data!, skill })}
-    />
+    <LoadedPage
+      state={loaded}
+      back={{ to: "/skills", label: t("skills.detail.backToSkills") }}
+      errorTestId="skill-error"
+    >
+      {(data) => <SkillDetail key={id} {...data} onChanged={(skill) => loaded.setData({ ...data, skill })} />}
+    </LoadedPage>
   );
 }
 
@@ -132,7 +117,14 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
         </p>
       )}
 
-      {skill.source === "shared" && skill.can_manage && <SkillSharing skill={skill} onChanged={onChanged} />}
+      {skill.source === "shared" && skill.can_manage && (
+        <SharingSection
+          prefix="skill"
+          texts="skills.detail"
+          shareConfig={skill.share_config}
+          save={async (shareConfig) => onChanged(await patchSkillSharing(skill.id, shareConfig))}
+        />
+      )}
 
       <section aria-labelledby="skill-frontmatter-title">
         <h2 id="skill-frontmatter-title">{t("skills.detail.frontmatter")}</h2>
@@ -181,45 +173,6 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
   );
 }
 
-function SkillSharing({ skill, onChanged }: { skill: SkillView; onChanged: (skill: SkillView) => void }) {
-  const { t } = useTranslation();
-  const [error, setError] = useState<string | undefined>();
-  // The choice being saved, shown at once; the stored one again once the server answered.
-  const [pending, setPending] = useState<boolean | null>(null);
-  async function change(shared: boolean) {
-    setError(undefined);
-    setPending(shared);
-    try {
-      onChanged(await patchSkillSharing(skill.id, withPublic(shared, skill.share_config)));
-    } catch (failure) {
-      setError(t("skills.detail.sharingFailed", { message: errorMessage(failure) }));
-    } finally {
-      setPending(null);
-    }
-  }
-  const shared = pending ?? isPublic(skill.share_config);
-  return (
-    <section aria-labelledby="skill-sharing-title">
-      <h2 id="skill-sharing-title">{t("skills.detail.sharing")}</h2>
-      <ShareToggle
-        testId="skill-share"
-        field="skill-share"
-        checked={shared}
-        disabled={pending !== null}
-        onChange={(shared) => void change(shared)}
-        error={error}
-      />
-      <p className="hint" data-testid="skill-visibility">
-        {shared
-          ? t("skills.detail.visibilityPublic")
-          : skill.share_config?.visibility === "users"
-            ? t("skills.detail.visibilityUsers")
-            : t("skills.detail.visibilityPrivate")}
-      </p>
-    </section>
-  );
-}
-
 function SkillFiles({ skill, files }: { skill: SkillView; files: SkillFile[] }) {
   const { t } = useTranslation();
   const [open, setOpen] = useState<string | null>(null);
@@ -252,11 +205,9 @@ function SkillFiles({ skill, files }: { skill: SkillView; files: SkillFile[] }) 
             <code>{open}</code>
           </h3>
           {content.error != null ? (
-            <p className="error" role="alert">
-              {errorMessage(content.error)}
-            </p>
+            <ErrorNote error={content.error} />
           ) : !content.data || content.loading ? (
-            <p className="loading">{t("common.loading")}</p>
+            <Loading />
           ) : content.data.text === null ? (
             <p className="muted" data-testid="skill-file-binary">
               {t("skills.detail.binary", {

@@ -1,8 +1,8 @@
 import { useTranslation } from "react-i18next";
 import { useState } from "react";
 import { Link } from "react-router-dom";
-import { errorMessage } from "../api";
 import { listSkills, type SkillView } from "../api/skills";
+import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { formatBytes } from "../lib/format";
 import { sortSkills } from "./skillModel";
@@ -41,13 +41,9 @@ export function SkillsPage() {
       </div>
       <p className="hint">{t("skills.intro")}</p>
       <SkillUpload onUploaded={() => skills.reload()} />
-      {skills.error != null && (
-        <p className="error" role="alert">
-          {errorMessage(skills.error)}
-        </p>
-      )}
+      <ErrorNote error={skills.error} />
       {skills.loading && !skills.data ? (
-        <p className="loading">{t("skills.loading")}</p>
+        <Loading text={t("skills.loading")} />
       ) : shown.length === 0 ? (
         <p className="empty">{query ? t("skills.noMatch") : t("skills.empty")}</p>
       ) : (

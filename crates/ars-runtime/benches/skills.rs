@@ -56,7 +56,7 @@ async fn main() {
     let shared = args.next().unwrap_or(50);
     let personal = args.next().unwrap_or(10);
     let (store, _db) = ars_store::test_support::sqlite_fresh().await;
-    let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+    let store: Arc<dyn Store> = Arc::new(store);
     let dir = tempfile::tempdir().unwrap();
     let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(SandboxConfig::new(
         dir.path().to_path_buf(),

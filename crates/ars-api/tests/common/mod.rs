@@ -146,11 +146,11 @@ impl TestApp {
             (Some(store), _) => (store, tempfile::tempdir().unwrap()),
             (None, None) => {
                 let (store, dir) = ars_store::test_support::sqlite_fresh().await;
-                let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+                let store: Arc<dyn Store> = Arc::new(store);
                 (store, dir)
             }
             (None, Some(url)) => (
-                ars_store::CancelSafe::wrap(Arc::new(ars_store::test_support::pg_fresh(url).await)),
+                Arc::new(ars_store::test_support::pg_fresh(url).await),
                 tempfile::tempdir().unwrap(),
             ),
         };

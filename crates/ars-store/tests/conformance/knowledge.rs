@@ -13,7 +13,7 @@ use ars_domain::{
     Role, UserId, Visibility,
 };
 use ars_store::test_support::RawSql;
-use ars_store::{KbChange, KnowledgeBaseFilter, Store, StoreError};
+use ars_store::{Deleted, KbChange, KnowledgeBaseFilter, Retried, Store, StoreError, Written};
 use chrono::{DateTime, Utc};
 
 use crate::fixtures::{shares, user};
@@ -103,12 +103,10 @@ async fn ingested(
 ) -> KbDocument {
     let document = put(store, kb, name, name.as_bytes()).await;
     let claimed = claim(store, document.id).await;
-    assert!(
-        store
+    assert_eq!(store
             .finish_kb_document(claimed.id, claimed.version, chunks)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     store.kb_document(document.id).await.unwrap().unwrap()
 }
 
@@ -143,12 +141,10 @@ pub async fn check_knowledge_bases_round_trip_with_counts(store: &dyn Store) {
     ingested(store, &created, "ready.md", &[chunk(0, "a"), chunk(1, "b")]).await;
     let failed = put(store, &created, "failed.pdf", b"%PDF-1.7").await;
     let claimed = claim(store, failed.id).await;
-    assert!(
-        store
+    assert_eq!(store
             .fail_kb_document(failed.id, claimed.version, "no text")
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     put(store, &created, "first.txt", b"12345").await;
     put(store, &created, "second.csv", b"a,b\n1,2\n").await;
     store
@@ -365,8 +361,8 @@ pub async fn check_delete_knowledge_base_cascades<S: Store + RawSql>(store: &S) 
     put(store, &gone, "b.md", b"pending").await;
     let head = store.kb_change_head().await.unwrap();
 
-    assert!(store.delete_knowledge_base(gone.id).await.unwrap());
-    assert!(!store.delete_knowledge_base(gone.id).await.unwrap());
+    assert_eq!(store.delete_knowledge_base(gone.id).await.unwrap(), Deleted::Deleted);
+    assert_eq!(store.delete_knowledge_base(gone.id).await.unwrap(), Deleted::NotFound);
     assert_eq!(store.knowledge_base(gone.id).await.unwrap(), None);
     assert!(store.kb_documents(gone.id).await.unwrap().is_empty());
     assert_eq!(store.kb_document(document.id).await.unwrap(), None);
@@ -465,12 +461,10 @@ pub async fn check_put_kb_document_inserts_then_replaces_by_name(store: &dyn Sto
         .renew_kb_document(stored.id, 1, 0.5, ars_domain::time::now())
         .await
         .unwrap();
-    assert!(
-        store
+    assert_eq!(store
             .finish_kb_document(stored.id, 1, &[chunk(0, "old zero"), chunk(1, "old one")])
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     let second = upload("Report.PDF", b"the second version");
     let replaced = store.put_kb_document(kb.id, second.clone()).await.unwrap();
     assert_eq!(
@@ -499,12 +493,10 @@ pub async fn check_put_kb_document_inserts_then_replaces_by_name(store: &dyn Sto
     );
     let claimed = claim(store, stored.id).await;
     assert_eq!((claimed.version, claimed.attempts), (2, 1));
-    assert!(
-        store
+    assert_eq!(store
             .finish_kb_document(stored.id, 2, &[chunk(0, "new zero")])
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     assert_eq!(
         texts(&store.kb_chunks(stored.id).await.unwrap()),
         ["new zero"]
@@ -622,12 +614,10 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
 
     // Renewing moves the lease (and records progress) for the claimed version only.
     let later = expired + chrono::Duration::seconds(300);
-    assert!(
-        store
+    assert_eq!(store
             .renew_kb_document(document.id, 1, 0.25, later)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     assert_eq!(
         store
             .kb_document(document.id)
@@ -645,25 +635,19 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
             .unwrap(),
         None
     );
-    assert!(
-        !store
+    assert_eq!(store
             .renew_kb_document(document.id, 2, 0.5, later)
             .await
-            .unwrap()
-    );
-    assert!(
-        !store
+            .unwrap(), Written::Superseded);
+    assert_eq!(store
             .renew_kb_document(KbDocumentId::new(), 1, 0.5, later)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
     // Progress stays within 0..=1 whatever a worker reports.
-    assert!(
-        store
+    assert_eq!(store
             .renew_kb_document(document.id, 1, 7.0, later)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     assert_eq!(
         store
             .kb_document(document.id)
@@ -682,13 +666,11 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
     assert_eq!(third.attempts, 3);
 
     // A ready document is never claimed, however late.
-    assert!(store.finish_kb_document(document.id, 1, &[]).await.unwrap());
-    assert!(
-        !store
+    assert_eq!(store.finish_kb_document(document.id, 1, &[]).await.unwrap(), Written::Applied);
+    assert_eq!(store
             .renew_kb_document(document.id, 1, 0.5, later)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
     let far = at(86_400 * 365);
     assert_eq!(store.claim_kb_document(far, LEASE).await.unwrap(), None);
 }
@@ -699,28 +681,22 @@ pub async fn check_a_released_claim_is_pending_again_and_not_counted(store: &dyn
     let claimed = claim(store, document.id).await;
     assert_eq!(claimed.attempts, 1);
     // A stale version is not released.
-    assert!(
-        !store
+    assert_eq!(store
             .release_kb_document(document.id, claimed.version + 1)
             .await
-            .unwrap()
-    );
-    assert!(
-        store
+            .unwrap(), Written::Superseded);
+    assert_eq!(store
             .release_kb_document(document.id, claimed.version)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     let released = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(released.status, KbDocumentStatus::Pending);
     assert_eq!(released.attempts, 0);
     // Claimable at once, not only when a lease runs out; a second release does nothing.
-    assert!(
-        !store
+    assert_eq!(store
             .release_kb_document(document.id, claimed.version)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
     let again = claim(store, document.id).await;
     assert_eq!(again.attempts, 1);
 }
@@ -735,24 +711,18 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
     // Re-uploaded while a worker ingests version 1: its writes now change nothing.
     put(store, &kb, "guide.md", b"v2").await;
     let head = store.kb_change_head().await.unwrap();
-    assert!(
-        !store
+    assert_eq!(store
             .finish_kb_document(document.id, 1, &[chunk(0, "stale")])
             .await
-            .unwrap()
-    );
-    assert!(
-        !store
+            .unwrap(), Written::Superseded);
+    assert_eq!(store
             .renew_kb_document(document.id, 1, 0.9, ars_domain::time::now())
             .await
-            .unwrap()
-    );
-    assert!(
-        !store
+            .unwrap(), Written::Superseded);
+    assert_eq!(store
             .fail_kb_document(document.id, 1, "stale")
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
     let waiting = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(
         (waiting.version, waiting.status),
@@ -766,12 +736,10 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
     let claimed = claim(store, document.id).await;
     assert_eq!(claimed.version, 2);
     let first = [chunk(0, "zero"), chunk(1, "one"), chunk(2, "two")];
-    assert!(
-        store
+    assert_eq!(store
             .finish_kb_document(document.id, 2, &first)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     let ready = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(ready.status, KbDocumentStatus::Ready);
     assert_eq!((ready.progress, ready.chunk_count), (1.0, 3));
@@ -787,23 +755,19 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
         (kb.id, document.id)
     );
     // Finishing twice writes nothing: the document is no longer processing.
-    assert!(
-        !store
+    assert_eq!(store
             .finish_kb_document(document.id, 2, &first)
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
     assert_eq!(store.kb_changes_since(head, 10).await.unwrap(), changes);
 
     // Version 3 replaces every chunk of version 2 at once, fewer of them.
     put(store, &kb, "guide.md", b"v3").await;
     claim(store, document.id).await;
-    assert!(
-        store
+    assert_eq!(store
             .finish_kb_document(document.id, 3, &[chunk(0, "only")])
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     assert_eq!(
         texts(&store.kb_chunks(document.id).await.unwrap()),
         ["only"]
@@ -847,13 +811,11 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
     );
 
     // A deleted document's worker finishes nothing.
-    assert!(store.delete_kb_document(document.id).await.unwrap());
-    assert!(
-        !store
+    assert_eq!(store.delete_kb_document(document.id).await.unwrap(), Deleted::Deleted);
+    assert_eq!(store
             .finish_kb_document(document.id, 4, &[chunk(0, "x")])
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
     assert!(store.kb_chunks(document.id).await.unwrap().is_empty());
 }
 
@@ -863,12 +825,10 @@ pub async fn check_failed_documents_keep_their_old_chunks_until_retried(store: &
     put(store, &kb, "table.csv", b"broken").await;
     let claimed = claim(store, document.id).await;
     let head = store.kb_change_head().await.unwrap();
-    assert!(
-        store
+    assert_eq!(store
             .fail_kb_document(document.id, claimed.version, "not a CSV file")
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Applied);
     let failed = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(failed.status, KbDocumentStatus::Error);
     assert_eq!(failed.error.as_deref(), Some("not a CSV file"));
@@ -885,14 +845,12 @@ pub async fn check_failed_documents_keep_their_old_chunks_until_retried(store: &
     // A failed document is not claimed, however late, and fails only once.
     let far = ars_domain::time::now() + chrono::Duration::days(365);
     assert_eq!(store.claim_kb_document(far, LEASE).await.unwrap(), None);
-    assert!(
-        !store
+    assert_eq!(store
             .fail_kb_document(document.id, 2, "again")
             .await
-            .unwrap()
-    );
+            .unwrap(), Written::Superseded);
 
-    assert!(store.retry_kb_document(document.id).await.unwrap());
+    assert_eq!(store.retry_kb_document(document.id).await.unwrap(), Retried::Retried);
     let retried = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(retried.status, KbDocumentStatus::Pending);
     assert_eq!(
@@ -900,11 +858,9 @@ pub async fn check_failed_documents_keep_their_old_chunks_until_retried(store: &
         (None, 0, 0.0)
     );
     assert_eq!(retried.version, 2);
-    assert!(
-        !store.retry_kb_document(document.id).await.unwrap(),
-        "only failed documents"
-    );
-    assert!(!store.retry_kb_document(KbDocumentId::new()).await.unwrap());
+    assert_eq!(store.retry_kb_document(document.id).await.unwrap(), Retried::NotFailed,
+        "only failed documents");
+    assert_eq!(store.retry_kb_document(KbDocumentId::new()).await.unwrap(), Retried::NotFailed);
     let again = claim(store, document.id).await;
     assert_eq!((again.version, again.attempts), (2, 1));
 }
@@ -1019,8 +975,8 @@ pub async fn check_kb_change_log(store: &dyn Store) {
         .await
         .unwrap();
     store.retry_kb_document(c.id).await.unwrap();
-    assert!(store.delete_kb_document(a.id).await.unwrap());
-    assert!(!store.delete_kb_document(a.id).await.unwrap());
+    assert_eq!(store.delete_kb_document(a.id).await.unwrap(), Deleted::Deleted);
+    assert_eq!(store.delete_kb_document(a.id).await.unwrap(), Deleted::NotFound);
 
     let changes = store.kb_changes_since(0, 10).await.unwrap();
     let entries: Vec<(KnowledgeBaseId, KbDocumentId)> =

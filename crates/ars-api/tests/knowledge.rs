@@ -1147,8 +1147,7 @@ async fn stored_document(
 #[tokio::test]
 async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fails_at_once() {
     let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
-    let store: std::sync::Arc<dyn ars_store::Store> =
-        std::sync::Arc::new(store);
+    let store: std::sync::Arc<dyn ars_store::Store> = std::sync::Arc::new(store);
     let kb_id = ars_domain::KnowledgeBaseId::new();
     let fields = ars_domain::knowledge::KnowledgeBaseFields {
         slug: "restart".into(),
@@ -1187,10 +1186,13 @@ async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fai
         .unwrap()
         .unwrap();
     assert_eq!(died.id, poison);
-    assert_eq!(store
+    assert_eq!(
+        store
             .release_kb_document(claimed.id, claimed.version)
             .await
-            .unwrap(), ars_store::Written::Applied);
+            .unwrap(),
+        ars_store::Written::Applied
+    );
     let released = store.kb_document(interrupted).await.unwrap().unwrap();
     assert_eq!(released.status.as_str(), "pending");
     assert_eq!(released.attempts, 0);
@@ -1229,8 +1231,7 @@ async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fai
 #[tokio::test]
 async fn the_index_is_derived_data_rebuilt_from_the_store() {
     let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
-    let store: std::sync::Arc<dyn ars_store::Store> =
-        std::sync::Arc::new(store);
+    let store: std::sync::Arc<dyn ars_store::Store> = std::sync::Arc::new(store);
     let mut first = TestApp::spawn_setup(Setup {
         store: Some(std::sync::Arc::clone(&store)),
         ..Setup::default()

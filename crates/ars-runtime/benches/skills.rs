@@ -13,7 +13,7 @@ use ars_domain::{Caller, NewSkill, Role, ShareConfig, SkillContent, SkillFile};
 use ars_runtime::skills::SkillLibrary;
 use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig, Scope};
 use ars_skills::prompt_block;
-use ars_store::{NewUser, Store};
+use ars_store::{NewUser, SkillStore, Store};
 
 const ROUNDS: usize = 200;
 
@@ -113,7 +113,10 @@ async fn main() {
             .await
             .unwrap();
     }
-    let library = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
+    let library = SkillLibrary::new(
+        Arc::clone(&store) as Arc<dyn SkillStore>,
+        Arc::clone(&sandbox),
+    );
     println!(
         "{shared} shared skills (5 files, ~10 KiB each), {} built-in, {personal} personal",
         library.builtin().len()

@@ -20,7 +20,7 @@ use ars_domain::{
     model_provider,
 };
 use ars_models::{ApiKey, ExtraProvider, ModelRegistry, ProviderConfig, ProviderKind};
-use ars_store::{ModelSettings, ProviderStore, StoreError};
+use ars_store::{ModelSettings, Store, StoreError};
 
 /// Where the server default model comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ struct Inner {
     config: ModelRegistry,
     /// The configured `BaseContext` model: the default when the store sets none.
     config_default: Option<ModelConfig>,
-    store: Arc<dyn ProviderStore>,
+    store: Arc<dyn Store>,
     key: SecretKey,
     /// The last view. A std lock: held only to clone or replace the `Arc`, never across an
     /// `.await`.
@@ -101,7 +101,7 @@ impl ModelSource {
     pub fn new(
         config: ModelRegistry,
         config_default: Option<ModelConfig>,
-        store: Arc<dyn ProviderStore>,
+        store: Arc<dyn Store>,
         key: SecretKey,
     ) -> Self {
         Self {

@@ -99,7 +99,7 @@ impl PgStore {
     }
 
     /// Concurrent claims skip documents another claim has locked.
-    const CLAIM_KB_DOCUMENT: &'static str = crate::kb_sql::CLAIM_KB_DOCUMENT_POSTGRES;
+    const CLAIM_KB_DOCUMENT: &'static str = crate::knowledge::queries::CLAIM_KB_DOCUMENT_POSTGRES;
 }
 
 impl_store!(PgStore, Postgres, "postgres");

@@ -186,7 +186,7 @@ macro_rules! impl_shares {
         impl $store {
             /// `row` with its shares from `table`, read on the same connection (or
             /// transaction).
-            async fn with_shares<R: $crate::shares::SharedRow + Send>(
+            async fn with_shares<R: $crate::shares::SharedRow + Send + Sync>(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 table: &$crate::shares::ShareTable,
                 row: Option<R>,
@@ -212,6 +212,7 @@ macro_rules! impl_shares {
                 R: $crate::shares::SharedRow
                     + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>
                     + Send
+                    + Sync
                     + Unpin,
             {
                 let mut conn = self.pool.acquire().await?;
@@ -238,6 +239,7 @@ macro_rules! impl_shares {
                 R: $crate::shares::SharedRow
                     + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>
                     + Send
+                    + Sync
                     + Unpin,
             {
                 let viewer = viewer.map(|user| user.to_string());
@@ -279,7 +281,7 @@ macro_rules! impl_shares {
 
             /// `row`, as read back inside the write transaction `tx`, with its shares; then
             /// commits. `NotFound` (and nothing written) when there is no row.
-            async fn commit_shared<R: $crate::shares::SharedRow + Send>(
+            async fn commit_shared<R: $crate::shares::SharedRow + Send + Sync>(
                 mut tx: sqlx::Transaction<'static, $db>,
                 table: &$crate::shares::ShareTable,
                 row: Option<R>,

@@ -31,16 +31,16 @@ macro_rules! impl_store {
         impl $store {
             /// Runs the write `body` as `operation` on a clone of this store, on a task of its
             /// own ([`crate::write::detached`]), and waits for it.
-            fn write<T, F>(
+            async fn write<T, F>(
                 &self,
                 operation: &'static str,
                 body: impl FnOnce(Self) -> F,
-            ) -> impl std::future::Future<Output = $crate::Result<T>> + Send + 'static
+            ) -> $crate::Result<T>
             where
                 T: Send + 'static,
                 F: std::future::Future<Output = $crate::Result<T>> + Send + 'static,
             {
-                $crate::write::detached(operation, body(self.clone()))
+                $crate::write::detached(operation, body(self.clone())).await
             }
 
             /// Deletes, as write `operation`, the row that `sql` selects by its one bind, `id`

@@ -157,7 +157,7 @@ impl SqliteStore {
     }
 
     /// Claims run one at a time on the one writer, so the claim needs no row locks.
-    const CLAIM_KB_DOCUMENT: &'static str = crate::kb_sql::CLAIM_KB_DOCUMENT_SQLITE;
+    const CLAIM_KB_DOCUMENT: &'static str = crate::knowledge::queries::CLAIM_KB_DOCUMENT_SQLITE;
 }
 
 /// Creates the directory the database file goes in, so a fresh data directory just works.

@@ -535,10 +535,13 @@ async fn an_upgraded_database_stores_knowledge_bases_of_its_old_users(
         text: "# Policy".into(),
         embedding: None,
     };
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(claimed.id, claimed.version, &[chunk])
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     let listed = store.list_knowledge_bases(filter).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(

@@ -34,7 +34,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
 async fn reindex(config: &Config, slugs: &[String]) -> anyhow::Result<()> {
     let store = server::open_store(config).await?;
     let hub = ars_runtime::knowledge::KnowledgeHub::new(
-        Arc::clone(&store),
+        Arc::clone(&store) as Arc<dyn ars_store::KnowledgeStore>,
         config.knowledge.runtime_config(&config.data_dir),
     );
     let all = store
@@ -194,7 +194,11 @@ async fn named_user(store: &dyn AccountStore, username: &str) -> anyhow::Result<
 }
 
 /// Disables or enables an account, keeping an active admin as the API does.
-async fn set_disabled(store: &dyn AccountStore, username: &str, disabled: bool) -> anyhow::Result<()> {
+async fn set_disabled(
+    store: &dyn AccountStore,
+    username: &str,
+    disabled: bool,
+) -> anyhow::Result<()> {
     let user = named_user(store, username).await?;
     let change = AccountChange {
         role: None,

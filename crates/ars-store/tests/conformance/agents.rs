@@ -221,14 +221,20 @@ pub async fn check_delete_cascades_shares<S: Store + RawSql>(store: &S) {
     );
     assert_eq!(store.execute_raw(&touch).await.unwrap(), 2);
 
-    assert_eq!(store.delete_agent(doomed.id).await.unwrap(), Deleted::Deleted);
+    assert_eq!(
+        store.delete_agent(doomed.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.agent(doomed.id).await.unwrap(), None);
     assert_eq!(
         store.execute_raw(&touch).await.unwrap(),
         0,
         "shares cascade"
     );
-    assert_eq!(store.delete_agent(doomed.id).await.unwrap(), Deleted::NotFound);
+    assert_eq!(
+        store.delete_agent(doomed.id).await.unwrap(),
+        Deleted::NotFound
+    );
     // The slug is free again.
     store.create_agent(&draft("doomed"), None).await.unwrap();
 }

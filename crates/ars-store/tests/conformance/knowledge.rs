@@ -103,10 +103,13 @@ async fn ingested(
 ) -> KbDocument {
     let document = put(store, kb, name, name.as_bytes()).await;
     let claimed = claim(store, document.id).await;
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(claimed.id, claimed.version, chunks)
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     store.kb_document(document.id).await.unwrap().unwrap()
 }
 
@@ -141,10 +144,13 @@ pub async fn check_knowledge_bases_round_trip_with_counts(store: &dyn Store) {
     ingested(store, &created, "ready.md", &[chunk(0, "a"), chunk(1, "b")]).await;
     let failed = put(store, &created, "failed.pdf", b"%PDF-1.7").await;
     let claimed = claim(store, failed.id).await;
-    assert_eq!(store
+    assert_eq!(
+        store
             .fail_kb_document(failed.id, claimed.version, "no text")
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     put(store, &created, "first.txt", b"12345").await;
     put(store, &created, "second.csv", b"a,b\n1,2\n").await;
     store
@@ -361,8 +367,14 @@ pub async fn check_delete_knowledge_base_cascades<S: Store + RawSql>(store: &S) 
     put(store, &gone, "b.md", b"pending").await;
     let head = store.kb_change_head().await.unwrap();
 
-    assert_eq!(store.delete_knowledge_base(gone.id).await.unwrap(), Deleted::Deleted);
-    assert_eq!(store.delete_knowledge_base(gone.id).await.unwrap(), Deleted::NotFound);
+    assert_eq!(
+        store.delete_knowledge_base(gone.id).await.unwrap(),
+        Deleted::Deleted
+    );
+    assert_eq!(
+        store.delete_knowledge_base(gone.id).await.unwrap(),
+        Deleted::NotFound
+    );
     assert_eq!(store.knowledge_base(gone.id).await.unwrap(), None);
     assert!(store.kb_documents(gone.id).await.unwrap().is_empty());
     assert_eq!(store.kb_document(document.id).await.unwrap(), None);
@@ -461,10 +473,13 @@ pub async fn check_put_kb_document_inserts_then_replaces_by_name(store: &dyn Sto
         .renew_kb_document(stored.id, 1, 0.5, ars_domain::time::now())
         .await
         .unwrap();
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(stored.id, 1, &[chunk(0, "old zero"), chunk(1, "old one")])
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     let second = upload("Report.PDF", b"the second version");
     let replaced = store.put_kb_document(kb.id, second.clone()).await.unwrap();
     assert_eq!(
@@ -493,10 +508,13 @@ pub async fn check_put_kb_document_inserts_then_replaces_by_name(store: &dyn Sto
     );
     let claimed = claim(store, stored.id).await;
     assert_eq!((claimed.version, claimed.attempts), (2, 1));
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(stored.id, 2, &[chunk(0, "new zero")])
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     assert_eq!(
         texts(&store.kb_chunks(stored.id).await.unwrap()),
         ["new zero"]
@@ -614,10 +632,13 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
 
     // Renewing moves the lease (and records progress) for the claimed version only.
     let later = expired + chrono::Duration::seconds(300);
-    assert_eq!(store
+    assert_eq!(
+        store
             .renew_kb_document(document.id, 1, 0.25, later)
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     assert_eq!(
         store
             .kb_document(document.id)
@@ -635,19 +656,28 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
             .unwrap(),
         None
     );
-    assert_eq!(store
+    assert_eq!(
+        store
             .renew_kb_document(document.id, 2, 0.5, later)
             .await
-            .unwrap(), Written::Superseded);
-    assert_eq!(store
+            .unwrap(),
+        Written::Superseded
+    );
+    assert_eq!(
+        store
             .renew_kb_document(KbDocumentId::new(), 1, 0.5, later)
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
     // Progress stays within 0..=1 whatever a worker reports.
-    assert_eq!(store
+    assert_eq!(
+        store
             .renew_kb_document(document.id, 1, 7.0, later)
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     assert_eq!(
         store
             .kb_document(document.id)
@@ -666,11 +696,17 @@ pub async fn check_an_expired_lease_is_claimable_again_and_a_live_one_is_not(sto
     assert_eq!(third.attempts, 3);
 
     // A ready document is never claimed, however late.
-    assert_eq!(store.finish_kb_document(document.id, 1, &[]).await.unwrap(), Written::Applied);
-    assert_eq!(store
+    assert_eq!(
+        store.finish_kb_document(document.id, 1, &[]).await.unwrap(),
+        Written::Applied
+    );
+    assert_eq!(
+        store
             .renew_kb_document(document.id, 1, 0.5, later)
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
     let far = at(86_400 * 365);
     assert_eq!(store.claim_kb_document(far, LEASE).await.unwrap(), None);
 }
@@ -681,22 +717,31 @@ pub async fn check_a_released_claim_is_pending_again_and_not_counted(store: &dyn
     let claimed = claim(store, document.id).await;
     assert_eq!(claimed.attempts, 1);
     // A stale version is not released.
-    assert_eq!(store
+    assert_eq!(
+        store
             .release_kb_document(document.id, claimed.version + 1)
             .await
-            .unwrap(), Written::Superseded);
-    assert_eq!(store
+            .unwrap(),
+        Written::Superseded
+    );
+    assert_eq!(
+        store
             .release_kb_document(document.id, claimed.version)
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     let released = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(released.status, KbDocumentStatus::Pending);
     assert_eq!(released.attempts, 0);
     // Claimable at once, not only when a lease runs out; a second release does nothing.
-    assert_eq!(store
+    assert_eq!(
+        store
             .release_kb_document(document.id, claimed.version)
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
     let again = claim(store, document.id).await;
     assert_eq!(again.attempts, 1);
 }
@@ -711,18 +756,27 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
     // Re-uploaded while a worker ingests version 1: its writes now change nothing.
     put(store, &kb, "guide.md", b"v2").await;
     let head = store.kb_change_head().await.unwrap();
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(document.id, 1, &[chunk(0, "stale")])
             .await
-            .unwrap(), Written::Superseded);
-    assert_eq!(store
+            .unwrap(),
+        Written::Superseded
+    );
+    assert_eq!(
+        store
             .renew_kb_document(document.id, 1, 0.9, ars_domain::time::now())
             .await
-            .unwrap(), Written::Superseded);
-    assert_eq!(store
+            .unwrap(),
+        Written::Superseded
+    );
+    assert_eq!(
+        store
             .fail_kb_document(document.id, 1, "stale")
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
     let waiting = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(
         (waiting.version, waiting.status),
@@ -736,10 +790,13 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
     let claimed = claim(store, document.id).await;
     assert_eq!(claimed.version, 2);
     let first = [chunk(0, "zero"), chunk(1, "one"), chunk(2, "two")];
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(document.id, 2, &first)
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     let ready = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(ready.status, KbDocumentStatus::Ready);
     assert_eq!((ready.progress, ready.chunk_count), (1.0, 3));
@@ -755,19 +812,25 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
         (kb.id, document.id)
     );
     // Finishing twice writes nothing: the document is no longer processing.
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(document.id, 2, &first)
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
     assert_eq!(store.kb_changes_since(head, 10).await.unwrap(), changes);
 
     // Version 3 replaces every chunk of version 2 at once, fewer of them.
     put(store, &kb, "guide.md", b"v3").await;
     claim(store, document.id).await;
-    assert_eq!(store
+    assert_eq!(
+        store
             .finish_kb_document(document.id, 3, &[chunk(0, "only")])
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     assert_eq!(
         texts(&store.kb_chunks(document.id).await.unwrap()),
         ["only"]
@@ -811,11 +874,17 @@ pub async fn check_finish_writes_only_the_claimed_version_and_replaces_chunks_at
     );
 
     // A deleted document's worker finishes nothing.
-    assert_eq!(store.delete_kb_document(document.id).await.unwrap(), Deleted::Deleted);
-    assert_eq!(store
+    assert_eq!(
+        store.delete_kb_document(document.id).await.unwrap(),
+        Deleted::Deleted
+    );
+    assert_eq!(
+        store
             .finish_kb_document(document.id, 4, &[chunk(0, "x")])
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
     assert!(store.kb_chunks(document.id).await.unwrap().is_empty());
 }
 
@@ -825,10 +894,13 @@ pub async fn check_failed_documents_keep_their_old_chunks_until_retried(store: &
     put(store, &kb, "table.csv", b"broken").await;
     let claimed = claim(store, document.id).await;
     let head = store.kb_change_head().await.unwrap();
-    assert_eq!(store
+    assert_eq!(
+        store
             .fail_kb_document(document.id, claimed.version, "not a CSV file")
             .await
-            .unwrap(), Written::Applied);
+            .unwrap(),
+        Written::Applied
+    );
     let failed = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(failed.status, KbDocumentStatus::Error);
     assert_eq!(failed.error.as_deref(), Some("not a CSV file"));
@@ -845,12 +917,18 @@ pub async fn check_failed_documents_keep_their_old_chunks_until_retried(store: &
     // A failed document is not claimed, however late, and fails only once.
     let far = ars_domain::time::now() + chrono::Duration::days(365);
     assert_eq!(store.claim_kb_document(far, LEASE).await.unwrap(), None);
-    assert_eq!(store
+    assert_eq!(
+        store
             .fail_kb_document(document.id, 2, "again")
             .await
-            .unwrap(), Written::Superseded);
+            .unwrap(),
+        Written::Superseded
+    );
 
-    assert_eq!(store.retry_kb_document(document.id).await.unwrap(), Retried::Retried);
+    assert_eq!(
+        store.retry_kb_document(document.id).await.unwrap(),
+        Retried::Retried
+    );
     let retried = store.kb_document(document.id).await.unwrap().unwrap();
     assert_eq!(retried.status, KbDocumentStatus::Pending);
     assert_eq!(
@@ -858,9 +936,15 @@ pub async fn check_failed_documents_keep_their_old_chunks_until_retried(store: &
         (None, 0, 0.0)
     );
     assert_eq!(retried.version, 2);
-    assert_eq!(store.retry_kb_document(document.id).await.unwrap(), Retried::NotFailed,
-        "only failed documents");
-    assert_eq!(store.retry_kb_document(KbDocumentId::new()).await.unwrap(), Retried::NotFailed);
+    assert_eq!(
+        store.retry_kb_document(document.id).await.unwrap(),
+        Retried::NotFailed,
+        "only failed documents"
+    );
+    assert_eq!(
+        store.retry_kb_document(KbDocumentId::new()).await.unwrap(),
+        Retried::NotFailed
+    );
     let again = claim(store, document.id).await;
     assert_eq!((again.version, again.attempts), (2, 1));
 }
@@ -975,8 +1059,14 @@ pub async fn check_kb_change_log(store: &dyn Store) {
         .await
         .unwrap();
     store.retry_kb_document(c.id).await.unwrap();
-    assert_eq!(store.delete_kb_document(a.id).await.unwrap(), Deleted::Deleted);
-    assert_eq!(store.delete_kb_document(a.id).await.unwrap(), Deleted::NotFound);
+    assert_eq!(
+        store.delete_kb_document(a.id).await.unwrap(),
+        Deleted::Deleted
+    );
+    assert_eq!(
+        store.delete_kb_document(a.id).await.unwrap(),
+        Deleted::NotFound
+    );
 
     let changes = store.kb_changes_since(0, 10).await.unwrap();
     let entries: Vec<(KnowledgeBaseId, KbDocumentId)> =

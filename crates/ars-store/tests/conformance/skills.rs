@@ -379,7 +379,10 @@ pub async fn check_delete_skill_cascades_files_and_shares<S: Store + RawSql>(sto
     assert_eq!(store.execute_raw(&touch_files).await.unwrap(), 5);
     assert_eq!(store.execute_raw(&touch_shares).await.unwrap(), 2);
 
-    assert_eq!(store.delete_skill(doomed.id).await.unwrap(), Deleted::Deleted);
+    assert_eq!(
+        store.delete_skill(doomed.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.skill(doomed.id).await.unwrap(), None);
     assert_eq!(
         store.execute_raw(&touch_files).await.unwrap(),
@@ -392,7 +395,10 @@ pub async fn check_delete_skill_cascades_files_and_shares<S: Store + RawSql>(sto
         "shares cascade"
     );
     assert_eq!(store.skill_contents(doomed.id).await.unwrap(), []);
-    assert_eq!(store.delete_skill(doomed.id).await.unwrap(), Deleted::NotFound);
+    assert_eq!(
+        store.delete_skill(doomed.id).await.unwrap(),
+        Deleted::NotFound
+    );
     // Other skills keep their files, and the name is free again.
     assert_files(store, kept.id, &skill_content("kept", "v1")).await;
     store

@@ -159,7 +159,10 @@ pub async fn check_revoke_only_own_tokens(store: &dyn Store) {
         .unwrap();
     let now = ars_domain::time::now();
 
-    assert_eq!(store.revoke_token(mallory.id, secret.id).await.unwrap(), Deleted::NotFound);
+    assert_eq!(
+        store.revoke_token(mallory.id, secret.id).await.unwrap(),
+        Deleted::NotFound
+    );
     assert!(
         store
             .token_user("hash-secret", now)
@@ -168,10 +171,16 @@ pub async fn check_revoke_only_own_tokens(store: &dyn Store) {
             .is_some()
     );
 
-    assert_eq!(store.revoke_token(alice.id, secret.id).await.unwrap(), Deleted::Deleted);
+    assert_eq!(
+        store.revoke_token(alice.id, secret.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.token_user("hash-secret", now).await.unwrap(), None);
     assert!(store.list_tokens(alice.id).await.unwrap().is_empty());
-    assert_eq!(store.revoke_token(alice.id, secret.id).await.unwrap(), Deleted::NotFound);
+    assert_eq!(
+        store.revoke_token(alice.id, secret.id).await.unwrap(),
+        Deleted::NotFound
+    );
 }
 
 fn change(role: Option<Role>, disabled: Option<bool>) -> AccountChange {
@@ -298,10 +307,13 @@ pub async fn check_password_change_revokes_other_tokens(store: &dyn Store) {
         .unwrap();
     let now = ars_domain::time::now();
 
-    assert_eq!(store
+    assert_eq!(
+        store
             .set_password(alice.id, "new-hash", Some(current.id))
             .await
-            .unwrap(), Updated::Updated);
+            .unwrap(),
+        Updated::Updated
+    );
     let (changed, hash) = store.user_credentials("alice").await.unwrap().unwrap();
     assert_eq!(hash, "new-hash");
     assert!(changed.updated_at >= alice.updated_at);
@@ -316,14 +328,20 @@ pub async fn check_password_change_revokes_other_tokens(store: &dyn Store) {
     assert!(store.token_user("hash-bobs", now).await.unwrap().is_some());
 
     // Without a token to keep, every one goes.
-    assert_eq!(store
+    assert_eq!(
+        store
             .set_password(alice.id, "newer-hash", None)
             .await
-            .unwrap(), Updated::Updated);
+            .unwrap(),
+        Updated::Updated
+    );
     assert!(store.list_tokens(alice.id).await.unwrap().is_empty());
     assert_eq!(store.list_tokens(bob.id).await.unwrap().len(), 1);
 
-    assert_eq!(store.set_password(UserId::new(), "x", None).await.unwrap(), Updated::NotFound);
+    assert_eq!(
+        store.set_password(UserId::new(), "x", None).await.unwrap(),
+        Updated::NotFound
+    );
 }
 
 pub async fn check_token_use_is_recorded(store: &dyn Store) {

@@ -8,7 +8,7 @@ use anyhow::Context;
 use ars_api::accounts;
 use ars_domain::user::last_admin_refusal;
 use ars_domain::{AccountChange, Role, User};
-use ars_store::{AccountStore, Store, UserUpdate};
+use ars_store::{AccountStore, UserUpdate};
 
 use crate::cli::{Command, KbCommand, McpCommand, TokenCommand, UserCommand};
 use crate::config::Config;

@@ -117,7 +117,8 @@ pub(crate) struct ShareRow {
 }
 
 /// The row of a shared resource, which becomes its domain type together with its share rows.
-pub(crate) trait SharedRow: Sized {
+/// (`Send + Sync + Unpin`, as every row is, so the helpers' futures may hold one.)
+pub(crate) trait SharedRow: Sized + Send + Sync + Unpin {
     /// The domain type.
     type Resource;
 
@@ -186,7 +187,7 @@ macro_rules! impl_shares {
         impl $store {
             /// `row` with its shares from `table`, read on the same connection (or
             /// transaction).
-            async fn with_shares<R: $crate::shares::SharedRow + Send + Sync>(
+            async fn with_shares<R: $crate::shares::SharedRow>(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 table: &$crate::shares::ShareTable,
                 row: Option<R>,
@@ -210,10 +211,7 @@ macro_rules! impl_shares {
             ) -> $crate::Result<Option<R::Resource>>
             where
                 R: $crate::shares::SharedRow
-                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>
-                    + Send
-                    + Sync
-                    + Unpin,
+                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
             {
                 let mut conn = self.pool.acquire().await?;
                 let row = sqlx::query_as::<_, R>(sql)
@@ -237,10 +235,7 @@ macro_rules! impl_shares {
             ) -> $crate::Result<Vec<R::Resource>>
             where
                 R: $crate::shares::SharedRow
-                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>
-                    + Send
-                    + Sync
-                    + Unpin,
+                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
             {
                 let viewer = viewer.map(|user| user.to_string());
                 let mut conn = self.pool.acquire().await?;
@@ -281,7 +276,7 @@ macro_rules! impl_shares {
 
             /// `row`, as read back inside the write transaction `tx`, with its shares; then
             /// commits. `NotFound` (and nothing written) when there is no row.
-            async fn commit_shared<R: $crate::shares::SharedRow + Send + Sync>(
+            async fn commit_shared<R: $crate::shares::SharedRow>(
                 mut tx: sqlx::Transaction<'static, $db>,
                 table: &$crate::shares::ShareTable,
                 row: Option<R>,

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use ars_domain::user::{ADMIN_USERNAME, PasswordPolicy, validate_username};
 use ars_domain::{ApiToken, Role, TokenId, User, UserId, ValidationError, credentials};
-use ars_store::{NewToken, NewUser, Store};
+use ars_store::{AccountStore, NewToken, NewUser};
 
 use crate::ApiError;
 
@@ -37,7 +37,7 @@ pub async fn verify_password(password: String, stored: Option<String>) -> bool {
 
 /// Validates and creates a user; the password must satisfy `policy`.
 pub async fn create_user(
-    store: &dyn Store,
+    store: &dyn AccountStore,
     policy: PasswordPolicy,
     username: &str,
     password: &str,
@@ -60,7 +60,7 @@ pub async fn create_user(
 /// change), so whoever knew the old password is logged out everywhere. A 404 when the user is
 /// gone.
 pub async fn change_password(
-    store: &dyn Store,
+    store: &dyn AccountStore,
     policy: PasswordPolicy,
     user: UserId,
     password: &str,
@@ -72,16 +72,15 @@ pub async fn change_password(
         other => other.into(),
     })?;
     let password_hash = hash_password(password.to_string()).await?;
-    if store.set_password(user, &password_hash, keep).await? {
-        Ok(())
-    } else {
-        Err(ApiError::not_found("user"))
+    match store.set_password(user, &password_hash, keep).await? {
+        ars_store::Updated::Updated => Ok(()),
+        ars_store::Updated::NotFound => Err(ApiError::not_found("user")),
     }
 }
 
 /// Creates a token for `user`; returns the secret (shown once) and its metadata.
 pub async fn create_token(
-    store: &dyn Store,
+    store: &dyn AccountStore,
     user: &User,
     name: &str,
     expires_at: Option<chrono::DateTime<chrono::Utc>>,
@@ -113,7 +112,7 @@ pub enum AdminBootstrap {
 /// `policy` like any other. Safe to race: when another instance created it first, the unique
 /// username makes this a no-op.
 pub async fn ensure_admin(
-    store: &dyn Store,
+    store: &dyn AccountStore,
     policy: PasswordPolicy,
     configured_password: Option<&str>,
 ) -> Result<AdminBootstrap, ApiError> {

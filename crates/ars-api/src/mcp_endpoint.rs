@@ -122,9 +122,9 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
             .and_then(|value| value.to_str().ok())
     {
         match state.store.bind_mcp_session(opened, user).await {
-            Ok(true) => {}
+            Ok(ars_store::Bound::Bound) => {}
             // The session's state was not saved (rmcp logged why): nobody can use it.
-            Ok(false) => {
+            Ok(ars_store::Bound::Refused) => {
                 return ApiError::Internal(format!("MCP session {opened} was not stored"))
                     .into_response();
             }

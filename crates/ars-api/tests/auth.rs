@@ -208,7 +208,7 @@ async fn first_start_creates_admin_once() {
             .unwrap(),
         AdminBootstrap::Existing
     );
-    let (user, hash) = ars_store::Store::user_credentials(&store, "admin")
+    let (user, hash) = ars_store::AccountStore::user_credentials(&store, "admin")
         .await
         .unwrap()
         .unwrap();

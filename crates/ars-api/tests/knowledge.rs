@@ -1147,8 +1147,7 @@ async fn stored_document(
 #[tokio::test]
 async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fails_at_once() {
     let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
-    let store: std::sync::Arc<dyn ars_store::Store> =
-        ars_store::CancelSafe::wrap(std::sync::Arc::new(store));
+    let store: std::sync::Arc<dyn ars_store::Store> = std::sync::Arc::new(store);
     let kb_id = ars_domain::KnowledgeBaseId::new();
     let fields = ars_domain::knowledge::KnowledgeBaseFields {
         slug: "restart".into(),
@@ -1187,11 +1186,12 @@ async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fai
         .unwrap()
         .unwrap();
     assert_eq!(died.id, poison);
-    assert!(
+    assert_eq!(
         store
             .release_kb_document(claimed.id, claimed.version)
             .await
-            .unwrap()
+            .unwrap(),
+        ars_store::Written::Applied
     );
     let released = store.kb_document(interrupted).await.unwrap().unwrap();
     assert_eq!(released.status.as_str(), "pending");
@@ -1231,8 +1231,7 @@ async fn a_document_given_back_at_shutdown_resumes_and_one_whose_worker_died_fai
 #[tokio::test]
 async fn the_index_is_derived_data_rebuilt_from_the_store() {
     let (store, _dir) = ars_store::test_support::sqlite_fresh().await;
-    let store: std::sync::Arc<dyn ars_store::Store> =
-        ars_store::CancelSafe::wrap(std::sync::Arc::new(store));
+    let store: std::sync::Arc<dyn ars_store::Store> = std::sync::Arc::new(store);
     let mut first = TestApp::spawn_setup(Setup {
         store: Some(std::sync::Arc::clone(&store)),
         ..Setup::default()

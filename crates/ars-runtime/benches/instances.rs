@@ -203,7 +203,6 @@ async fn main() {
             Arc::new(store)
         }
     };
-    let store = ars_store::CancelSafe::wrap(store);
     let user = store
         .create_user(NewUser {
             username: "bench".into(),

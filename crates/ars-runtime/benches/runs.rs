@@ -32,7 +32,7 @@ async fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(1000);
     let (store, _db) = ars_store::test_support::sqlite_fresh().await;
-    let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+    let store: Arc<dyn Store> = Arc::new(store);
     let dir = tempfile::tempdir().unwrap();
     let user = store
         .create_user(NewUser {

@@ -13,7 +13,7 @@ use ars_domain::{Caller, NewSkill, Role, ShareConfig, SkillContent, SkillFile};
 use ars_runtime::skills::SkillLibrary;
 use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig, Scope};
 use ars_skills::prompt_block;
-use ars_store::{NewUser, Store};
+use ars_store::{NewUser, SkillStore, Store};
 
 const ROUNDS: usize = 200;
 
@@ -56,7 +56,7 @@ async fn main() {
     let shared = args.next().unwrap_or(50);
     let personal = args.next().unwrap_or(10);
     let (store, _db) = ars_store::test_support::sqlite_fresh().await;
-    let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+    let store: Arc<dyn Store> = Arc::new(store);
     let dir = tempfile::tempdir().unwrap();
     let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(SandboxConfig::new(
         dir.path().to_path_buf(),
@@ -113,7 +113,10 @@ async fn main() {
             .await
             .unwrap();
     }
-    let library = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
+    let library = SkillLibrary::new(
+        Arc::clone(&store) as Arc<dyn SkillStore>,
+        Arc::clone(&sandbox),
+    );
     println!(
         "{shared} shared skills (5 files, ~10 KiB each), {} built-in, {personal} personal",
         library.builtin().len()

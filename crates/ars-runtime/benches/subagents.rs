@@ -87,7 +87,7 @@ async fn main() {
     let child_delay_ms = if mode == "fanout" { 1000 } else { 0 };
 
     let (sqlite, _db) = ars_store::test_support::sqlite_fresh().await;
-    let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(sqlite));
+    let store: Arc<dyn Store> = Arc::new(sqlite);
     let dir = tempfile::tempdir().unwrap();
     let user = store
         .create_user(NewUser {

@@ -44,7 +44,6 @@ async fn cluster() -> Cluster {
             Arc::new(store)
         }
     };
-    let store = ars_store::CancelSafe::wrap(store);
     let user = store
         .create_user(NewUser {
             username: "alice".into(),

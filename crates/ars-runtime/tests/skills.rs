@@ -20,7 +20,10 @@ use common::{Harness, harness_parts, scripted};
 
 async fn skills_harness() -> Harness {
     harness_parts(RuntimeConfig::default(), |store, sandbox| {
-        let library = SkillLibrary::new(Arc::clone(store), Arc::clone(sandbox));
+        let library = SkillLibrary::new(
+            Arc::clone(store) as Arc<dyn ars_store::SkillStore>,
+            Arc::clone(sandbox),
+        );
         vec![
             Arc::new(SubagentMiddlewareFactory),
             Arc::new(SkillsPlugin::new(library)),

@@ -6,8 +6,8 @@
 
 use sqlx::error::{DatabaseError, ErrorKind};
 
-/// What can go wrong in a store call. Expected outcomes (a missing row) are `Option`/`bool`
-/// return values, not errors.
+/// What can go wrong in a store call. Expected outcomes (a missing row) are `Option`s or
+/// outcome enums ([`crate::Deleted`], …), not errors.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// A unique constraint was hit; `field` names the payload field it guards.
@@ -27,7 +27,7 @@ pub enum StoreError {
     /// cut off — cancelled, reaped after its lease ran out — and must stop.
     #[error("run {run} has ended; nothing more is written for it")]
     RunEnded { run: ars_domain::RunId },
-    /// The `replace_from` of [`crate::Store::create_run_with_input`] names no message of the
+    /// The `replace_from` of [`crate::RunStore::create_run_with_input`] names no message of the
     /// thread's history that an input may replace (`reason` says why); nothing was written.
     #[error("message {message} cannot be replaced: {reason}")]
     NotReplaceable {

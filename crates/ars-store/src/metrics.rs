@@ -1,10 +1,10 @@
 //! What the store measures, through the `metrics` facade: how long each write takes, by
 //! operation, and how many writes are queued for the writer.
 //!
-//! Both are taken in `CancelSafe`, where every write of either store passes as its own task:
-//! on SQLite that task waits in the one writer connection's FIFO queue, so the gauge is that
-//! queue's depth (the write being written included); on PostgreSQL, the writes in flight on
-//! the pool. Without an installed recorder both are no-ops.
+//! Both are taken on the write path (`write`), where every write of either store passes as its
+//! own task: on SQLite that task waits in the one writer connection's FIFO queue, so the gauge
+//! is that queue's depth (the write being written included); on PostgreSQL, the writes in
+//! flight on the pool. Without an installed recorder both are no-ops.
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres, Transaction};
 
 use crate::Result;
-use crate::store_impl::impl_store;
+use crate::sql_store::impl_store;
 
 /// The PostgreSQL schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
@@ -25,7 +25,7 @@ const USERS_LOCK: i64 = 0x4152_535f_5553_4552;
 /// (`ARS_KBCH`).
 const KB_CHANGES_LOCK: i64 = 0x4152_535f_4b42_4348;
 
-/// The PostgreSQL implementation of [`crate::Store`].
+/// The PostgreSQL implementation of [`crate::Store`]: a cheap `Clone` handle (a pool).
 #[derive(Clone, Debug)]
 pub struct PgStore {
     /// Reads and writes alike.
@@ -99,7 +99,7 @@ impl PgStore {
     }
 
     /// Concurrent claims skip documents another claim has locked.
-    const CLAIM_KB_DOCUMENT: &'static str = crate::kb_sql::CLAIM_KB_DOCUMENT_POSTGRES;
+    const CLAIM_KB_DOCUMENT: &'static str = crate::knowledge::queries::CLAIM_KB_DOCUMENT_POSTGRES;
 }
 
 impl_store!(PgStore, Postgres, "postgres");

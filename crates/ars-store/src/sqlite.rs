@@ -10,8 +10,8 @@
 //! Checkpoints, which copy the log back into the database file and sync both, run beside the
 //! writer too (see `checkpoint`), not inside one unlucky commit.
 //!
-//! Every write reaches the writer through `CancelSafe`, which counts the writes queued for it
-//! (`ars_store_write_queue_depth`, see `metrics`).
+//! Every write reaches the writer on a task of its own (see `write`), which counts the writes
+//! queued for it (`ars_store_write_queue_depth`, see `metrics`).
 //!
 //! The 5 s busy timeout stays as a backstop for another process opening the same file. Write
 //! transactions still start with `BEGIN IMMEDIATE`, taking the write lock up front: a deferred
@@ -31,7 +31,7 @@ use sqlx::{Sqlite, SqliteConnection, Transaction};
 
 use crate::Result;
 use crate::checkpoint::{BACKSTOP_PAGES, Checkpointer};
-use crate::store_impl::impl_store;
+use crate::sql_store::impl_store;
 
 /// The SQLite schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -43,7 +43,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Read-only connections in a file store's reader pool, beside its one writer connection.
 const MAX_READERS: u32 = 8;
 
-/// The SQLite implementation of [`crate::Store`].
+/// The SQLite implementation of [`crate::Store`]: a cheap `Clone` handle (pools and an `Arc`).
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     /// Read-only connections for every read; WAL lets them run beside the writer. For an
@@ -157,7 +157,7 @@ impl SqliteStore {
     }
 
     /// Claims run one at a time on the one writer, so the claim needs no row locks.
-    const CLAIM_KB_DOCUMENT: &'static str = crate::kb_sql::CLAIM_KB_DOCUMENT_SQLITE;
+    const CLAIM_KB_DOCUMENT: &'static str = crate::knowledge::queries::CLAIM_KB_DOCUMENT_SQLITE;
 }
 
 /// Creates the directory the database file goes in, so a fresh data directory just works.
@@ -179,7 +179,7 @@ mod tests {
     use ars_domain::Role;
 
     use super::*;
-    use crate::{NewUser, Store};
+    use crate::{AccountStore, NewUser};
 
     async fn fresh() -> (SqliteStore, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ars_domain::{MessageRole, NewMessage, Role, Thread};
-use ars_store::{CancelSafe, NewUser};
+use ars_store::{NewUser, Store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_writes_complete_and_never_block_the_next_writer() {
     let (sqlite, _dir) = ars_store::test_support::sqlite_fresh().await;
-    let store = CancelSafe::wrap(Arc::new(sqlite));
+    let store: Arc<dyn Store> = Arc::new(sqlite);
     let user = store
         .create_user(NewUser {
             username: "u".into(),

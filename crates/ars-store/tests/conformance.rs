@@ -13,6 +13,8 @@
 mod agents;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/ingestion.rs"]
+mod ingestion;
 #[path = "conformance/knowledge.rs"]
 mod knowledge;
 #[path = "conformance/mcp_servers.rs"]
@@ -142,13 +144,13 @@ conformance!(
     knowledge::check_knowledge_base_list_filter_matrix,
     knowledge::check_delete_knowledge_base_cascades,
     knowledge::check_put_kb_document_inserts_then_replaces_by_name,
-    knowledge::check_concurrent_claims_never_take_one_document_twice,
-    knowledge::check_claims_take_the_least_recently_updated_document_first,
-    knowledge::check_an_expired_lease_is_claimable_again_and_a_live_one_is_not,
-    knowledge::check_a_released_claim_is_pending_again_and_not_counted,
-    knowledge::check_finish_writes_only_the_claimed_version_and_replaces_chunks_at_once,
-    knowledge::check_failed_documents_keep_their_old_chunks_until_retried,
-    knowledge::check_kb_chunk_reads,
-    knowledge::check_kb_change_log,
+    ingestion::check_concurrent_claims_never_take_one_document_twice,
+    ingestion::check_claims_take_the_least_recently_updated_document_first,
+    ingestion::check_an_expired_lease_is_claimable_again_and_a_live_one_is_not,
+    ingestion::check_a_released_claim_is_pending_again_and_not_counted,
+    ingestion::check_finish_writes_only_the_claimed_version_and_replaces_chunks_at_once,
+    ingestion::check_failed_documents_keep_their_old_chunks_until_retried,
+    ingestion::check_kb_chunk_reads,
+    ingestion::check_kb_change_log,
     knowledge::check_knowledge_base_schema_rejects_forbidden_rows,
 );

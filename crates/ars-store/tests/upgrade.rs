@@ -24,7 +24,7 @@ use ars_domain::{
     Lease, MessageRole, NewMessage, NewRun, NewSkill, Run, RunId, RunStatus, ShareConfig,
     SkillContent, SkillFile, Thread,
 };
-use ars_store::{INTERRUPTED_ERROR, SkillFilter, Store, StoreError};
+use ars_store::{INTERRUPTED_ERROR, SkillFilter, Store, StoreError, Written};
 
 #[path = "upgrade/old_data.rs"]
 mod old_data;
@@ -396,7 +396,7 @@ where
         .unwrap();
     conn.close().await.unwrap();
 
-    let store = ars_store::CancelSafe::wrap(Arc::new(pg_open_schema(url, &schema).await));
+    let store: Arc<dyn Store> = Arc::new(pg_open_schema(url, &schema).await);
     // The check runs as its own task so that a failed assertion comes back here as an error,
     // after which the schema is dropped and the panic resumed. The task owns the store, so
     // nothing uses the schema any more by then.
@@ -535,11 +535,12 @@ async fn an_upgraded_database_stores_knowledge_bases_of_its_old_users(
         text: "# Policy".into(),
         embedding: None,
     };
-    assert!(
+    assert_eq!(
         store
             .finish_kb_document(claimed.id, claimed.version, &[chunk])
             .await
-            .unwrap()
+            .unwrap(),
+        Written::Applied
     );
     let listed = store.list_knowledge_bases(filter).await.unwrap();
     assert_eq!(listed.len(), 1);

@@ -8,7 +8,7 @@ use anyhow::Context;
 use ars_api::accounts;
 use ars_domain::user::last_admin_refusal;
 use ars_domain::{AccountChange, Role, User};
-use ars_store::{Store, UserUpdate};
+use ars_store::{AccountStore, UserUpdate};
 
 use crate::cli::{Command, KbCommand, McpCommand, TokenCommand, UserCommand};
 use crate::config::Config;
@@ -34,7 +34,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
 async fn reindex(config: &Config, slugs: &[String]) -> anyhow::Result<()> {
     let store = server::open_store(config).await?;
     let hub = ars_runtime::knowledge::KnowledgeHub::new(
-        Arc::clone(&store),
+        Arc::clone(&store) as Arc<dyn ars_store::KnowledgeStore>,
         config.knowledge.runtime_config(&config.data_dir),
     );
     let all = store
@@ -116,7 +116,7 @@ async fn shutdown_signal() {
     tracing::info!("shutdown requested; no new connections, stopping active runs");
 }
 
-async fn user(cmd: UserCommand, config: &Config, store: &dyn Store) -> anyhow::Result<()> {
+async fn user(cmd: UserCommand, config: &Config, store: &dyn AccountStore) -> anyhow::Result<()> {
     let policy = config.password_policy();
     match cmd {
         UserCommand::Add {
@@ -185,7 +185,7 @@ fn new_password(from_stdin: bool, min_chars: usize) -> anyhow::Result<(String, b
     }
 }
 
-async fn named_user(store: &dyn Store, username: &str) -> anyhow::Result<User> {
+async fn named_user(store: &dyn AccountStore, username: &str) -> anyhow::Result<User> {
     let (user, _) = store
         .user_credentials(username)
         .await?
@@ -194,7 +194,11 @@ async fn named_user(store: &dyn Store, username: &str) -> anyhow::Result<User> {
 }
 
 /// Disables or enables an account, keeping an active admin as the API does.
-async fn set_disabled(store: &dyn Store, username: &str, disabled: bool) -> anyhow::Result<()> {
+async fn set_disabled(
+    store: &dyn AccountStore,
+    username: &str,
+    disabled: bool,
+) -> anyhow::Result<()> {
     let user = named_user(store, username).await?;
     let change = AccountChange {
         role: None,
@@ -212,7 +216,7 @@ async fn set_disabled(store: &dyn Store, username: &str, disabled: bool) -> anyh
     }
 }
 
-async fn token(cmd: TokenCommand, store: &dyn Store) -> anyhow::Result<()> {
+async fn token(cmd: TokenCommand, store: &dyn AccountStore) -> anyhow::Result<()> {
     let TokenCommand::Create {
         username,
         name,

@@ -29,7 +29,7 @@ use ars_runtime::{
     MiddlewareFactory, Runtime, RuntimeParts, SubagentMiddlewareFactory, builtin_tools,
 };
 use ars_sandbox::{LocalSandbox, Sandbox};
-use ars_store::{PgControl, Store};
+use ars_store::{KnowledgeStore, PgControl, SkillStore, Store};
 
 use crate::config::{Config, SandboxMode};
 use crate::metrics;
@@ -200,7 +200,10 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         }
     };
     let control = control_channel(config).await?;
-    let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox) as Arc<dyn Sandbox>);
+    let skills = SkillLibrary::new(
+        Arc::clone(&store) as Arc<dyn SkillStore>,
+        Arc::clone(&sandbox) as Arc<dyn Sandbox>,
+    );
     let mut mcp_config = config.mcp.runtime_config();
     mcp_config.outbound = config.network.outbound()?;
     let mcp = McpHub::new(
@@ -210,7 +213,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         mcp_config,
     );
     let knowledge = KnowledgeHub::new(
-        Arc::clone(&store),
+        Arc::clone(&store) as Arc<dyn KnowledgeStore>,
         config.knowledge.runtime_config(&config.data_dir),
     );
     let runtime = Runtime::new(RuntimeParts {

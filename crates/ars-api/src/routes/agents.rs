@@ -478,7 +478,7 @@ pub async fn delete_agent(
     if let Some(active) = state.store.agent_active_run(agent.id).await? {
         return Err(ApiError::busy(active.id));
     }
-    if state.store.delete_agent(agent.id).await? {
+    if state.store.delete_agent(agent.id).await? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found("agent"))

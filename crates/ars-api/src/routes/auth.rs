@@ -282,7 +282,7 @@ pub async fn revoke_token(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let id = TokenId::parse(&id).ok_or_else(|| ApiError::not_found("token"))?;
-    if state.store.revoke_token(auth.user.id, id).await? {
+    if state.store.revoke_token(auth.user.id, id).await? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found("token"))

@@ -467,7 +467,7 @@ pub async fn delete_knowledge_base(
             "you can manage this knowledge base but not delete it",
         ));
     }
-    if state.store.delete_knowledge_base(kb.id).await? {
+    if state.store.delete_knowledge_base(kb.id).await? == ars_store::Deleted::Deleted {
         state.knowledge.forget(kb.id);
         tracing::info!(kb = %kb.id, slug = %kb.fields.slug, user = %caller.id, "knowledge base deleted");
         Ok(StatusCode::NO_CONTENT)

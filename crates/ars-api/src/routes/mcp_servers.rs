@@ -503,7 +503,7 @@ pub async fn delete_mcp_server(
             "you can use this MCP server but not delete it",
         ));
     }
-    if state.store.delete_mcp_server(server.id).await? {
+    if state.store.delete_mcp_server(server.id).await? == ars_store::Deleted::Deleted {
         tracing::info!(server = %server.id, slug = %server.fields.slug, user = %caller.id, "MCP server deleted");
         Ok(StatusCode::NO_CONTENT)
     } else {

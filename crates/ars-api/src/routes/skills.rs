@@ -394,7 +394,7 @@ pub async fn delete_skill(
             "you can use this skill but not delete it",
         ));
     }
-    if state.store.delete_skill(skill.id).await? {
+    if state.store.delete_skill(skill.id).await? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found("skill"))

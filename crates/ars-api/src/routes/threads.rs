@@ -193,7 +193,7 @@ pub async fn delete_thread(
     if let Some(active) = state.store.active_run(&thread.id).await? {
         return Err(ApiError::busy(active.id));
     }
-    if !state.store.delete_thread(&thread.id).await? {
+    if state.store.delete_thread(&thread.id).await? == ars_store::Deleted::NotFound {
         return Err(ApiError::not_found("thread"));
     }
     // A subagent thread shares its root's workdir, which stays with the root. The files go

@@ -23,7 +23,7 @@ use ars_runtime::mcp::{McpConfig, McpHub, McpPlugin};
 use ars_runtime::skills::{SkillLibrary, SkillsPlugin};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, builtin_tools};
 use ars_sandbox::{LocalSandbox, Sandbox, SandboxConfig, SandboxLimits};
-use ars_store::Store;
+use ars_store::{KnowledgeStore, SkillStore, Store};
 
 pub const ADMIN_PASSWORD: &str = "admin-password";
 
@@ -146,11 +146,11 @@ impl TestApp {
             (Some(store), _) => (store, tempfile::tempdir().unwrap()),
             (None, None) => {
                 let (store, dir) = ars_store::test_support::sqlite_fresh().await;
-                let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+                let store: Arc<dyn Store> = Arc::new(store);
                 (store, dir)
             }
             (None, Some(url)) => (
-                ars_store::CancelSafe::wrap(Arc::new(ars_store::test_support::pg_fresh(url).await)),
+                Arc::new(ars_store::test_support::pg_fresh(url).await),
                 tempfile::tempdir().unwrap(),
             ),
         };
@@ -185,7 +185,10 @@ impl TestApp {
         sandbox.limits = setup.sandbox_limits.clone();
         sandbox.extra_ro_binds = setup.extra_ro_binds.clone();
         let sandbox: Arc<dyn Sandbox> = Arc::new(LocalSandbox::new(sandbox));
-        let skills = SkillLibrary::new(Arc::clone(&store), Arc::clone(&sandbox));
+        let skills = SkillLibrary::new(
+            Arc::clone(&store) as Arc<dyn SkillStore>,
+            Arc::clone(&sandbox),
+        );
         let mcp = McpHub::new(
             Arc::clone(&store),
             Arc::clone(&sandbox),
@@ -199,7 +202,10 @@ impl TestApp {
         if setup.knowledge.is_none() {
             knowledge_config.sync_every = Duration::from_millis(200);
         }
-        let knowledge = KnowledgeHub::new(Arc::clone(&store), knowledge_config);
+        let knowledge = KnowledgeHub::new(
+            Arc::clone(&store) as Arc<dyn KnowledgeStore>,
+            knowledge_config,
+        );
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
             events,

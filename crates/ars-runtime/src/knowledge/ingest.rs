@@ -71,7 +71,7 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
                 let done = store
                     .finish_kb_document(document.id, document.version, &chunks)
                     .await;
-                if matches!(done, Ok(true)) {
+                if matches!(done, Ok(ars_store::Written::Applied)) {
                     tracing::info!(worker, document = %document.id, chunks = count, "document ingested");
                 }
                 done
@@ -84,8 +84,8 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
             }
         };
         match written {
-            Ok(true) => {}
-            Ok(false) => tracing::info!(
+            Ok(ars_store::Written::Applied) => {}
+            Ok(ars_store::Written::Superseded) => tracing::info!(
                 worker,
                 document = %document.id,
                 "the document changed while it was ingested; its newer version is ingested instead"
@@ -234,7 +234,7 @@ fn renew_while_working(
                 .ok()
                 .flatten()
                 .map_or(0.0, |d| d.progress);
-            if let Ok(false) = hub
+            if let Ok(ars_store::Written::Superseded) = hub
                 .store()
                 .renew_kb_document(document.id, document.version, progress, until)
                 .await

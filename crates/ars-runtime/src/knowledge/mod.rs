@@ -28,7 +28,7 @@ use ars_knowledge::extract::ExtractLimits;
 use ars_knowledge::fusion::{RRF_K, reciprocal_rank_fusion};
 use ars_knowledge::index::{IndexedChunk, KbIndex};
 use ars_knowledge::vectors::VectorIndex;
-use ars_store::{Store, StoreError};
+use ars_store::{KnowledgeStore, StoreError};
 
 use crate::models::ModelSource;
 
@@ -132,7 +132,7 @@ struct KbState {
 
 /// What the hub keeps in memory.
 struct Inner {
-    store: Arc<dyn Store>,
+    store: Arc<dyn KnowledgeStore>,
     config: KnowledgeConfig,
     states: Mutex<HashMap<KnowledgeBaseId, Arc<KbState>>>,
     /// Serialises loading a knowledge base's state and applying changes.
@@ -162,7 +162,7 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 const CANDIDATES: usize = 50;
 
 impl KnowledgeHub {
-    pub fn new(store: Arc<dyn Store>, config: KnowledgeConfig) -> Self {
+    pub fn new(store: Arc<dyn KnowledgeStore>, config: KnowledgeConfig) -> Self {
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -180,7 +180,7 @@ impl KnowledgeHub {
         &self.inner.config
     }
 
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn store(&self) -> &Arc<dyn KnowledgeStore> {
         &self.inner.store
     }
 

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use ars_domain::{Run, Thread, ThreadId, Usage};
 use ars_events::{EventBus, ThreadEvent};
-use ars_store::Store;
+use ars_store::RunStore;
 
 /// How often a child's tokens alone are told to its parent thread, at most.
 pub(crate) const USAGE_INTERVAL: Duration = Duration::from_millis(500);
@@ -24,7 +24,7 @@ pub(crate) const USAGE_INTERVAL: Duration = Duration::from_millis(500);
 /// here).
 pub(crate) struct Feed {
     bus: Arc<dyn EventBus>,
-    store: Arc<dyn Store>,
+    store: Arc<dyn RunStore>,
     /// The run's own thread.
     thread_id: ThreadId,
     /// A subagent run's parent thread and the subagent's slug.
@@ -48,7 +48,7 @@ struct State {
 impl Feed {
     pub(crate) fn new(
         bus: Arc<dyn EventBus>,
-        store: Arc<dyn Store>,
+        store: Arc<dyn RunStore>,
         run: &Run,
         thread: &Thread,
     ) -> Arc<Self> {

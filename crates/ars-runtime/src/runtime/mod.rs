@@ -602,7 +602,7 @@ impl Runtime {
     fn feed(&self, run: &Run, thread: &Thread) -> Arc<Feed> {
         Feed::new(
             Arc::clone(&self.inner.events),
-            Arc::clone(&self.inner.store),
+            Arc::clone(&self.inner.store) as Arc<dyn ars_store::RunStore>,
             run,
             thread,
         )

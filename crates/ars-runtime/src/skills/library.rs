@@ -18,7 +18,7 @@ use ars_sandbox::{
     EntryKind, PERSONAL_SKILLS_DIR, ProjectedSkill, SKILLS_ROOT, Sandbox, SandboxError, Scope,
 };
 use ars_skills::{SkillBundle, SkillManifest, SkillSource, builtin_skills, parse_skill_md};
-use ars_store::{SkillFilter, Store, StoreError};
+use ars_store::{SkillFilter, SkillStore, StoreError};
 
 /// Largest SKILL.md read from a personal folder.
 const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
@@ -86,13 +86,13 @@ impl Catalog {
 /// The three roots of skills, for the runtime's plug-in and the API alike.
 #[derive(Clone)]
 pub struct SkillLibrary {
-    store: Arc<dyn Store>,
+    store: Arc<dyn SkillStore>,
     sandbox: Arc<dyn Sandbox>,
     builtin: Arc<Vec<SkillBundle>>,
 }
 
 impl SkillLibrary {
-    pub fn new(store: Arc<dyn Store>, sandbox: Arc<dyn Sandbox>) -> Self {
+    pub fn new(store: Arc<dyn SkillStore>, sandbox: Arc<dyn Sandbox>) -> Self {
         Self {
             store,
             sandbox,

@@ -102,7 +102,7 @@ pub async fn harness_models(
     plugins: impl FnOnce(&Arc<dyn Store>, &Arc<dyn Sandbox>) -> Plugins,
 ) -> Harness {
     let (store, db) = ars_store::test_support::sqlite_fresh().await;
-    let store: Arc<dyn Store> = ars_store::CancelSafe::wrap(Arc::new(store));
+    let store: Arc<dyn Store> = Arc::new(store);
     let data = tempfile::tempdir().unwrap();
     let builtin = ars_runtime::builtin_tools();
     let mut tools: Vec<Arc<dyn Tool>> = builtin

@@ -5,7 +5,7 @@ use ars_domain::{
     AgentConfig, AgentContext, AgentId, Backend, ModelConfig, ShareConfig, UserId, Visibility,
 };
 use ars_store::test_support::RawSql;
-use ars_store::{Store, StoreError};
+use ars_store::{Deleted, Store, StoreError};
 
 use crate::fixtures::{draft, everything, shares, sorted, subagent_draft, user};
 
@@ -221,14 +221,20 @@ pub async fn check_delete_cascades_shares<S: Store + RawSql>(store: &S) {
     );
     assert_eq!(store.execute_raw(&touch).await.unwrap(), 2);
 
-    assert!(store.delete_agent(doomed.id).await.unwrap());
+    assert_eq!(
+        store.delete_agent(doomed.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.agent(doomed.id).await.unwrap(), None);
     assert_eq!(
         store.execute_raw(&touch).await.unwrap(),
         0,
         "shares cascade"
     );
-    assert!(!store.delete_agent(doomed.id).await.unwrap());
+    assert_eq!(
+        store.delete_agent(doomed.id).await.unwrap(),
+        Deleted::NotFound
+    );
     // The slug is free again.
     store.create_agent(&draft("doomed"), None).await.unwrap();
 }

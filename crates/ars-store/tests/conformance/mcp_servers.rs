@@ -8,7 +8,7 @@ use ars_domain::{
     Caller, McpServerFields, McpServerId, McpTransport, McpValue, Role, Sealed, Visibility,
 };
 use ars_store::test_support::RawSql;
-use ars_store::{McpServerFilter, Store, StoreError};
+use ars_store::{Bound, Deleted, McpServerFilter, Store, StoreError};
 
 use crate::fixtures::{shares, user};
 
@@ -172,8 +172,14 @@ pub async fn check_delete_mcp_server_and_deleting_its_owner<S: Store + RawSql>(s
         .create_mcp_server(McpServerId::new(), &http("gone"), Some(owner.id))
         .await
         .unwrap();
-    assert!(store.delete_mcp_server(gone.id).await.unwrap());
-    assert!(!store.delete_mcp_server(gone.id).await.unwrap());
+    assert_eq!(
+        store.delete_mcp_server(gone.id).await.unwrap(),
+        Deleted::Deleted
+    );
+    assert_eq!(
+        store.delete_mcp_server(gone.id).await.unwrap(),
+        Deleted::NotFound
+    );
     assert_eq!(store.mcp_server(gone.id).await.unwrap(), None);
 
     // A deleted owner leaves the server ownerless; a deleted user leaves its share list.
@@ -345,18 +351,28 @@ pub async fn check_mcp_sessions_and_calls(store: &dyn Store) {
     // A session takes an owner once; saving its state again keeps the owner.
     let bob = owner(store, "bob").await;
     assert_eq!(store.mcp_session_owner("new").await.unwrap(), None);
-    assert!(store.bind_mcp_session("new", alice.user.id).await.unwrap());
+    assert_eq!(
+        store.bind_mcp_session("new", alice.user.id).await.unwrap(),
+        Bound::Bound
+    );
     assert_eq!(
         store.mcp_session_owner("new").await.unwrap(),
         Some(alice.user.id)
     );
-    assert!(!store.bind_mcp_session("new", bob.user.id).await.unwrap());
-    assert!(!store.bind_mcp_session("new", alice.user.id).await.unwrap());
-    assert!(
-        !store
+    assert_eq!(
+        store.bind_mcp_session("new", bob.user.id).await.unwrap(),
+        Bound::Refused
+    );
+    assert_eq!(
+        store.bind_mcp_session("new", alice.user.id).await.unwrap(),
+        Bound::Refused
+    );
+    assert_eq!(
+        store
             .bind_mcp_session("unknown", alice.user.id)
             .await
-            .unwrap()
+            .unwrap(),
+        Bound::Refused
     );
     store
         .save_mcp_session("new", r#"{"v":3}"#, long_ago)

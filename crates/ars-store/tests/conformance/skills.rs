@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use ars_domain::{NewSkill, ShareConfig, SkillContent, SkillFileInfo, SkillId, UserId, Visibility};
 use ars_store::test_support::RawSql;
-use ars_store::{SkillFilter, Store, StoreError};
+use ars_store::{Deleted, SkillFilter, Store, StoreError};
 
 use crate::fixtures::{file, new_skill, shares, skill_content, sorted, user};
 
@@ -379,7 +379,10 @@ pub async fn check_delete_skill_cascades_files_and_shares<S: Store + RawSql>(sto
     assert_eq!(store.execute_raw(&touch_files).await.unwrap(), 5);
     assert_eq!(store.execute_raw(&touch_shares).await.unwrap(), 2);
 
-    assert!(store.delete_skill(doomed.id).await.unwrap());
+    assert_eq!(
+        store.delete_skill(doomed.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.skill(doomed.id).await.unwrap(), None);
     assert_eq!(
         store.execute_raw(&touch_files).await.unwrap(),
@@ -392,7 +395,10 @@ pub async fn check_delete_skill_cascades_files_and_shares<S: Store + RawSql>(sto
         "shares cascade"
     );
     assert_eq!(store.skill_contents(doomed.id).await.unwrap(), []);
-    assert!(!store.delete_skill(doomed.id).await.unwrap());
+    assert_eq!(
+        store.delete_skill(doomed.id).await.unwrap(),
+        Deleted::NotFound
+    );
     // Other skills keep their files, and the name is free again.
     assert_files(store, kept.id, &skill_content("kept", "v1")).await;
     store

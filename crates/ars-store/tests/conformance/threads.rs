@@ -5,7 +5,7 @@ use ars_domain::{
     UserId, time::now,
 };
 use ars_store::test_support::RawSql;
-use ars_store::{Store, StoreError};
+use ars_store::{Deleted, Store, StoreError};
 use chrono::{DateTime, Duration, SubsecRound, Utc};
 use futures::future::join_all;
 
@@ -218,7 +218,10 @@ pub async fn check_delete_thread_cascades(store: &dyn Store) {
         runs.push(run);
     }
 
-    assert!(store.delete_thread(&root.id).await.unwrap());
+    assert_eq!(
+        store.delete_thread(&root.id).await.unwrap(),
+        Deleted::Deleted
+    );
     for (thread, run) in [&root, &child, &grandchild].into_iter().zip(&runs) {
         assert_eq!(store.thread(&thread.id).await.unwrap(), None);
         assert_eq!(store.messages(&thread.id).await.unwrap(), vec![]);
@@ -233,7 +236,10 @@ pub async fn check_delete_thread_cascades(store: &dyn Store) {
     );
     assert_eq!(store.messages(&kept.id).await.unwrap().len(), 1);
     assert_eq!(store.run(runs[3].id).await.unwrap(), Some(runs[3].clone()));
-    assert!(!store.delete_thread(&root.id).await.unwrap());
+    assert_eq!(
+        store.delete_thread(&root.id).await.unwrap(),
+        Deleted::NotFound
+    );
     assert_eq!(
         ids(&store.list_threads(alice.user.id).await.unwrap()),
         vec![kept.id]
@@ -256,13 +262,19 @@ pub async fn check_deleting_an_agent_or_user_deletes_threads<S: Store + RawSql>(
         .unwrap();
 
     // The subagent's threads (and their runs) go with it; the parent thread stays.
-    assert!(store.delete_agent(alice.subagent.id).await.unwrap());
+    assert_eq!(
+        store.delete_agent(alice.subagent.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.thread(&child.id).await.unwrap(), None);
     assert_eq!(store.run(child_run.id).await.unwrap(), None);
     assert_eq!(store.thread(&root.id).await.unwrap(), Some(root.clone()));
     assert_eq!(store.child_runs(root_run.id).await.unwrap(), vec![]);
 
-    assert!(store.delete_agent(alice.agent.id).await.unwrap());
+    assert_eq!(
+        store.delete_agent(alice.agent.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.thread(&root.id).await.unwrap(), None);
     assert_eq!(store.run(root_run.id).await.unwrap(), None);
 

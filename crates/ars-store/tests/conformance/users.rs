@@ -1,7 +1,7 @@
 //! Users and API tokens.
 
 use ars_domain::{AccountChange, Role, User, UserId};
-use ars_store::{NewToken, Store, StoreError, UserUpdate};
+use ars_store::{Deleted, NewToken, Store, StoreError, Updated, UserUpdate};
 use chrono::{Duration, Utc};
 
 use crate::fixtures::{user, user_with_role};
@@ -159,7 +159,10 @@ pub async fn check_revoke_only_own_tokens(store: &dyn Store) {
         .unwrap();
     let now = ars_domain::time::now();
 
-    assert!(!store.revoke_token(mallory.id, secret.id).await.unwrap());
+    assert_eq!(
+        store.revoke_token(mallory.id, secret.id).await.unwrap(),
+        Deleted::NotFound
+    );
     assert!(
         store
             .token_user("hash-secret", now)
@@ -168,10 +171,16 @@ pub async fn check_revoke_only_own_tokens(store: &dyn Store) {
             .is_some()
     );
 
-    assert!(store.revoke_token(alice.id, secret.id).await.unwrap());
+    assert_eq!(
+        store.revoke_token(alice.id, secret.id).await.unwrap(),
+        Deleted::Deleted
+    );
     assert_eq!(store.token_user("hash-secret", now).await.unwrap(), None);
     assert!(store.list_tokens(alice.id).await.unwrap().is_empty());
-    assert!(!store.revoke_token(alice.id, secret.id).await.unwrap());
+    assert_eq!(
+        store.revoke_token(alice.id, secret.id).await.unwrap(),
+        Deleted::NotFound
+    );
 }
 
 fn change(role: Option<Role>, disabled: Option<bool>) -> AccountChange {
@@ -298,11 +307,12 @@ pub async fn check_password_change_revokes_other_tokens(store: &dyn Store) {
         .unwrap();
     let now = ars_domain::time::now();
 
-    assert!(
+    assert_eq!(
         store
             .set_password(alice.id, "new-hash", Some(current.id))
             .await
-            .unwrap()
+            .unwrap(),
+        Updated::Updated
     );
     let (changed, hash) = store.user_credentials("alice").await.unwrap().unwrap();
     assert_eq!(hash, "new-hash");
@@ -318,16 +328,20 @@ pub async fn check_password_change_revokes_other_tokens(store: &dyn Store) {
     assert!(store.token_user("hash-bobs", now).await.unwrap().is_some());
 
     // Without a token to keep, every one goes.
-    assert!(
+    assert_eq!(
         store
             .set_password(alice.id, "newer-hash", None)
             .await
-            .unwrap()
+            .unwrap(),
+        Updated::Updated
     );
     assert!(store.list_tokens(alice.id).await.unwrap().is_empty());
     assert_eq!(store.list_tokens(bob.id).await.unwrap().len(), 1);
 
-    assert!(!store.set_password(UserId::new(), "x", None).await.unwrap());
+    assert_eq!(
+        store.set_password(UserId::new(), "x", None).await.unwrap(),
+        Updated::NotFound
+    );
 }
 
 pub async fn check_token_use_is_recorded(store: &dyn Store) {

@@ -597,7 +597,7 @@ pub async fn delete_document(
     let caller = auth.caller();
     let kb = managed(&state, &caller, &id).await?;
     let document = document_of(&state, &kb, &doc).await?;
-    if state.store.delete_kb_document(document.id).await? {
+    if state.store.delete_kb_document(document.id).await? == ars_store::Deleted::Deleted {
         tracing::info!(kb = %kb.id, document = %document.id, name = %document.name, user = %caller.id, "document deleted");
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -675,7 +675,7 @@ pub async fn retry_document(
     let caller = auth.caller();
     let kb = managed(&state, &caller, &id).await?;
     let document = document_of(&state, &kb, &doc).await?;
-    if !state.store.retry_kb_document(document.id).await? {
+    if state.store.retry_kb_document(document.id).await? == ars_store::Retried::NotFailed {
         return Err(ApiError::Conflict {
             message: format!(
                 "“{}” is {}, not failed: there is nothing to retry",

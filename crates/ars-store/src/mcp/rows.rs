@@ -9,7 +9,8 @@ use sqlx::types::Json;
 use ars_domain::{McpServer, McpServerFields, McpServerId, McpTransport};
 
 use crate::Result;
-use crate::rows::{ShareRow, corrupt, parse_user_id, share_config, shares_by_resource};
+use crate::rows::{corrupt, parse_user_id};
+use crate::shares::{ShareRow, SharedRow, share_config};
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct McpServerRow {
@@ -25,14 +26,14 @@ pub(crate) struct McpServerRow {
     updated_at: DateTime<Utc>,
 }
 
-impl McpServerRow {
-    /// The stored id text, to look up this server's shares.
-    pub(crate) fn id(&self) -> &str {
+impl SharedRow for McpServerRow {
+    type Resource = McpServer;
+
+    fn id(&self) -> &str {
         &self.id
     }
 
-    /// The server, with `shares` being exactly its share rows (in any order).
-    pub(crate) fn into_server(self, shares: Vec<ShareRow>) -> Result<McpServer> {
+    fn into_resource(self, shares: Vec<ShareRow>) -> Result<McpServer> {
         Ok(McpServer {
             id: McpServerId::parse(&self.id).ok_or_else(|| corrupt("mcp server id", &self.id))?,
             fields: McpServerFields {
@@ -48,20 +49,6 @@ impl McpServerRow {
             updated_at: self.updated_at,
         })
     }
-}
-
-/// Joins server rows with the share rows of all of them, keeping the servers' order.
-pub(crate) fn assemble_servers(
-    rows: Vec<McpServerRow>,
-    shares: Vec<ShareRow>,
-) -> Result<Vec<McpServer>> {
-    let mut by_server = shares_by_resource(shares);
-    rows.into_iter()
-        .map(|row| {
-            let shares = by_server.remove(&row.id).unwrap_or_default();
-            row.into_server(shares)
-        })
-        .collect()
 }
 
 /// `transport_type`, as stored beside the transport.

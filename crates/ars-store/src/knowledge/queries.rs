@@ -1,15 +1,15 @@
 //! The queries of knowledge bases, their documents, chunks and change log, written once for
-//! both databases like those in [`crate::sql`] (`$N` placeholders).
+//! both databases (`$N` placeholders: see the crate docs).
 //!
 //! One statement differs per database: a claim on PostgreSQL skips rows another claim has
 //! locked (`FOR UPDATE SKIP LOCKED`, which SQLite lacks and does not need, its one writer
 //! running claims one at a time). Each store picks its variant as `CLAIM_KB_DOCUMENT`.
 
-use crate::sql::visible_to;
+use crate::shares::{ShareTable, listed_shares, share_table, visible_to};
 
 // Knowledge bases.
 
-/// A knowledge base row with its document counts, in [`crate::kb_rows::KnowledgeBaseRow`]
+/// A knowledge base row with its document counts, in [`super::rows::KnowledgeBaseRow`]
 /// order; the statement continues with a `WHERE` on `knowledge_bases` and must end with
 /// `GROUP BY knowledge_bases.id`.
 macro_rules! knowledge_base_select {
@@ -63,26 +63,21 @@ pub(crate) const LIST_KNOWLEDGE_BASES: &str = concat!(
 );
 
 /// The shares of every knowledge base [`LIST_KNOWLEDGE_BASES`] returns for the same bind.
-pub(crate) const LIST_KNOWLEDGE_BASES_SHARES: &str = concat!(
-    "SELECT knowledge_base_id AS resource_id, user_id, role FROM knowledge_base_shares WHERE \
-     knowledge_base_id IN (SELECT id FROM knowledge_bases WHERE ",
+pub(crate) const LIST_KNOWLEDGE_BASES_SHARES: &str = listed_shares!(
+    "knowledge_bases",
+    "knowledge_base_shares",
+    "knowledge_base_id",
     visible_to!(
         "knowledge_bases",
         "knowledge_base_shares",
         "knowledge_base_id",
         "$1"
-    ),
-    ")"
+    )
 );
 
-pub(crate) const SHARES_OF_KNOWLEDGE_BASE: &str = "SELECT knowledge_base_id AS resource_id, \
-     user_id, role FROM knowledge_base_shares WHERE knowledge_base_id = $1";
-
-pub(crate) const INSERT_KNOWLEDGE_BASE_SHARE: &str =
-    "INSERT INTO knowledge_base_shares (knowledge_base_id, user_id, role) VALUES ($1, $2, $3)";
-
-pub(crate) const DELETE_KNOWLEDGE_BASE_SHARES: &str =
-    "DELETE FROM knowledge_base_shares WHERE knowledge_base_id = $1";
+/// The share rows of knowledge bases.
+pub(crate) const KNOWLEDGE_BASE_SHARES: ShareTable =
+    share_table!("knowledge_base_shares", "knowledge_base_id");
 
 /// Shares, documents, files and chunks go with the row (ON DELETE CASCADE), in the same
 /// statement.
@@ -92,7 +87,7 @@ pub(crate) const KNOWLEDGE_BASE_EXISTS: &str = "SELECT id FROM knowledge_bases W
 
 // Documents.
 
-/// The document columns, in [`crate::kb_rows::KbDocumentRow`] order; unqualified so they also
+/// The document columns, in [`super::rows::KbDocumentRow`] order; unqualified so they also
 /// serve `RETURNING` clauses.
 macro_rules! kb_document_columns {
     () => {
@@ -219,7 +214,7 @@ pub(crate) const RETRY_KB_DOCUMENT: &str = "UPDATE kb_documents SET status = 'pe
 
 // Chunks.
 
-/// The chunk columns, in [`crate::kb_rows::KbChunkRow`] order.
+/// The chunk columns, in [`super::rows::KbChunkRow`] order.
 macro_rules! kb_chunk_columns {
     () => {
         "document_id, kb_id, ordinal, heading_path, start_offset, end_offset, text, embedding"

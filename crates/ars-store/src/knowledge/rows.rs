@@ -14,7 +14,8 @@ use ars_domain::{
     KnowledgeBaseFields, KnowledgeBaseId, NewKbChunk,
 };
 
-use crate::rows::{ShareRow, corrupt, parse_user_id, share_config, shares_by_resource};
+use crate::rows::{corrupt, parse_user_id};
+use crate::shares::{ShareRow, SharedRow, share_config};
 use crate::{KbChange, Result, StoreError};
 
 #[derive(sqlx::FromRow)]
@@ -36,14 +37,14 @@ pub(crate) struct KnowledgeBaseRow {
     failed: i64,
 }
 
-impl KnowledgeBaseRow {
-    /// The stored id text, to look up this knowledge base's shares.
-    pub(crate) fn id(&self) -> &str {
+impl SharedRow for KnowledgeBaseRow {
+    type Resource = KnowledgeBase;
+
+    fn id(&self) -> &str {
         &self.id
     }
 
-    /// The knowledge base, with `shares` being exactly its share rows (in any order).
-    pub(crate) fn into_knowledge_base(self, shares: Vec<ShareRow>) -> Result<KnowledgeBase> {
+    fn into_resource(self, shares: Vec<ShareRow>) -> Result<KnowledgeBase> {
         let count = |what: &str, stored: i64| {
             u64::try_from(stored).map_err(|_| corrupt(what, &stored.to_string()))
         };
@@ -69,20 +70,6 @@ impl KnowledgeBaseRow {
             updated_at: self.updated_at,
         })
     }
-}
-
-/// Joins knowledge base rows with the share rows of all of them, keeping the rows' order.
-pub(crate) fn assemble_knowledge_bases(
-    rows: Vec<KnowledgeBaseRow>,
-    shares: Vec<ShareRow>,
-) -> Result<Vec<KnowledgeBase>> {
-    let mut by_kb = shares_by_resource(shares);
-    rows.into_iter()
-        .map(|row| {
-            let shares = by_kb.remove(&row.id).unwrap_or_default();
-            row.into_knowledge_base(shares)
-        })
-        .collect()
 }
 
 #[derive(sqlx::FromRow)]

@@ -1,0 +1,104 @@
+//! The statements of conversations (threads and their messages), written once for both
+//! databases (`$N` placeholders: see the crate docs).
+
+// Threads.
+
+/// The thread columns, in [`super::rows::ThreadRow`] order.
+macro_rules! thread_columns {
+    () => {
+        "id, user_id, agent_id, title, parent_thread_id, subagent_slug, runtime_scope_id, \
+         workdir_path, created_at, updated_at"
+    };
+}
+
+pub(crate) const INSERT_THREAD: &str = concat!(
+    "INSERT INTO threads (",
+    thread_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ",
+    thread_columns!()
+);
+
+pub(crate) const THREAD_BY_ID: &str =
+    concat!("SELECT ", thread_columns!(), " FROM threads WHERE id = $1");
+
+/// A user's top-level threads, most recently updated first.
+pub(crate) const LIST_THREADS: &str = concat!(
+    "SELECT ",
+    thread_columns!(),
+    " FROM threads WHERE user_id = $1 AND parent_thread_id IS NULL \
+     ORDER BY updated_at DESC, id DESC"
+);
+
+/// A thread's direct children, oldest first.
+pub(crate) const CHILD_THREADS: &str = concat!(
+    "SELECT ",
+    thread_columns!(),
+    " FROM threads WHERE parent_thread_id = $1 ORDER BY created_at, id"
+);
+
+/// `$1`: the thread; `$2`: the new title; `$3`: now.
+pub(crate) const RENAME_THREAD: &str = concat!(
+    "UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1 RETURNING ",
+    thread_columns!()
+);
+
+/// Child threads, messages and runs go with the row (ON DELETE CASCADE, recursively), in the
+/// same statement.
+pub(crate) const DELETE_THREAD: &str = "DELETE FROM threads WHERE id = $1";
+
+/// `$1`: the thread; `$2`: now. Inside `append_message`'s transaction this also locks the thread
+/// row (PostgreSQL), so appends to one thread take their turns.
+pub(crate) const TOUCH_THREAD: &str = "UPDATE threads SET updated_at = $2 WHERE id = $1";
+
+// Messages.
+
+/// The message columns an append writes, in [`super::rows::MessageRow`] order.
+macro_rules! message_insert_columns {
+    () => {
+        "id, thread_id, run_id, seq, role, content, tool_calls, tool_call_id, tool_name, \
+         is_error, notice, created_at"
+    };
+}
+
+/// The message columns, in [`super::rows::MessageRow`] order.
+macro_rules! message_columns {
+    () => {
+        concat!(message_insert_columns!(), ", replaced_by_run_id")
+    };
+}
+
+/// Appends a message at the thread's next seq (previous maximum + 1, from 1, replaced messages
+/// counted too). `$1`: id; `$2`: thread; `$3`: run; `$4`: role; `$5`: content; `$6`: tool
+/// calls; `$7`: tool call id; `$8`: tool name; `$9`: is error; `$10`: notice; `$11`: now.
+/// Callers hold the thread's lock (see [`TOUCH_THREAD`]).
+pub(crate) const APPEND_MESSAGE: &str = concat!(
+    "INSERT INTO messages (",
+    message_insert_columns!(),
+    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10, $11 \
+     FROM messages WHERE thread_id = $2 RETURNING ",
+    message_columns!()
+);
+
+/// The thread's history: its messages no run has replaced.
+pub(crate) const THREAD_MESSAGES: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages WHERE thread_id = $1 AND replaced_by_run_id IS NULL ORDER BY seq"
+);
+
+/// Every message of the thread, replaced ones included.
+pub(crate) const ALL_THREAD_MESSAGES: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages WHERE thread_id = $1 ORDER BY seq"
+);
+
+/// What a `replace_from` must be checked against: the message's thread, seq, role and whether
+/// it was replaced already.
+pub(crate) const MESSAGE_TO_REPLACE: &str =
+    "SELECT thread_id, seq, role, replaced_by_run_id FROM messages WHERE id = $1";
+
+/// Takes every message of thread `$1` from seq `$2` on out of its history, as replaced by run
+/// `$3`; messages replaced earlier keep the run that replaced them.
+pub(crate) const REPLACE_MESSAGES: &str = "UPDATE messages SET replaced_by_run_id = $3 \
+     WHERE thread_id = $1 AND seq >= $2 AND replaced_by_run_id IS NULL";

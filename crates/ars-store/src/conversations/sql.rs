@@ -1,0 +1,224 @@
+//! [`ConversationStore`](super::ConversationStore) for the SQL stores, expanded for each
+//! database by [`impl_conversation_store!`] (see the crate docs for what a store type supplies).
+
+/// Implements `ConversationStore` for `$store` over database `$db`.
+macro_rules! impl_conversation_store {
+    ($store:ident, $db:ty) => {
+        impl $store {
+            /// The threads that `sql` selects by its one bind, `key`.
+            async fn threads_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(sql)
+                    .bind(key)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::conversations::rows::ThreadRow::into_thread)
+                    .collect()
+            }
+
+            /// The messages of `thread` that `sql` selects, in `seq` order.
+            async fn messages_where(
+                &self,
+                sql: &'static str,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(sql)
+                    .bind(thread.as_str())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::conversations::rows::MessageRow::into_message)
+                    .collect()
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::ConversationStore for $store {
+            async fn create_thread(
+                &self,
+                thread: &ars_domain::Thread,
+            ) -> $crate::Result<ars_domain::Thread> {
+                let thread = thread.clone();
+                self.write("create_thread", move |this| async move {
+                    // Microseconds are what PostgreSQL keeps; truncating here makes every store
+                    // return exactly the value it was given.
+                    let micros = |at: chrono::DateTime<chrono::Utc>| {
+                        chrono::SubsecRound::trunc_subsecs(at, 6)
+                    };
+                    sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                        $crate::conversations::queries::INSERT_THREAD,
+                    )
+                    .bind(thread.id.as_str())
+                    .bind(thread.user_id.to_string())
+                    .bind(thread.agent_id.to_string())
+                    .bind(&thread.title)
+                    .bind(
+                        thread
+                            .parent_thread_id
+                            .as_ref()
+                            .map(ars_domain::ThreadId::as_str),
+                    )
+                    .bind(thread.subagent_slug.as_deref())
+                    .bind(&thread.runtime_scope_id)
+                    .bind(&thread.workdir_path)
+                    .bind(micros(thread.created_at))
+                    .bind(micros(thread.updated_at))
+                    .fetch_one(this.writer())
+                    .await?
+                    .into_thread()
+                })
+                .await
+            }
+
+            async fn thread(
+                &self,
+                id: &ars_domain::ThreadId,
+            ) -> $crate::Result<Option<ars_domain::Thread>> {
+                sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                    $crate::conversations::queries::THREAD_BY_ID,
+                )
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await?
+                .map($crate::conversations::rows::ThreadRow::into_thread)
+                .transpose()
+            }
+
+            async fn list_threads(
+                &self,
+                user: ars_domain::UserId,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                self.threads_where(
+                    $crate::conversations::queries::LIST_THREADS,
+                    &user.to_string(),
+                )
+                .await
+            }
+
+            async fn child_threads(
+                &self,
+                parent: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                self.threads_where(
+                    $crate::conversations::queries::CHILD_THREADS,
+                    parent.as_str(),
+                )
+                .await
+            }
+
+            async fn rename_thread(
+                &self,
+                id: &ars_domain::ThreadId,
+                title: &str,
+            ) -> $crate::Result<ars_domain::Thread> {
+                let (id, title) = (id.clone(), title.to_owned());
+                self.write("rename_thread", move |this| async move {
+                    sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                        $crate::conversations::queries::RENAME_THREAD,
+                    )
+                    .bind(id.as_str())
+                    .bind(&title)
+                    .bind(ars_domain::time::now())
+                    .fetch_optional(this.writer())
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?
+                    .into_thread()
+                })
+                .await
+            }
+
+            async fn delete_thread(
+                &self,
+                id: &ars_domain::ThreadId,
+            ) -> $crate::Result<$crate::Deleted> {
+                // Child threads, messages and runs go with the row (ON DELETE CASCADE,
+                // recursively), in the same statement and so the same transaction.
+                self.delete_by_id(
+                    "delete_thread",
+                    $crate::conversations::queries::DELETE_THREAD,
+                    id.as_str().to_owned(),
+                )
+                .await
+            }
+
+            async fn append_message(
+                &self,
+                message: &ars_domain::NewMessage,
+            ) -> $crate::Result<ars_domain::Message> {
+                let message = message.clone();
+                self.write("append_message", move |this| async move {
+                    let now = ars_domain::time::now();
+                    let mut tx = this.begin_write().await?;
+                    // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;
+                    // SQLite's write lock is already held), so the next seq is read only after
+                    // every earlier append to this thread has committed.
+                    let touched = sqlx::query($crate::conversations::queries::TOUCH_THREAD)
+                        .bind(message.thread_id.as_str())
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                    if touched.rows_affected() == 0 {
+                        return Err($crate::StoreError::NotFound);
+                    }
+                    // The fence: a run's messages are written only while it is active, so an
+                    // executor cut off (cancelled or reaped elsewhere) cannot add to the
+                    // thread. The check locks the run's row until the commit: the run cannot
+                    // end in between.
+                    if let Some(run) = message.run_id {
+                        let active: Option<(String,)> =
+                            sqlx::query_as($crate::runs::queries::RUN_IS_ACTIVE)
+                                .bind(run.to_string())
+                                .fetch_optional(&mut *tx)
+                                .await?;
+                        if active.is_none() {
+                            return Err($crate::StoreError::RunEnded { run });
+                        }
+                    }
+                    let row = sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
+                        $crate::conversations::queries::APPEND_MESSAGE,
+                    )
+                    .bind(ars_domain::MessageId::new().to_string())
+                    .bind(message.thread_id.as_str())
+                    .bind(message.run_id.map(|id| id.to_string()))
+                    .bind(message.role.as_str())
+                    .bind(&message.content)
+                    .bind(sqlx::types::Json(&message.tool_calls))
+                    .bind(message.tool_call_id.as_deref())
+                    .bind(message.tool_name.as_deref())
+                    .bind(message.is_error)
+                    .bind(message.notice.as_ref().map(sqlx::types::Json))
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    // Decoded before the commit: a message that cannot be read back is not
+                    // written.
+                    let stored = row.into_message()?;
+                    tx.commit().await?;
+                    Ok(stored)
+                })
+                .await
+            }
+
+            async fn messages(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                self.messages_where($crate::conversations::queries::THREAD_MESSAGES, thread)
+                    .await
+            }
+
+            async fn all_messages(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                self.messages_where($crate::conversations::queries::ALL_THREAD_MESSAGES, thread)
+                    .await
+            }
+        }
+    };
+}
+pub(crate) use impl_conversation_store;

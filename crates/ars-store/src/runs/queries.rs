@@ -1,0 +1,139 @@
+//! The statements of runs, written once for both databases (`$N` placeholders:
+//! see the crate docs).
+
+// Runs.
+
+/// The run columns, in [`super::rows::RunRow`] order.
+macro_rules! run_columns {
+    () => {
+        "id, thread_id, agent_id, user_id, status, input, output, error, prompt_tokens, \
+         completion_tokens, parent_run_id, parent_tool_call_id, created_at, started_at, \
+         finished_at, delivery, error_code"
+    };
+}
+
+/// The statuses of an active run, as SQL; the same predicate as the one-active-run index.
+macro_rules! active {
+    () => {
+        "status IN ('pending', 'running')"
+    };
+}
+
+/// Creates a pending run unless the thread already has an active one, in which case nothing is
+/// written and no row returned. `$1`: id; `$2`: thread; `$3`: agent; `$4`: user; `$5`: input;
+/// `$6`: parent run; `$7`: parent tool call; `$8`: now; `$9`: delivery; `$10`, `$11`: lease
+/// owner and expiry. `ON CONFLICT` names the partial unique
+/// index, so a concurrent creator (PostgreSQL waits for it to commit) is a quiet miss rather
+/// than an error.
+pub(crate) const INSERT_RUN: &str = concat!(
+    "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
+     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms) \
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11) \
+     ON CONFLICT (thread_id) WHERE ",
+    active!(),
+    " DO NOTHING RETURNING ",
+    run_columns!()
+);
+
+pub(crate) const RUN_BY_ID: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
+
+pub(crate) const ACTIVE_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id = $1 AND ",
+    active!()
+);
+
+/// Just the id of the thread's active run, to name it in `StoreError::Busy`.
+/// An active run on any thread a deletion of agent `$1` would take with it: the agent's own
+/// threads and the child threads below them (one level: subagents start no subagents).
+pub(crate) const AGENT_ACTIVE_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE ",
+    active!(),
+    " AND thread_id IN (SELECT id FROM threads WHERE agent_id = $1 \
+       OR parent_thread_id IN (SELECT id FROM threads WHERE agent_id = $1)) LIMIT 1"
+);
+
+pub(crate) const ACTIVE_RUN_ID: &str =
+    concat!("SELECT id FROM runs WHERE thread_id = $1 AND ", active!());
+
+pub(crate) const THREAD_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id = $1 ORDER BY created_at, id"
+);
+
+pub(crate) const CHILD_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id"
+);
+
+/// Runs on the direct child threads of `$1`, oldest first.
+pub(crate) const SUBAGENT_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id IN (SELECT id FROM threads WHERE parent_thread_id = $1) \
+     ORDER BY created_at, id"
+);
+
+/// `$1`: the run; `$2`: now. Only a pending run starts; otherwise no row is returned.
+pub(crate) const MARK_RUN_RUNNING: &str = concat!(
+    "UPDATE runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'pending' \
+     RETURNING ",
+    run_columns!()
+);
+
+/// `$1`: the run; `$2`, `$3`: prompt and completion tokens. Only an active run's usage moves.
+pub(crate) const SET_RUN_USAGE: &str = concat!(
+    "UPDATE runs SET prompt_tokens = $2, completion_tokens = $3 WHERE id = $1 AND ",
+    active!()
+);
+
+/// Whether run `$1` is active: the fence every message of a run passes inside
+/// `append_message`'s transaction. A no-op `UPDATE` rather than a `SELECT`, because it holds
+/// the run's row lock until the message commits: on PostgreSQL a run's end (its own, a cancel,
+/// a reap) written meanwhile waits for the message, and one written first is re-read here and
+/// refuses it, so no message of a run commits after the run ended. (`SELECT … FOR SHARE` would
+/// do on PostgreSQL, but SQLite has no such clause; its one writer serialises anyway.)
+pub(crate) const RUN_IS_ACTIVE: &str = concat!(
+    "UPDATE runs SET status = status WHERE id = $1 AND ",
+    active!(),
+    " RETURNING id"
+);
+
+/// Extends every active run's lease held by `$1` to `$2` (Unix ms); answers the runs renewed.
+pub(crate) const RENEW_LEASES: &str = concat!(
+    "UPDATE runs SET lease_expires_ms = $2 WHERE lease_owner = $1 AND ",
+    active!(),
+    " RETURNING id"
+);
+
+/// Ends as `interrupted` every active run whose lease ran out before `$3` (Unix ms), or that
+/// has none. `$1`: now; `$2`: the error.
+pub(crate) const REAP_EXPIRED_RUNS: &str = concat!(
+    "UPDATE runs SET status = 'interrupted', error = $2, finished_at = $1 WHERE ",
+    active!(),
+    " AND (lease_expires_ms IS NULL OR lease_expires_ms < $3) RETURNING id"
+);
+
+/// `$1`: the run; `$2`: the terminal status; `$3`: output; `$4`: error; `$5`, `$6`: prompt and
+/// completion tokens; `$7`: now; `$8`: the error's code. Only an active run finishes: the first
+/// writer wins, and on PostgreSQL a second writer waits for the first's row lock, then finds
+/// the run terminal.
+pub(crate) const FINISH_RUN: &str = concat!(
+    "UPDATE runs SET status = $2, output = $3, error = $4, prompt_tokens = $5, \
+     completion_tokens = $6, finished_at = $7, error_code = $8 WHERE id = $1 AND ",
+    active!(),
+    " RETURNING ",
+    run_columns!()
+);
+
+/// `$1`: now; `$2`: the error to record.
+pub(crate) const INTERRUPT_ACTIVE_RUNS: &str = concat!(
+    "UPDATE runs SET status = 'interrupted', error = $2, finished_at = $1 WHERE ",
+    active!(),
+    " RETURNING id"
+);

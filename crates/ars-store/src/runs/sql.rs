@@ -1,0 +1,397 @@
+//! [`RunStore`](super::RunStore) for the SQL stores, expanded for each database by
+//! [`impl_run_store!`] (see the crate docs for what a store type supplies).
+
+/// Implements `RunStore` for `$store` over database `$db`.
+macro_rules! impl_run_store {
+    ($store:ident, $db:ty) => {
+        impl $store {
+            /// The run with this id; `NotFound` when there is none.
+            async fn existing_run(&self, id: ars_domain::RunId) -> $crate::Result<ars_domain::Run> {
+                sqlx::query_as::<_, $crate::runs::rows::RunRow>($crate::runs::queries::RUN_BY_ID)
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?
+                    .into_run()
+            }
+
+            /// Inserts `new` as run `id`, `pending`; `None` when the thread already has an
+            /// active run (the one-active-run index refused it).
+            async fn insert_run(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                id: ars_domain::RunId,
+                new: &ars_domain::NewRun,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Option<$crate::runs::rows::RunRow>> {
+                Ok(sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                    $crate::runs::queries::INSERT_RUN,
+                )
+                .bind(id.to_string())
+                .bind(new.thread_id.as_str())
+                .bind(new.agent_id.to_string())
+                .bind(new.user_id.to_string())
+                .bind(&new.input)
+                .bind(new.parent_run_id.map(|id| id.to_string()))
+                .bind(new.parent_tool_call_id.as_deref())
+                .bind(now)
+                .bind(new.delivery.map(ars_domain::Delivery::as_str))
+                .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
+                .bind(new.lease.as_ref().map(|l| l.expires_ms))
+                .fetch_optional(&mut *conn)
+                .await?)
+            }
+
+            /// Takes message `from` and every later message of `new`'s thread out of its
+            /// history, as replaced by `run`, inside the caller's transaction (which holds the
+            /// thread's lock); answers how many left. `NotReplaceable` unless `from` is a user
+            /// message of that thread's history.
+            async fn replace_from(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                new: &ars_domain::NewRun,
+                from: ars_domain::MessageId,
+                run: ars_domain::RunId,
+            ) -> $crate::Result<u64> {
+                let target: Option<(String, i64, String, Option<String>)> =
+                    sqlx::query_as($crate::conversations::queries::MESSAGE_TO_REPLACE)
+                        .bind(from.to_string())
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                let refused = |reason| $crate::StoreError::NotReplaceable {
+                    message: from,
+                    reason,
+                };
+                let seq = match target {
+                    Some((thread, _, _, _)) if thread != new.thread_id.as_str() => {
+                        return Err(refused($crate::Unreplaceable::NotInThread));
+                    }
+                    None => return Err(refused($crate::Unreplaceable::NotInThread)),
+                    Some((_, _, role, _)) if role != ars_domain::MessageRole::User.as_str() => {
+                        return Err(refused($crate::Unreplaceable::NotUserMessage));
+                    }
+                    Some((_, _, _, Some(_))) => {
+                        return Err(refused($crate::Unreplaceable::AlreadyReplaced));
+                    }
+                    Some((_, seq, _, None)) => seq,
+                };
+                let done = sqlx::query($crate::conversations::queries::REPLACE_MESSAGES)
+                    .bind(new.thread_id.as_str())
+                    .bind(seq)
+                    .bind(run.to_string())
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(done.rows_affected())
+            }
+
+            /// The runs that `sql` selects by its one bind, `key`.
+            async fn runs_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                sqlx::query_as::<_, $crate::runs::rows::RunRow>(sql)
+                    .bind(key)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::runs::rows::RunRow::into_run)
+                    .collect()
+            }
+
+            /// The run that `sql` selects by its one bind, `key`, if any.
+            async fn run_where(
+                &self,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Option<ars_domain::Run>> {
+                sqlx::query_as::<_, $crate::runs::rows::RunRow>(sql)
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::runs::rows::RunRow::into_run)
+                    .transpose()
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::RunStore for $store {
+            async fn create_run(
+                &self,
+                new: &ars_domain::NewRun,
+            ) -> $crate::Result<ars_domain::Run> {
+                let new = new.clone();
+                self.write("create_run", move |this| async move {
+                    let id = ars_domain::RunId::new();
+                    let now = ars_domain::time::now();
+                    for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
+                        // The writer connection is given back before the busy check reads the
+                        // pool.
+                        let row = {
+                            let mut conn = this.writer().acquire().await?;
+                            Self::insert_run(&mut conn, id, &new, now).await?
+                        };
+                        if let Some(row) = row {
+                            return row.into_run();
+                        }
+                        // The one-active-run index refused it: name the run that holds the
+                        // thread.
+                        let active: Option<(String,)> =
+                            sqlx::query_as($crate::runs::queries::ACTIVE_RUN_ID)
+                                .bind(new.thread_id.as_str())
+                                .fetch_optional(&this.pool)
+                                .await?;
+                        if let Some((active,)) = active {
+                            let active = $crate::rows::parse_run_id(&active)?;
+                            return Err($crate::StoreError::Busy { active });
+                        }
+                        // That run ended between the two statements: the thread is free again.
+                    }
+                    Err($crate::StoreError::Conflict { field: "thread_id" })
+                })
+                .await
+            }
+
+            async fn create_run_with_input(
+                &self,
+                new: &ars_domain::NewRun,
+                replace_from: Option<ars_domain::MessageId>,
+            ) -> $crate::Result<$crate::RunWithInput> {
+                let new = new.clone();
+                self.write("create_run_with_input", move |this| async move {
+                    let id = ars_domain::RunId::new();
+                    for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
+                        let now = ars_domain::time::now();
+                        let mut tx = this.begin_write().await?;
+                        // The thread's row lock first, as in `append_message`: appends and
+                        // replacements on this thread queue behind this transaction.
+                        let touched = sqlx::query($crate::conversations::queries::TOUCH_THREAD)
+                            .bind(new.thread_id.as_str())
+                            .bind(now)
+                            .execute(&mut *tx)
+                            .await?;
+                        if touched.rows_affected() == 0 {
+                            return Err($crate::StoreError::Invalid(format!(
+                                "no thread {}",
+                                new.thread_id
+                            )));
+                        }
+                        let row = Self::insert_run(&mut tx, id, &new, now).await?;
+                        let Some(row) = row else {
+                            // Busy: the one-active-run index refused it. Under READ COMMITTED
+                            // this statement sees the run that holds the thread, once
+                            // committed.
+                            let active: Option<(String,)> =
+                                sqlx::query_as($crate::runs::queries::ACTIVE_RUN_ID)
+                                    .bind(new.thread_id.as_str())
+                                    .fetch_optional(&mut *tx)
+                                    .await?;
+                            drop(tx);
+                            if let Some((active,)) = active {
+                                let active = $crate::rows::parse_run_id(&active)?;
+                                return Err($crate::StoreError::Busy { active });
+                            }
+                            // That run ended in between: the thread is free again.
+                            continue;
+                        };
+                        let run = row.into_run()?;
+                        let replaced = match replace_from {
+                            Some(from) => Self::replace_from(&mut tx, &new, from, run.id).await?,
+                            None => 0,
+                        };
+                        let input = sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
+                            $crate::conversations::queries::APPEND_MESSAGE,
+                        )
+                        .bind(ars_domain::MessageId::new().to_string())
+                        .bind(new.thread_id.as_str())
+                        .bind(run.id.to_string())
+                        .bind(ars_domain::MessageRole::User.as_str())
+                        .bind(&new.input)
+                        .bind(sqlx::types::Json(Vec::<ars_domain::ToolCallRecord>::new()))
+                        .bind(None::<&str>)
+                        .bind(None::<&str>)
+                        .bind(false)
+                        .bind(None::<sqlx::types::Json<ars_domain::MessageNotice>>)
+                        .bind(now)
+                        .fetch_one(&mut *tx)
+                        .await?
+                        .into_message()?;
+                        tx.commit().await?;
+                        return Ok($crate::RunWithInput {
+                            run,
+                            input,
+                            replaced,
+                        });
+                    }
+                    Err($crate::StoreError::Conflict { field: "thread_id" })
+                })
+                .await
+            }
+
+            async fn run(&self, id: ars_domain::RunId) -> $crate::Result<Option<ars_domain::Run>> {
+                self.run_where($crate::runs::queries::RUN_BY_ID, &id.to_string())
+                    .await
+            }
+
+            async fn active_run(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Option<ars_domain::Run>> {
+                self.run_where($crate::runs::queries::ACTIVE_RUN, thread.as_str())
+                    .await
+            }
+
+            async fn agent_active_run(
+                &self,
+                agent: ars_domain::AgentId,
+            ) -> $crate::Result<Option<ars_domain::Run>> {
+                self.run_where($crate::runs::queries::AGENT_ACTIVE_RUN, &agent.to_string())
+                    .await
+            }
+
+            async fn thread_runs(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::runs::queries::THREAD_RUNS, thread.as_str())
+                    .await
+            }
+
+            async fn child_runs(
+                &self,
+                parent_run: ars_domain::RunId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::runs::queries::CHILD_RUNS, &parent_run.to_string())
+                    .await
+            }
+
+            async fn subagent_runs(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::runs::queries::SUBAGENT_RUNS, thread.as_str())
+                    .await
+            }
+
+            async fn mark_run_running(
+                &self,
+                id: ars_domain::RunId,
+            ) -> $crate::Result<ars_domain::Run> {
+                self.write("mark_run_running", move |this| async move {
+                    let row = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                        $crate::runs::queries::MARK_RUN_RUNNING,
+                    )
+                    .bind(id.to_string())
+                    .bind(ars_domain::time::now())
+                    .fetch_optional(this.writer())
+                    .await?;
+                    match row {
+                        Some(row) => row.into_run(),
+                        // Not pending (or gone): nothing to start.
+                        None => this.existing_run(id).await,
+                    }
+                })
+                .await
+            }
+
+            async fn set_run_usage(
+                &self,
+                id: ars_domain::RunId,
+                usage: ars_domain::Usage,
+            ) -> $crate::Result<()> {
+                self.write("set_run_usage", move |this| async move {
+                    let done = sqlx::query($crate::runs::queries::SET_RUN_USAGE)
+                        .bind(id.to_string())
+                        .bind($crate::runs::rows::stored_tokens(usage.prompt_tokens)?)
+                        .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
+                        .execute(this.writer())
+                        .await?;
+                    if done.rows_affected() == 0 {
+                        // A finished run keeps its final usage; only a missing run is an error.
+                        this.existing_run(id).await?;
+                    }
+                    Ok(())
+                })
+                .await
+            }
+
+            async fn finish_run(
+                &self,
+                id: ars_domain::RunId,
+                outcome: &ars_domain::RunOutcome,
+            ) -> $crate::Result<$crate::FinishedRun> {
+                let outcome = outcome.clone();
+                self.write("finish_run", move |this| async move {
+                    let usage = outcome.usage();
+                    let row = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                        $crate::runs::queries::FINISH_RUN,
+                    )
+                    .bind(id.to_string())
+                    .bind(outcome.status().as_str())
+                    .bind(outcome.output())
+                    .bind(outcome.error())
+                    .bind($crate::runs::rows::stored_tokens(usage.prompt_tokens)?)
+                    .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
+                    .bind(ars_domain::time::now())
+                    .bind(outcome.error_code().map(ars_domain::RunErrorCode::as_str))
+                    .fetch_optional(this.writer())
+                    .await?;
+                    match row {
+                        Some(row) => Ok($crate::FinishedRun::Ended(row.into_run()?)),
+                        // Already terminal (or gone): the first outcome stands.
+                        None => Ok($crate::FinishedRun::AlreadyEnded(
+                            this.existing_run(id).await?,
+                        )),
+                    }
+                })
+                .await
+            }
+
+            async fn interrupt_active_runs(&self) -> $crate::Result<Vec<ars_domain::RunId>> {
+                self.write("interrupt_active_runs", move |this| async move {
+                    let ids: Vec<(String,)> =
+                        sqlx::query_as($crate::runs::queries::INTERRUPT_ACTIVE_RUNS)
+                            .bind(ars_domain::time::now())
+                            .bind($crate::INTERRUPTED_ERROR)
+                            .fetch_all(this.writer())
+                            .await?;
+                    $crate::runs::rows::parse_run_ids(ids)
+                })
+                .await
+            }
+
+            async fn renew_leases(
+                &self,
+                owner: &str,
+                expires_ms: i64,
+            ) -> $crate::Result<Vec<ars_domain::RunId>> {
+                let owner = owner.to_owned();
+                self.write("renew_leases", move |this| async move {
+                    let ids: Vec<(String,)> = sqlx::query_as($crate::runs::queries::RENEW_LEASES)
+                        .bind(&owner)
+                        .bind(expires_ms)
+                        .fetch_all(this.writer())
+                        .await?;
+                    $crate::runs::rows::parse_run_ids(ids)
+                })
+                .await
+            }
+
+            async fn reap_expired_runs(
+                &self,
+                now_ms: i64,
+            ) -> $crate::Result<Vec<ars_domain::RunId>> {
+                self.write("reap_expired_runs", move |this| async move {
+                    let ids: Vec<(String,)> =
+                        sqlx::query_as($crate::runs::queries::REAP_EXPIRED_RUNS)
+                            .bind(ars_domain::time::now())
+                            .bind($crate::INTERRUPTED_ERROR)
+                            .bind(now_ms)
+                            .fetch_all(this.writer())
+                            .await?;
+                    $crate::runs::rows::parse_run_ids(ids)
+                })
+                .await
+            }
+        }
+    };
+}
+pub(crate) use impl_run_store;

@@ -1,0 +1,293 @@
+//! The one piece the four shared resources (agents, skills, MCP servers, knowledge bases) have
+//! in common: who sees a row ([`visible_to!`]), their share rows (read with the row, written and
+//! replaced in the resource's own transaction) and the joining of listed rows with their shares.
+//!
+//! A resource names its share table once ([`ShareTable`], built by [`share_table!`]) and its row
+//! type says how it becomes the domain type ([`SharedRow`]); everything else is here, so the
+//! four resources share one reading of "shared".
+//!
+//! **Invariant:** the visibility filter ([`visible_to!`]) is `ars_domain::Caller::can_view` for
+//! a non-admin caller; the conformance suite checks the two agree for every shared resource.
+
+use std::collections::HashMap;
+
+use ars_domain::{ShareConfig, UserId, Visibility};
+
+use crate::Result;
+use crate::rows::{corrupt, parse_user_id};
+
+/// The share row role (`agent_shares.role`, …) of a `share_config.user_ids` entry.
+pub(crate) const SHARE_USER: &str = "user";
+/// The share row role of a `share_config.manager_ids` entry.
+pub(crate) const SHARE_MANAGER: &str = "manager";
+
+/// Whether the user `$viewer` (a placeholder; NULL for every row) sees a row of the shared
+/// resource `$table`, whose share rows are in `$shares`, keyed by `$key`: a user sees public
+/// rows, their own, those they manage, and `users` rows that list them.
+macro_rules! visible_to {
+    ($table:literal, $shares:literal, $key:literal, $viewer:literal) => {
+        concat!(
+            "(",
+            $viewer,
+            " IS NULL OR ",
+            $table,
+            ".visibility = 'public' OR ",
+            $table,
+            ".owner_id = ",
+            $viewer,
+            " OR EXISTS (SELECT 1 FROM ",
+            $shares,
+            " vs WHERE vs.",
+            $key,
+            " = ",
+            $table,
+            ".id AND vs.user_id = ",
+            $viewer,
+            " AND (vs.role = 'manager' OR ",
+            $table,
+            ".visibility = 'users')))"
+        )
+    };
+}
+pub(crate) use visible_to;
+
+/// The statements of one resource's share table (`$shares`, keyed by `$key`).
+pub(crate) struct ShareTable {
+    /// The share rows of resource `$1`, as [`ShareRow`]s.
+    pub(crate) of: &'static str,
+    /// `$1`: the resource; `$2`: the user; `$3`: the role.
+    pub(crate) insert: &'static str,
+    /// Every share row of resource `$1`.
+    pub(crate) delete: &'static str,
+}
+
+/// The [`ShareTable`] of share table `$shares`, whose column `$key` names the resource.
+macro_rules! share_table {
+    ($shares:literal, $key:literal) => {
+        $crate::shares::ShareTable {
+            of: concat!(
+                "SELECT ",
+                $key,
+                " AS resource_id, user_id, role FROM ",
+                $shares,
+                " WHERE ",
+                $key,
+                " = $1"
+            ),
+            insert: concat!(
+                "INSERT INTO ",
+                $shares,
+                " (",
+                $key,
+                ", user_id, role) VALUES ($1, $2, $3)"
+            ),
+            delete: concat!("DELETE FROM ", $shares, " WHERE ", $key, " = $1"),
+        }
+    };
+}
+pub(crate) use share_table;
+
+/// The share rows of every `$table` row that `$filter` (SQL text, with the list's binds)
+/// selects: one statement beside the list's own, not one per row.
+macro_rules! listed_shares {
+    ($table:literal, $shares:literal, $key:literal, $filter:expr) => {
+        concat!(
+            "SELECT ",
+            $key,
+            " AS resource_id, user_id, role FROM ",
+            $shares,
+            " WHERE ",
+            $key,
+            " IN (SELECT id FROM ",
+            $table,
+            " WHERE ",
+            $filter,
+            ")"
+        )
+    };
+}
+pub(crate) use listed_shares;
+
+/// A row of a share table; `resource_id` is the shared resource's id.
+#[derive(sqlx::FromRow)]
+pub(crate) struct ShareRow {
+    resource_id: String,
+    user_id: String,
+    role: String,
+}
+
+/// The row of a shared resource, which becomes its domain type together with its share rows.
+/// (`Send + Sync + Unpin`, as every row is, so the helpers' futures may hold one.)
+pub(crate) trait SharedRow: Sized + Send + Sync + Unpin {
+    /// The domain type.
+    type Resource;
+
+    /// The stored id text, to find this row's shares.
+    fn id(&self) -> &str;
+
+    /// The resource, with `shares` being exactly this row's share rows (in any order).
+    fn into_resource(self, shares: Vec<ShareRow>) -> Result<Self::Resource>;
+}
+
+/// The share config of a resource stored with `visibility` (from column `what`) and exactly
+/// its share rows `shares` (in any order).
+pub(crate) fn share_config(
+    what: &str,
+    visibility: &str,
+    shares: Vec<ShareRow>,
+) -> Result<ShareConfig> {
+    let mut share_config = ShareConfig {
+        visibility: Visibility::parse(visibility).ok_or_else(|| corrupt(what, visibility))?,
+        user_ids: Vec::new(),
+        manager_ids: Vec::new(),
+    };
+    for share in shares {
+        let user = parse_user_id(&share.user_id)?;
+        match share.role.as_str() {
+            SHARE_USER => share_config.user_ids.push(user),
+            SHARE_MANAGER => share_config.manager_ids.push(user),
+            other => return Err(corrupt("share role", other)),
+        }
+    }
+    Ok(share_config.normalized())
+}
+
+/// Joins listed rows with the share rows of all of them, keeping the rows' order.
+pub(crate) fn assemble<R: SharedRow>(
+    rows: Vec<R>,
+    shares: Vec<ShareRow>,
+) -> Result<Vec<R::Resource>> {
+    let mut by_resource: HashMap<String, Vec<ShareRow>> = HashMap::new();
+    for share in shares {
+        by_resource
+            .entry(share.resource_id.clone())
+            .or_default()
+            .push(share);
+    }
+    rows.into_iter()
+        .map(|row| {
+            let shares = by_resource.remove(row.id()).unwrap_or_default();
+            row.into_resource(shares)
+        })
+        .collect()
+}
+
+/// The share rows to write for `share`: one per listed user and role, without duplicates.
+pub(crate) fn share_rows(share: &ShareConfig) -> Vec<(UserId, &'static str)> {
+    let share = share.clone().normalized();
+    let users = share.user_ids.into_iter().map(|id| (id, SHARE_USER));
+    let managers = share.manager_ids.into_iter().map(|id| (id, SHARE_MANAGER));
+    users.chain(managers).collect()
+}
+
+/// The share helpers of store `$store` over database `$db`, for the shared resources'
+/// implementations.
+macro_rules! impl_shares {
+    ($store:ident, $db:ty) => {
+        impl $store {
+            /// `row` with its shares from `table`, read on the same connection (or
+            /// transaction).
+            async fn with_shares<R: $crate::shares::SharedRow>(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                table: &$crate::shares::ShareTable,
+                row: Option<R>,
+            ) -> $crate::Result<Option<R::Resource>> {
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let shares = sqlx::query_as::<_, $crate::shares::ShareRow>(table.of)
+                    .bind(row.id())
+                    .fetch_all(&mut *conn)
+                    .await?;
+                row.into_resource(shares).map(Some)
+            }
+
+            /// The shared resource that `sql` selects by its one bind, `key`, with its shares.
+            async fn shared_where<R>(
+                &self,
+                table: &$crate::shares::ShareTable,
+                sql: &'static str,
+                key: &str,
+            ) -> $crate::Result<Option<R::Resource>>
+            where
+                R: $crate::shares::SharedRow
+                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
+            {
+                let mut conn = self.pool.acquire().await?;
+                let row = sqlx::query_as::<_, R>(sql)
+                    .bind(key)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Self::with_shares(&mut conn, table, row).await
+            }
+
+            /// The resources a list statement `rows` selects for `viewer` (`$1`; and `$2`,
+            /// `second`, for lists that take one more bind), joined with the share rows the
+            /// statement `shares` selects for the same binds. One connection, so on PostgreSQL
+            /// both statements see the same commits as nearly as they can without a
+            /// transaction.
+            async fn list_shared<R>(
+                &self,
+                rows: &'static str,
+                shares: &'static str,
+                viewer: Option<ars_domain::UserId>,
+                second: Option<bool>,
+            ) -> $crate::Result<Vec<R::Resource>>
+            where
+                R: $crate::shares::SharedRow
+                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
+            {
+                let viewer = viewer.map(|user| user.to_string());
+                let mut conn = self.pool.acquire().await?;
+                let mut listed = sqlx::query_as::<_, R>(rows).bind(viewer.clone());
+                let mut their_shares =
+                    sqlx::query_as::<_, $crate::shares::ShareRow>(shares).bind(viewer);
+                if let Some(second) = second {
+                    listed = listed.bind(second);
+                    their_shares = their_shares.bind(second);
+                }
+                let rows = listed.fetch_all(&mut *conn).await?;
+                let shares = their_shares.fetch_all(&mut *conn).await?;
+                $crate::shares::assemble(rows, shares)
+            }
+
+            /// Writes the share rows of `share` for resource `id`, replacing any it had, inside
+            /// the caller's write transaction.
+            async fn replace_shares(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                table: &$crate::shares::ShareTable,
+                id: &str,
+                share: &ars_domain::ShareConfig,
+            ) -> $crate::Result<()> {
+                sqlx::query(table.delete)
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
+                for (user, role) in $crate::shares::share_rows(share) {
+                    sqlx::query(table.insert)
+                        .bind(id)
+                        .bind(user.to_string())
+                        .bind(role)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            }
+
+            /// `row`, as read back inside the write transaction `tx`, with its shares; then
+            /// commits. `NotFound` (and nothing written) when there is no row.
+            async fn commit_shared<R: $crate::shares::SharedRow>(
+                mut tx: sqlx::Transaction<'static, $db>,
+                table: &$crate::shares::ShareTable,
+                row: Option<R>,
+            ) -> $crate::Result<R::Resource> {
+                let resource = Self::with_shares(&mut tx, table, row)
+                    .await?
+                    .ok_or($crate::StoreError::NotFound)?;
+                tx.commit().await?;
+                Ok(resource)
+            }
+        }
+    };
+}
+pub(crate) use impl_shares;

@@ -22,7 +22,7 @@ async fn skills_harness() -> Harness {
     harness_parts(RuntimeConfig::default(), |store, sandbox| {
         let library = SkillLibrary::new(Arc::clone(store), Arc::clone(sandbox));
         vec![
-            Arc::new(SubagentMiddlewareFactory),
+            Arc::new(SubagentMiddlewareFactory::new()),
             Arc::new(SkillsPlugin::new(library)),
         ]
     })

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use ars_domain::{
-    AgentContext, Backend, ContextDefaults, Delivery, Limits, MessageRole, NewRun, RunStatus,
-    ShareConfig, Visibility,
+    AgentContext, Backend, ContextDefaults, Delivery, Limits, MessageRole, NewRun, RunLineage,
+    RunStatus, ShareConfig, Visibility,
 };
 use common::{Harness, harness, harness_with, scripted};
 
@@ -258,8 +258,8 @@ async fn a_task_result_names_a_child_thread_of_the_documented_form() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(child.parent_thread_id.as_ref(), Some(&thread.id));
-    assert_eq!(child.subagent_slug.as_deref(), Some("helper"));
+    assert_eq!(child.parent_thread_id(), Some(&thread.id));
+    assert_eq!(child.subagent_slug(), Some("helper"));
     assert_eq!(
         (child.runtime_scope_id.as_str(), child.workdir_path.as_str()),
         (
@@ -278,7 +278,7 @@ async fn a_task_result_names_a_child_thread_of_the_documented_form() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(child_run.parent_run_id, Some(run.id));
+    assert_eq!(child_run.parent_run_id(), Some(run.id));
 }
 
 #[tokio::test]
@@ -905,9 +905,11 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
                 agent_id: slow.id,
                 user_id: child.user_id,
                 input: "x".into(),
-                parent_run_id: Some(parent_run.id),
-                parent_tool_call_id: Some("call_1".into()),
-                delivery: Some(delivery),
+                lineage: Some(RunLineage {
+                    parent_run_id: parent_run.id,
+                    parent_tool_call_id: Some("call_1".into()),
+                    delivery: Some(delivery),
+                }),
                 lease: None,
             })
             .await
@@ -975,10 +977,7 @@ async fn child_events_carry_the_parent_ids_and_usage_rolls_up() {
         }
         assert!(child.usage.total() > 0);
     }
-    assert_ne!(
-        children[0].parent_tool_call_id,
-        children[1].parent_tool_call_id
-    );
+    assert_ne!(children[0].lineage, children[1].lineage);
     let total = h.runtime.total_usage(&run).await.unwrap();
     assert_eq!(
         total.total(),

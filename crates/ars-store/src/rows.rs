@@ -11,9 +11,9 @@ use sqlx::types::Json;
 
 use ars_domain::{
     Agent, AgentConfig, AgentId, ApiToken, Backend, Delivery, Message, MessageId, MessageNotice,
-    MessageRole, Role, Run, RunErrorCode, RunId, RunStatus, ShareConfig, Skill, SkillContent,
-    SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, TokenId, ToolCallRecord, Usage, User,
-    UserId, Visibility,
+    MessageRole, Role, Run, RunErrorCode, RunId, RunLineage, RunStatus, ShareConfig, Skill,
+    SkillContent, SkillFile, SkillFileInfo, SkillId, Thread, ThreadId, ThreadLineage, TokenId,
+    ToolCallRecord, Usage, User, UserId, Visibility,
 };
 
 use crate::{Result, StoreError};
@@ -351,12 +351,16 @@ impl ThreadRow {
             user_id: parse_user_id(&self.user_id)?,
             agent_id: parse_agent_id(&self.agent_id)?,
             title: self.title,
-            parent_thread_id: self
-                .parent_thread_id
-                .as_deref()
-                .map(parse_thread_id)
-                .transpose()?,
-            subagent_slug: self.subagent_slug,
+            lineage: match (self.parent_thread_id, self.subagent_slug) {
+                (Some(parent), Some(subagent_slug)) => Some(ThreadLineage {
+                    parent_thread_id: parse_thread_id(&parent)?,
+                    subagent_slug,
+                }),
+                (None, None) => None,
+                // The table's `CHECK` sets both or neither.
+                (Some(parent), None) => return Err(corrupt("threads.subagent_slug", &parent)),
+                (None, Some(slug)) => return Err(corrupt("threads.parent_thread_id", &slug)),
+            },
             runtime_scope_id: self.runtime_scope_id,
             workdir_path: self.workdir_path,
             created_at: self.created_at,
@@ -449,17 +453,20 @@ impl RunRow {
                 prompt_tokens: token_count("runs.prompt_tokens", self.prompt_tokens)?,
                 completion_tokens: token_count("runs.completion_tokens", self.completion_tokens)?,
             },
-            parent_run_id: self
-                .parent_run_id
-                .as_deref()
-                .map(parse_run_id)
-                .transpose()?,
-            parent_tool_call_id: self.parent_tool_call_id,
-            delivery: self
-                .delivery
-                .as_deref()
-                .map(|d| Delivery::parse(d).ok_or_else(|| corrupt("runs.delivery", d)))
-                .transpose()?,
+            // A run without a parent run has no lineage (the rest of it is never written
+            // without one).
+            lineage: match self.parent_run_id.as_deref() {
+                None => None,
+                Some(parent) => Some(RunLineage {
+                    parent_run_id: parse_run_id(parent)?,
+                    parent_tool_call_id: self.parent_tool_call_id,
+                    delivery: self
+                        .delivery
+                        .as_deref()
+                        .map(|d| Delivery::parse(d).ok_or_else(|| corrupt("runs.delivery", d)))
+                        .transpose()?,
+                }),
+            },
             created_at: self.created_at,
             started_at: self.started_at,
             finished_at: self.finished_at,

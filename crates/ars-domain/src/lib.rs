@@ -40,7 +40,8 @@ pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind,
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
 pub use outbound::OutboundPolicy;
 pub use run::{
-    Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage,
+    Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunInput, RunInputError, RunOutcome,
+    RunStatus, Usage,
 };
 pub use secret::{Sealed, SecretError, SecretKey};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};

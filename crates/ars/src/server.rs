@@ -211,6 +211,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
     );
     let knowledge = KnowledgeHub::new(
         Arc::clone(&store),
+        Arc::clone(&events),
         config.knowledge.runtime_config(&config.data_dir),
     );
     let runtime = Runtime::new(RuntimeParts {

@@ -199,7 +199,8 @@ impl TestApp {
         if setup.knowledge.is_none() {
             knowledge_config.sync_every = Duration::from_millis(200);
         }
-        let knowledge = KnowledgeHub::new(Arc::clone(&store), knowledge_config);
+        let knowledge =
+            KnowledgeHub::new(Arc::clone(&store), Arc::clone(&events), knowledge_config);
         let runtime = Runtime::new(RuntimeParts {
             store: Arc::clone(&store),
             events,

@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use ars_domain::{
-    Caller, ContextDefaults, Delivery, Lease, MessageId, NewRun, Run, RunId, RunOutcome, RunStatus,
-    SecretKey, Thread, Usage, UserId,
+    Caller, ContextDefaults, Delivery, Lease, MessageId, NewRun, Run, RunId, RunInput, RunOutcome,
+    RunStatus, SecretKey, Thread, Usage, UserId,
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
@@ -102,8 +102,8 @@ pub enum RuntimeError {
 pub struct StartRun {
     pub thread: Thread,
     pub caller: Caller,
-    /// The user's message.
-    pub input: String,
+    /// The user's message, already held to the one input rule.
+    pub input: RunInput,
     /// Set for subagent runs.
     pub parent: Option<ParentLink>,
     /// A user message of the thread's history that this input replaces, with every message
@@ -394,7 +394,7 @@ impl Runtime {
             thread_id: start.thread.id.clone(),
             agent_id: start.thread.agent_id,
             user_id: start.thread.user_id,
-            input: start.input.clone(),
+            input: start.input.as_str().to_owned(),
             parent_run_id: start.parent.as_ref().map(|p| p.run_id),
             parent_tool_call_id: start.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
             delivery: start.parent.as_ref().map(|p| p.delivery.kind()),

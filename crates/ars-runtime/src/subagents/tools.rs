@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use ars_domain::{Agent, Run, RunId, RunStatus, Thread, ThreadId};
+use ars_domain::{Agent, Run, RunId, RunInput, RunInputError, RunStatus, Thread, ThreadId};
 
 use super::progress::summarize;
 use super::{Shared, subagent_runs};
@@ -154,11 +154,15 @@ impl Shared {
         ctx: &ToolContext,
         mode: Mode,
     ) -> Result<Started, ToolError> {
-        if args.description.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "description must not be empty".into(),
-            ));
-        }
+        let input = RunInput::new(args.description.as_str()).map_err(|e| {
+            ToolError::InvalidArguments(match e {
+                RunInputError::Blank => "description must not be empty".into(),
+                RunInputError::TooLong => format!(
+                    "description is longer than {} characters",
+                    RunInput::MAX_CHARS
+                ),
+            })
+        })?;
         let agent = self.subagent(&args.subagent_slug)?.clone();
         // Started all the same, so its failure is on record where the user looks for it.
         let doomed = self.runtime.cannot_run(&agent).await;
@@ -166,7 +170,7 @@ impl Shared {
         let start = StartRun {
             thread: thread.clone(),
             caller: self.caller,
-            input: args.description.clone(),
+            input,
             parent: Some(ParentLink {
                 run_id: ctx.run_id,
                 tool_call_id: Some(ctx.call_id.clone()),

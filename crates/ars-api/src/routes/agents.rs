@@ -38,7 +38,7 @@ pub struct ListQuery {
 }
 
 /// The body of `POST /api/agent` and `PUT /api/agent/{id}`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentWrite {
     /// Unique, 1-64 characters of `[a-z0-9-]`, not starting or ending with `-`; the name `task`
@@ -55,12 +55,12 @@ pub struct AgentWrite {
     #[schema(max_length = 4000)]
     description: String,
     /// `DefaultBackend` (default) or `SubAgentBackend`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     #[schema(value_type = Option<Backend>)]
     backend_id: Option<String>,
     /// Derived from `backend_id`, so read-only: a client may send it only with the value it
     /// derives to; a contradicting value is a 422.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     #[schema(read_only)]
     is_subagent: Option<bool>,
     #[serde(default, deserialize_with = "ars_domain::object::object")]
@@ -68,7 +68,7 @@ pub struct AgentWrite {
     #[serde(default, deserialize_with = "ars_domain::object::object")]
     share_config: ShareConfig,
     /// Omitted: keep the stored flag. `true` needs admin rights; never for a subagent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     is_default: Option<bool>,
 }
 

@@ -1,4 +1,6 @@
-//! Route table: each resource module owns its handlers and request/response types.
+//! Route table: each resource module owns its handlers and request/response types (its views
+//! among them). What resources share is stated once: `patch` (the one PATCH style) and
+//! `sharing` (agents, skills, MCP servers and knowledge bases under the sharing model).
 
 use std::convert::Infallible;
 

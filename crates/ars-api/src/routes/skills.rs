@@ -237,7 +237,7 @@ pub async fn get_skill(
 }
 
 /// The body of `PUT /api/skills/{id}`: who may see and manage a shared skill.
-#[derive(Debug, Default, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillShareWrite {
     /// Omitted: private to the owner.

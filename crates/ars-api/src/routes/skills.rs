@@ -26,7 +26,7 @@ use ars_skills::{SkillBundle, UploadLimits, bundle_from_files};
 use ars_store::StoreError;
 
 use super::patch::{self, Patch, PatchOver};
-use super::sharing::{ShareConfigPatch, check_share_users};
+use super::sharing::{self, ShareConfigPatch, check_share_users};
 use crate::extract::{ApiBytes, ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -280,10 +280,9 @@ async fn managed_shared(state: &AppState, caller: &Caller, id: &str) -> Result<S
         SkillOrigin::Personal(_) => Err(conflict(
             "personal skills are private to you; upload the skill with target=shared to share it",
         )),
-        SkillOrigin::Shared(skill) if !caller.can_manage(&skill) => Err(ApiError::forbidden(
-            "you can use this skill but not manage it",
-        )),
-        SkillOrigin::Shared(skill) => Ok(skill),
+        SkillOrigin::Shared(skill) => {
+            sharing::managed(skill, caller, "you can use this skill but not manage it")
+        }
     }
 }
 

@@ -8,12 +8,11 @@
 //!
 //! A child run is the ordinary [`Runs::start_run`] on a child thread
 //! `<parent>_sub_<slug>_<uuid8>` that shares the parent's runtime scope and workdir, with a
-//! [`ParentLink`](crate::ParentLink): its lineage, the parent call's cancel token when the
-//! parent waits ([`Delivery::Wait`](ars_domain::Delivery::Wait)), and this plug-in's own pool of slots. Through the
-//! plug-in hooks it also follows every child run (`children`): the parent thread's followers
-//! hear of each change of the child's entry, and a background child that outlives its
-//! parent's run leaves a completion notice (`notice`); a run's total tokens include its
-//! children's.
+//! [`ParentLink`](crate::ParentLink): its lineage, the calling tool's cancel token when the
+//! parent waits (`Delivery::Wait`), and this plug-in's own pool of slots. Through the plug-in
+//! hooks it also follows every child run (`children`): the parent thread's followers hear of
+//! each change of the child's entry, and a background child that outlives its parent's run
+//! leaves a completion notice (`notice`); a run's total tokens include its children's.
 //!
 //! A plug-in: the server assembly registers [`SubagentMiddlewareFactory`]; the runtime core
 //! does not import this module.

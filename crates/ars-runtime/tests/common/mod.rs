@@ -3,6 +3,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod delegation;
 pub mod wire_server;
 
 use std::sync::Arc;

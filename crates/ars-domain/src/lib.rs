@@ -11,6 +11,7 @@ pub mod credentials;
 pub mod error;
 pub mod ids;
 pub mod knowledge;
+pub mod lineage;
 pub mod mcp_server;
 pub mod model_provider;
 pub mod nesting;
@@ -18,6 +19,7 @@ pub mod object;
 pub mod outbound;
 pub mod run;
 pub mod secret;
+mod served;
 pub mod skill;
 pub mod text;
 pub mod thread;
@@ -36,12 +38,11 @@ pub use knowledge::{
     EmbeddingModel, KbChunk, KbCounts, KbDocument, KbDocumentStatus, KbSettings, KnowledgeBase,
     KnowledgeBaseFields, NewKbChunk, NewKbDocument,
 };
+pub use lineage::{Delivery, Lineage, RunLineage, ThreadLineage};
 pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
 pub use outbound::OutboundPolicy;
-pub use run::{
-    Delivery, Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage,
-};
+pub use run::{Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage};
 pub use secret::{Sealed, SecretError, SecretKey};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
 pub use thread::{

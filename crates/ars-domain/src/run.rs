@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::lineage::{Delivery, RunLineage};
 use crate::{AgentId, RunId, ThreadId, UserId};
 
 /// The life of a run. `Pending` and `Running` are active; every other status is terminal.
@@ -71,7 +72,7 @@ impl Usage {
 }
 
 /// A run as stored and served.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     pub id: RunId,
     pub thread_id: ThreadId,
@@ -88,15 +89,25 @@ pub struct Run {
     pub error_code: Option<RunErrorCode>,
     /// This run's own tokens (children's are reported separately and rolled up by the caller).
     pub usage: Usage,
-    /// Set on subagent runs: the run whose tool call started this one.
-    pub parent_run_id: Option<RunId>,
-    /// Set on subagent runs: the tool call id in the parent run.
-    pub parent_tool_call_id: Option<String>,
-    /// Set on subagent runs: whether the parent waits for it or it runs in the background.
-    pub delivery: Option<Delivery>,
+    /// Set on subagent runs: which run's tool call started this one, and how it takes the
+    /// result. Served as `parent_run_id`, `parent_tool_call_id` and `delivery`.
+    #[serde(flatten, with = "crate::lineage::run_fields")]
+    pub lineage: Option<RunLineage>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl Run {
+    /// The run whose tool call started this one, if any.
+    pub fn parent_run_id(&self) -> Option<RunId> {
+        self.lineage.as_ref().map(|l| l.parent_run_id)
+    }
+
+    /// How the parent takes this run's result, if it has a parent (and it was recorded).
+    pub fn delivery(&self) -> Option<Delivery> {
+        self.lineage.as_ref().and_then(|l| l.delivery)
+    }
 }
 
 /// A run to create (status `pending`).
@@ -106,9 +117,8 @@ pub struct NewRun {
     pub agent_id: AgentId,
     pub user_id: UserId,
     pub input: String,
-    pub parent_run_id: Option<RunId>,
-    pub parent_tool_call_id: Option<String>,
-    pub delivery: Option<Delivery>,
+    /// Set on subagent runs.
+    pub lineage: Option<RunLineage>,
     /// The instance that will execute it, and until when (renewed while it runs).
     pub lease: Option<Lease>,
 }
@@ -292,32 +302,6 @@ impl From<String> for RunFailure {
 impl From<&str> for RunFailure {
     fn from(message: &str) -> Self {
         message.to_string().into()
-    }
-}
-
-/// How a parent run receives a child run's result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Delivery {
-    /// The parent's tool call waits for the child (`task`); the child is cancelled with it.
-    Wait,
-    /// The child runs in the background (`subagent_start`) and may outlive the parent's run;
-    /// when it ends after the parent's run, a notice goes to the parent thread.
-    Background,
-}
-
-impl Delivery {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Wait => "wait",
-            Self::Background => "background",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::Wait, Self::Background]
-            .into_iter()
-            .find(|d| d.as_str() == text)
     }
 }
 

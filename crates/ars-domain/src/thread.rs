@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::lineage::ThreadLineage;
 use crate::{AgentId, RunId, RunStatus, UserId};
 
 /// Identifies a thread. Text, because child thread ids embed their parent's:
@@ -62,16 +63,16 @@ impl fmt::Display for ThreadId {
 }
 
 /// A conversation with one agent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Thread {
     pub id: ThreadId,
     pub user_id: UserId,
     pub agent_id: AgentId,
     pub title: String,
-    /// Set on child threads: the thread whose agent delegated to this one.
-    pub parent_thread_id: Option<ThreadId>,
-    /// Set on child threads: the subagent slug this thread runs.
-    pub subagent_slug: Option<String>,
+    /// Set on child threads: the thread whose agent delegated to this one, and the subagent
+    /// it runs. Served as `parent_thread_id` and `subagent_slug`.
+    #[serde(flatten, with = "crate::lineage::thread_fields")]
+    pub lineage: Option<ThreadLineage>,
     /// The sandbox runtime this thread's tools run in: the root conversation's.
     pub runtime_scope_id: String,
     /// The project workdir, relative to the user's workspace (`/home/gem/user-data/<this>`).
@@ -92,8 +93,7 @@ impl Thread {
             user_id,
             agent_id,
             title,
-            parent_thread_id: None,
-            subagent_slug: None,
+            lineage: None,
             created_at: now,
             updated_at: now,
         }
@@ -108,13 +108,25 @@ impl Thread {
             user_id: self.user_id,
             agent_id,
             title,
-            parent_thread_id: Some(self.id.clone()),
-            subagent_slug: Some(slug.to_string()),
+            lineage: Some(ThreadLineage {
+                parent_thread_id: self.id.clone(),
+                subagent_slug: slug.to_string(),
+            }),
             runtime_scope_id: self.runtime_scope_id.clone(),
             workdir_path: self.workdir_path.clone(),
             created_at: now,
             updated_at: now,
         }
+    }
+
+    /// The thread whose agent delegated to this one, if any.
+    pub fn parent_thread_id(&self) -> Option<&ThreadId> {
+        self.lineage.as_ref().map(|l| &l.parent_thread_id)
+    }
+
+    /// The subagent this thread runs, if it is a child thread.
+    pub fn subagent_slug(&self) -> Option<&str> {
+        self.lineage.as_ref().map(|l| l.subagent_slug.as_str())
     }
 }
 
@@ -341,6 +353,6 @@ mod tests {
         let child = root.new_child(AgentId::new(), "gp", "c".into());
         assert_eq!(child.runtime_scope_id, root.runtime_scope_id);
         assert_eq!(child.workdir_path, root.workdir_path);
-        assert_eq!(child.parent_thread_id.as_ref(), Some(&root.id));
+        assert_eq!(child.parent_thread_id(), Some(&root.id));
     }
 }

@@ -111,7 +111,7 @@ async fn main() {
             max_concurrent_runs: n.max(1),
             ..RuntimeConfig::default()
         },
-        plugins: vec![Arc::new(SubagentMiddlewareFactory)],
+        plugins: vec![Arc::new(SubagentMiddlewareFactory::new())],
         control: Arc::new(ars_events::LocalChannel::new()),
     });
     agent(

@@ -16,14 +16,14 @@ use ars_domain::{
     Message as StoredMessage, MessageRole, NewMessage, RunErrorCode, RunFailure, ToolCallRecord,
     Usage,
 };
-use ars_events::{EventBus, EventKind, RunRef, preview};
+use ars_events::{EventKind, preview};
 use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition};
 use ars_store::Store;
 
+use crate::emitter::Emitter;
 use crate::metrics;
-use crate::middleware::{Middleware, PendingCall};
-use crate::model_step::{StreamRetry, model_turn};
-use crate::runtime::Feed;
+use crate::middleware::PendingCall;
+use crate::model_step::{Step, StreamRetry, model_turn};
 use crate::spans;
 use crate::tool::{Tool, ToolContext, ToolError};
 
@@ -31,36 +31,6 @@ use crate::tool::{Tool, ToolContext, ToolError};
 pub const MAX_INVALID_ARGUMENT_TURNS: u32 = 3;
 /// Longest tool-result preview carried by events.
 const PREVIEW_CHARS: usize = 500;
-
-/// Publishes a run's events and lets middleware observe them; tells a subagent run's tokens to
-/// its parent thread's followers too (through the run's feed). Publishing is best-effort: the
-/// store, not the event stream, is the record.
-#[derive(Clone)]
-pub struct Emitter {
-    pub bus: Arc<dyn EventBus>,
-    pub run: RunRef,
-    pub middleware: Vec<Arc<dyn Middleware>>,
-    /// What the run tells thread event streams (see `runtime::feed`).
-    pub(crate) feed: Arc<Feed>,
-}
-
-impl Emitter {
-    pub async fn emit(&self, kind: EventKind) {
-        for m in &self.middleware {
-            m.on_event(&kind);
-        }
-        let usage = match &kind {
-            EventKind::Usage { usage } => Some(*usage),
-            _ => None,
-        };
-        if let Err(e) = self.bus.publish(&self.run, kind).await {
-            tracing::warn!(run_id = %self.run.run_id, error = %e, "cannot publish run event");
-        }
-        if let Some(usage) = usage {
-            self.feed.usage(usage).await;
-        }
-    }
-}
 
 /// Everything one loop needs.
 pub struct LoopSpec {
@@ -118,7 +88,13 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let mut invalid_turns = 0;
     for _step in 0..spec.limits.max_steps {
         let request = ChatRequest::new(messages.clone()).with_tools(definitions.clone());
-        let turn = model_turn(spec, &request).await?;
+        let step = Step {
+            model: &spec.model,
+            emitter: &spec.emitter,
+            retry: &spec.retry,
+            run_id: spec.tool_ctx.run_id,
+        };
+        let turn = model_turn(&step, &request).await?;
         if let Some(u) = turn.usage {
             let total = {
                 let mut usage = spec

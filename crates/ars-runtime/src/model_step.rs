@@ -6,17 +6,27 @@
 //! the committed message is always the one whole answer. The provider retries only what fails
 //! before any of the answer is seen (429, 5xx, connect).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tracing::Instrument;
 
-use ars_domain::{MessageRole, RunErrorCode, RunFailure};
+use ars_domain::{MessageRole, RunErrorCode, RunFailure, RunId};
 use ars_events::EventKind;
-use ars_models::{AssistantTurn, ChatEvent, ChatRequest, ModelError, TurnAccumulator};
+use ars_models::{AssistantTurn, ChatEvent, ChatModel, ChatRequest, ModelError, TurnAccumulator};
 
-use crate::agent_loop::LoopSpec;
+use crate::emitter::Emitter;
 use crate::{metrics, spans};
+
+/// What a model step needs of its run.
+pub(crate) struct Step<'a> {
+    pub model: &'a Arc<dyn ChatModel>,
+    /// Where the answer's deltas (and a retry's notice) are published.
+    pub emitter: &'a Emitter,
+    pub retry: &'a StreamRetry,
+    pub run_id: RunId,
+}
 
 /// How a model step retries a stream that broke mid-answer (see
 /// [`ModelError::is_stream_fault`]). Other errors end the run at once.
@@ -79,10 +89,10 @@ pub fn failure(error: &ModelError) -> RunFailure {
 /// attempt starts with a fresh `MessageStarted`, so listeners restart the streaming message;
 /// a retry is announced by an `Error` event first. The error is fit for the run's end.
 pub(crate) async fn model_turn(
-    spec: &LoopSpec,
+    spec: &Step<'_>,
     request: &ChatRequest,
 ) -> Result<AssistantTurn, RunFailure> {
-    let retry = &spec.retry;
+    let retry = spec.retry;
     let max_attempts = retry.max_attempts.max(1);
     let mut attempt = 1;
     loop {
@@ -106,7 +116,7 @@ pub(crate) async fn model_turn(
             return Err(failure);
         }
         tracing::warn!(
-            run_id = %spec.tool_ctx.run_id,
+            run_id = %spec.run_id,
             attempt,
             %error,
             "the model stream broke; asking again"
@@ -125,7 +135,7 @@ pub(crate) async fn model_turn(
 
 /// One attempt in its `model_call` span, which ends with it (before any back-off).
 async fn attempt_once(
-    spec: &LoopSpec,
+    spec: &Step<'_>,
     request: &ChatRequest,
     attempt: u32,
 ) -> Result<AssistantTurn, ModelError> {
@@ -134,13 +144,13 @@ async fn attempt_once(
     let result = stream_once(spec, request.clone())
         .instrument(span.clone())
         .await;
-    metrics::model_request(&*spec.model, asked.elapsed(), &result);
+    metrics::model_request(spec.model.as_ref(), asked.elapsed(), &result);
     spans::record_model_result(&span, &result);
     result
 }
 
 /// One attempt: the stream folded into a turn, its text deltas forwarded as they come.
-async fn stream_once(spec: &LoopSpec, request: ChatRequest) -> Result<AssistantTurn, ModelError> {
+async fn stream_once(spec: &Step<'_>, request: ChatRequest) -> Result<AssistantTurn, ModelError> {
     let mut stream = spec.model.stream(request).await?;
     let mut acc = TurnAccumulator::for_provider(spec.model.provider());
     while let Some(event) = stream.next().await {

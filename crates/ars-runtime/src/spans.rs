@@ -13,21 +13,16 @@
 use tracing::Span;
 use tracing::field::{Empty, display};
 
-use ars_domain::{Agent, Run, RunStatus};
+use ars_domain::{Agent, Delivery, Run, RunStatus};
 use ars_models::{AssistantTurn, ModelError};
 
-use crate::runtime::{ChildDelivery, ParentLink};
-
-/// A run's span, from its start to its recorded end. A child run the parent's tool call
-/// waits for (`task`) is a child of the span current at its start, which is that tool call's.
+/// A run's span, from its start to its recorded end. A run its starter's tool call waits for
+/// ([`Delivery::Wait`]) is a child of the span current at its start, which is that tool call's.
 /// Any other run (a background child, a run started over HTTP) outlives the span that started
 /// it, so it is a trace of its own with a link (`follows_from`) to that span.
-pub(crate) fn run(run: &Run, parent: Option<&ParentLink>) -> Span {
+pub(crate) fn run(run: &Run) -> Span {
     let current = Span::current();
-    let waited = matches!(
-        parent.map(|p| &p.delivery),
-        Some(ChildDelivery::Wait { .. })
-    );
+    let waited = run.delivery() == Some(Delivery::Wait);
     let parent_span = if waited { current.id() } else { None };
     let span = tracing::info_span!(
         parent: parent_span,
@@ -36,9 +31,9 @@ pub(crate) fn run(run: &Run, parent: Option<&ParentLink>) -> Span {
         thread_id = %run.thread_id,
         agent_id = %run.agent_id,
         agent_slug = Empty,
-        parent_run_id = run.parent_run_id.map(display),
-        parent_tool_call_id = run.parent_tool_call_id.as_deref(),
-        delivery = run.delivery.map(|d| d.as_str()),
+        parent_run_id = run.parent_run_id().map(display),
+        parent_tool_call_id = run.lineage.as_ref().and_then(|l| l.parent_tool_call_id.as_deref()),
+        delivery = run.delivery().map(|d| d.as_str()),
         status = Empty,
         otel.status_description = Empty,
     );

@@ -193,9 +193,7 @@ async fn a_crashed_instances_runs_are_reaped_within_the_lease_ttl() {
             agent_id: thread.agent_id,
             user_id: thread.user_id,
             input: "cut off".into(),
-            parent_run_id: None,
-            parent_tool_call_id: None,
-            delivery: None,
+            lineage: None,
             lease: Some(Lease {
                 owner: "crashed".into(),
                 expires_ms: now_ms() + TTL.as_millis() as i64,

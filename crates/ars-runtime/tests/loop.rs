@@ -323,9 +323,7 @@ async fn recover_marks_runs_left_active_as_interrupted() {
             agent_id: thread.agent_id,
             user_id: thread.user_id,
             input: "cut off".into(),
-            parent_run_id: None,
-            parent_tool_call_id: None,
-            delivery: None,
+            lineage: None,
             lease: None,
         })
         .await

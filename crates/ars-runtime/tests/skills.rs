@@ -25,7 +25,7 @@ async fn skills_harness() -> Harness {
             Arc::clone(sandbox),
         );
         vec![
-            Arc::new(SubagentMiddlewareFactory),
+            Arc::new(SubagentMiddlewareFactory::new()),
             Arc::new(SkillsPlugin::new(library)),
         ]
     })

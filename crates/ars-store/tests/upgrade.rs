@@ -227,7 +227,7 @@ async fn an_upgraded_run_that_was_active_is_recovered_and_its_thread_takes_new_r
         .await
         .unwrap();
     assert_eq!(new.status, RunStatus::Pending);
-    assert_eq!(new.delivery, None);
+    assert_eq!(new.delivery(), None);
     assert_eq!(
         store.active_run(&old.root.id).await.unwrap(),
         Some(new.clone())
@@ -438,9 +438,7 @@ fn new_run(thread: &Thread, input: &str) -> NewRun {
         agent_id: thread.agent_id,
         user_id: thread.user_id,
         input: input.into(),
-        parent_run_id: None,
-        parent_tool_call_id: None,
-        delivery: None,
+        lineage: None,
         lease: None,
     }
 }

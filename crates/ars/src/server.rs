@@ -323,7 +323,7 @@ fn plugins(
     knowledge: &KnowledgeHub,
 ) -> Vec<Arc<dyn MiddlewareFactory>> {
     vec![
-        Arc::new(SubagentMiddlewareFactory),
+        Arc::new(SubagentMiddlewareFactory::new()),
         Arc::new(SkillsPlugin::new(skills.clone())),
         Arc::new(McpPlugin::new(mcp.clone())),
         Arc::new(KnowledgePlugin::new(knowledge.clone())),

@@ -47,14 +47,18 @@ pub struct SubagentRun {
 impl SubagentRun {
     /// The entry of child run `run` of the subagent `slug`.
     pub(crate) fn new(run: Run, slug: Option<String>) -> Self {
+        let (parent_run_id, parent_tool_call_id) = match run.lineage {
+            Some(l) => (Some(l.parent_run_id), l.parent_tool_call_id),
+            None => (None, None),
+        };
         Self {
             subagent_slug: slug,
             run_id: run.id,
             description: run.input,
             thread_id: run.thread_id,
             status: run.status,
-            parent_run_id: run.parent_run_id,
-            parent_tool_call_id: run.parent_tool_call_id,
+            parent_run_id,
+            parent_tool_call_id,
             created_at: run.created_at,
             started_at: run.started_at,
             finished_at: run.finished_at,

@@ -198,7 +198,7 @@ pub async fn delete_thread(
     }
     // A subagent thread shares its root's workdir, which stays with the root. The files go
     // after the thread (no view reaches them any more); a failure leaves them, logged.
-    if thread.parent_thread_id.is_none() {
+    if thread.lineage.is_none() {
         let removed = match ars_runtime::thread_scope(&thread) {
             Ok(scope) => state.runtime.sandbox().remove_workdir(&scope).await,
             Err(err) => Err(err),

@@ -218,7 +218,7 @@ impl TestApp {
                 ..RuntimeConfig::default()
             },
             plugins: vec![
-                Arc::new(SubagentMiddlewareFactory),
+                Arc::new(SubagentMiddlewareFactory::new()),
                 Arc::new(SkillsPlugin::new(skills.clone())),
                 Arc::new(McpPlugin::new(mcp.clone())),
                 Arc::new(KnowledgePlugin::new(knowledge.clone())),

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use ars_domain::{
-    AgentId, Delivery, Message, MessageId, MessageNotice, MessageRole, Run, RunId, RunStatus,
-    ThreadId, Usage, UserId,
+    AgentId, Delivery, Message, MessageId, MessageNotice, MessageRole, Run, RunId, RunLineage,
+    RunStatus, ThreadId, Usage, UserId,
 };
 use ars_events::{EventError, THREAD_BACKLOG, ThreadEvent, ThreadEventStream};
 use futures::StreamExt;
@@ -34,9 +34,11 @@ fn child_run(status: RunStatus, prompt_tokens: u64) -> Run {
             prompt_tokens,
             completion_tokens: 3,
         },
-        parent_run_id: RunId::parse("0190a0b0-0000-7000-8000-000000000002"),
-        parent_tool_call_id: Some("call_1".into()),
-        delivery: Some(Delivery::Background),
+        lineage: Some(RunLineage {
+            parent_run_id: RunId::parse("0190a0b0-0000-7000-8000-000000000002").unwrap(),
+            parent_tool_call_id: Some("call_1".into()),
+            delivery: Some(Delivery::Background),
+        }),
         created_at: now,
         started_at: Some(now),
         finished_at: Some(now),

@@ -17,8 +17,9 @@ use ars_domain::knowledge::{KbChunk, KnowledgeBase};
 use ars_knowledge::fusion::{RRF_K, reciprocal_rank_fusion};
 
 use super::{KnowledgeHub, SearchHit};
-use crate::middleware::{Middleware, MiddlewareFactory, RunSetup};
+use crate::middleware::Middleware;
 use crate::models::ModelSource;
+use crate::plugin::{MiddlewareFactory, RunSetup};
 use crate::tool::{Tool, ToolContext, ToolError, parse_args};
 
 /// Passages `knowledge_search` answers by default, and at most.
@@ -88,7 +89,7 @@ impl MiddlewareFactory for KnowledgePlugin {
             ));
         }
         let bases = Arc::new(bases);
-        let models = setup.runtime.model_source().clone();
+        let models = setup.runs.models().clone();
         Some(Arc::new(KnowledgeMiddleware {
             prompt,
             tools: vec![

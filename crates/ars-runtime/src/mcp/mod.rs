@@ -41,7 +41,8 @@ use ars_mcp::{
 use ars_sandbox::{ProcessRequest, Sandbox, Scope};
 use ars_store::Store;
 
-use crate::middleware::{Middleware, MiddlewareFactory, RunSetup};
+use crate::middleware::Middleware;
+use crate::plugin::{MiddlewareFactory, RunSetup};
 use crate::tool::Tool;
 
 pub use tools::McpTool;

@@ -15,10 +15,12 @@ use ars_events::EventKind;
 use ars_models::ChatModel;
 use ars_store::FinishedRun;
 
-use super::{Runtime, notice};
-use crate::agent_loop::{Emitter, LoopEnd, LoopSpec, run_loop};
+use super::Runtime;
+use crate::agent_loop::{LoopEnd, LoopSpec, run_loop};
+use crate::emitter::Emitter;
 use crate::metrics::{self, InGauge};
-use crate::middleware::RunSetup;
+use crate::plugin::RunSetup;
+use crate::runs::Slots;
 use crate::tool::ToolContext;
 
 /// What stopped the loop future.
@@ -29,8 +31,8 @@ enum Ending {
 }
 
 impl Runtime {
-    /// The background part of a run: wait for a slot, prepare, loop, record the outcome.
-    /// Runs inside the run's span (`spans::run`), which it completes.
+    /// The background part of a run: wait for a slot in `slots`, prepare, loop, record the
+    /// outcome. Runs inside the run's span (`spans::run`), which it completes.
     pub(super) async fn execute(
         &self,
         run: Run,
@@ -38,16 +40,12 @@ impl Runtime {
         caller: Caller,
         mut emitter: Emitter,
         cancel: CancellationToken,
+        slots: Slots,
     ) {
         let store = Arc::clone(&self.inner.store);
-        let pool = if run.parent_run_id.is_some() {
-            &self.inner.child_slots
-        } else {
-            &self.inner.slots
-        };
         let pending = InGauge::enter(metrics::RUNS_PENDING);
         let permit = tokio::select! {
-            permit = Arc::clone(pool).acquire_owned() => permit.ok(),
+            permit = slots.acquire() => permit,
             () = cancel.cancelled() => None,
         };
         drop(pending);
@@ -56,7 +54,7 @@ impl Runtime {
             Some(_permit) => {
                 let _active = InGauge::enter(metrics::RUNS_ACTIVE);
                 if let Ok(running) = store.mark_run_running(run.id).await {
-                    emitter.feed.changed(&running).await;
+                    self.tell_changed(&emitter.feed, &running).await;
                 }
                 emitter.emit(EventKind::status(RunStatus::Running)).await;
                 let usage = Arc::new(Mutex::new(Usage::default()));
@@ -79,9 +77,9 @@ impl Runtime {
         match &finished {
             FinishedRun::Ended(ended) => {
                 metrics::run_ended(ended);
-                emitter.feed.changed(ended).await;
-                // The writer of a run's end is the one that tells a waiting-for-nobody parent.
-                notice::child_ended(&self.inner.store, &self.inner.events, ended, &thread).await;
+                self.tell_changed(&emitter.feed, ended).await;
+                // The writer of a run's end is the one that tells the plug-ins following it.
+                emitter.feed.ended(ended).await;
             }
             // Someone else wrote the end, and tells of it.
             FinishedRun::AlreadyEnded(_) => emitter.feed.close().await,
@@ -115,7 +113,7 @@ impl Runtime {
             () = cancel.cancelled() => Ending::Cancelled,
             () = tokio::time::sleep(Duration::from_secs(limit_s)) => Ending::TimedOut,
         };
-        // Whatever ended the loop, synchronous children end with it.
+        // Whatever ended the loop, the runs waited for with its token end with it.
         cancel.cancel();
         let usage = usage.lock().map(|u| *u).unwrap_or_default();
         match ending {
@@ -224,7 +222,7 @@ impl Runtime {
 
         let mut system_prompt = context.system_prompt.clone();
         let setup = RunSetup {
-            runtime: self,
+            runs: self,
             caller,
             run,
             thread,

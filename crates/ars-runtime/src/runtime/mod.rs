@@ -1,11 +1,11 @@
 //! The runtime handle: starts runs as background tasks, cancels them, waits for them, and
-//! recovers after a restart. A subagent run is the same [`Runtime::start_run`] on a child
-//! thread. One run's preparation and driving live in `execute`; the completion notice of a
-//! background child in `notice`; what a run tells the followers of thread event streams in
-//! `feed`.
+//! recovers after a restart. A run another run's tool call starts is the same
+//! [`Runtime::start_run`], with a [`ParentLink`]. One run's preparation and driving live in
+//! `execute`; what a run tells beyond its event stream in [`crate::feed`].
 //!
 //! The core knows no capability: subagents, Skills, MCP and knowledge are plug-ins
-//! ([`MiddlewareFactory`]) the server assembly passes in [`RuntimeParts::plugins`].
+//! ([`MiddlewareFactory`]) the server assembly passes in [`RuntimeParts::plugins`], and they
+//! act on runs through the [`Runs`] handle this runtime implements.
 //!
 //! **Invariant:** at most one active run per thread — the store refuses a second one, so this
 //! holds across instances too. A run's terminal status is written once (first writer wins).
@@ -14,32 +14,32 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, broadcast, watch};
+use async_trait::async_trait;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use ars_domain::{
-    Caller, ContextDefaults, Delivery, Lease, MessageId, NewRun, Run, RunId, RunOutcome, RunStatus,
-    SecretKey, Thread, Usage, UserId,
+    Agent, ContextDefaults, Lease, Lineage, NewRun, Run, RunId, RunOutcome, RunStatus, SecretKey,
+    Thread, Usage, UserId,
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
 use ars_sandbox::{Sandbox, SandboxError, Scope, WorkspaceUsage};
 use ars_store::{FinishedRun, Store, StoreError};
 
-use crate::agent_loop::Emitter;
+use crate::emitter::Emitter;
+use crate::feed::Feed;
 use crate::metrics;
-use crate::middleware::MiddlewareFactory;
 use crate::models::{ModelSnapshot, ModelSource};
+use crate::plugin::MiddlewareFactory;
+use crate::runs::{ParentLink, Runs, RuntimeError, Slots, StartRun, Waited};
 use crate::tool::{ToolInfo, ToolRegistry};
 
 mod control;
 mod execute;
-mod feed;
 mod lease;
-mod notice;
 
-pub(crate) use feed::Feed;
 pub use lease::now_ms;
 
 /// Runtime settings.
@@ -47,8 +47,8 @@ pub use lease::now_ms;
 pub struct RuntimeConfig {
     /// `BaseContext` and `SubAgentContext`.
     pub defaults: ContextDefaults,
-    /// Runs executing at once (top-level runs and subagent runs each); more wait, `pending`,
-    /// for a slot.
+    /// Runs executing at once from one pool of slots (the runtime's, and each pool a plug-in
+    /// keeps for the runs it starts); more wait, `pending`, for a slot.
     pub max_concurrent_runs: usize,
     /// Longest a caller may block in [`Runtime::wait`].
     pub max_wait: Duration,
@@ -86,82 +86,6 @@ impl Default for RuntimeConfig {
     }
 }
 
-/// Why a run could not be started or found.
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    /// The thread already has an active run; nothing was queued.
-    #[error("the thread already has an active run ({active})")]
-    Busy { active: RunId },
-    #[error("{0} not found")]
-    NotFound(&'static str),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// A run to start.
-pub struct StartRun {
-    pub thread: Thread,
-    pub caller: Caller,
-    /// The user's message.
-    pub input: String,
-    /// Set for subagent runs.
-    pub parent: Option<ParentLink>,
-    /// A user message of the thread's history that this input replaces, with every message
-    /// after it (regenerate, edit-and-resend): they leave the history the model sees.
-    pub replace_from: Option<MessageId>,
-}
-
-/// Which tool call of which run started a child run, and how the parent takes its result.
-#[derive(Clone, Debug)]
-pub struct ParentLink {
-    pub run_id: RunId,
-    pub tool_call_id: Option<String>,
-    pub delivery: ChildDelivery,
-}
-
-/// How a parent takes a child run's result.
-#[derive(Clone, Debug)]
-pub enum ChildDelivery {
-    /// The parent's tool call waits: cancelling (or ending) the parent run, whose token this
-    /// is, cancels the child.
-    Wait { cancel_with: CancellationToken },
-    /// The child runs in the background and outlives the parent's run; if it ends after the
-    /// parent's run, it leaves a completion notice on the parent thread.
-    Background,
-}
-
-impl ChildDelivery {
-    pub fn kind(&self) -> Delivery {
-        match self {
-            Self::Wait { .. } => Delivery::Wait,
-            Self::Background => Delivery::Background,
-        }
-    }
-}
-
-/// What [`Runtime::wait`] found when it stopped waiting.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Waited {
-    /// The run is terminal.
-    Finished(Run),
-    /// The wait's time ran out first; the run as it stands.
-    StillRunning(Run),
-}
-
-impl Waited {
-    pub fn run(&self) -> &Run {
-        match self {
-            Self::Finished(run) | Self::StillRunning(run) => run,
-        }
-    }
-
-    pub fn into_run(self) -> Run {
-        match self {
-            Self::Finished(run) | Self::StillRunning(run) => run,
-        }
-    }
-}
-
 /// A run executing in this process.
 struct ActiveRun {
     cancel: CancellationToken,
@@ -177,16 +101,12 @@ struct Inner {
     sandbox: Arc<dyn Sandbox>,
     tools: ToolRegistry,
     config: RuntimeConfig,
-    /// The capability plug-ins, asked in order to add to each run's prompt and tools.
+    /// The capability plug-ins, asked in order to shape each run and to follow it.
     plugins: Vec<Arc<dyn MiddlewareFactory>>,
     /// Runs executing here. A std `Mutex`: never held across an `.await`.
     active: Mutex<HashMap<RunId, ActiveRun>>,
-    /// Execution slots of top-level runs.
-    slots: Arc<Semaphore>,
-    /// Execution slots of subagent runs, apart from `slots`: a parent waiting in `task` holds
-    /// its slot, so children drawing from the same pool could starve behind their parents.
-    /// Subagents never nest, so two pools cannot deadlock.
-    child_slots: Arc<Semaphore>,
+    /// Execution slots of the runs that bring no pool of their own ([`ParentLink::slots`]).
+    slots: Slots,
     /// Cancelled on shutdown: every run stops and is marked `interrupted`.
     shutdown: CancellationToken,
     /// Cancelled once shutdown is over (runs stopped and recorded): streams that would
@@ -245,8 +165,7 @@ impl Runtime {
     }
 
     fn assemble(parts: RuntimeParts, listening: watch::Receiver<bool>) -> Self {
-        let slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
-        let child_slots = Arc::new(Semaphore::new(parts.config.max_concurrent_runs.max(1)));
+        let slots = Slots::new(parts.config.max_concurrent_runs);
         let models = ModelSource::new(
             (*parts.models).clone(),
             parts.config.defaults.base.model.clone(),
@@ -264,7 +183,6 @@ impl Runtime {
                 plugins: parts.plugins,
                 active: Mutex::new(HashMap::new()),
                 slots,
-                child_slots,
                 shutdown: CancellationToken::new(),
                 closed: CancellationToken::new(),
                 control: parts.control,
@@ -325,8 +243,8 @@ impl Runtime {
     }
 
     /// Marks runs a previous process left active as `interrupted`, so their threads accept
-    /// new runs, and writes the completion notices of background children it cut off. Call
-    /// once at startup, before serving.
+    /// new runs, and tells of their ends as their writer (plug-ins following them hear it).
+    /// Call once at startup, before serving.
     pub async fn recover(&self) -> Result<Vec<RunId>, StoreError> {
         let store = &self.inner.store;
         let ids = match self.inner.config.recovery {
@@ -355,9 +273,8 @@ impl Runtime {
     }
 
     /// After this instance wrote the end of a run it does not execute (recovery, the reaper,
-    /// a cancel nobody answered): the terminal event for its followers and its threads'
-    /// followers, the word to waiters on every instance, and a background child's completion
-    /// notice.
+    /// a cancel nobody answered): the terminal event for its followers, its thread's followers
+    /// and the plug-ins following it, and the word to waiters on every instance.
     async fn ended_here(&self, run: &Run) -> Result<(), StoreError> {
         let store = &self.inner.store;
         metrics::foreign_run_ended(run);
@@ -378,8 +295,9 @@ impl Runtime {
             if let Err(e) = published {
                 tracing::warn!(run_id = %run.id, error = %e, "cannot publish the end of a run");
             }
-            self.feed(run, &thread).changed(run).await;
-            notice::child_ended(store, self.events(), run, &thread).await;
+            let feed = self.feed(run, &thread);
+            self.tell_changed(&feed, run).await;
+            feed.ended(run).await;
         }
         self.announce_end(run.id).await;
         Ok(())
@@ -395,9 +313,7 @@ impl Runtime {
             agent_id: start.thread.agent_id,
             user_id: start.thread.user_id,
             input: start.input.clone(),
-            parent_run_id: start.parent.as_ref().map(|p| p.run_id),
-            parent_tool_call_id: start.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
-            delivery: start.parent.as_ref().map(|p| p.delivery.kind()),
+            lineage: start.parent.as_ref().map(|p| p.lineage.clone()),
             lease: Some(Lease {
                 owner: self.inner.config.instance_id.clone(),
                 expires_ms: now_ms() + lease::ttl_ms(&self.inner.config),
@@ -424,12 +340,19 @@ impl Runtime {
                 output: None,
             })
             .await;
-        feed.changed(&run).await;
+        self.tell_changed(&feed, &run).await;
 
-        let cancel = match start.parent.as_ref().map(|p| &p.delivery) {
-            Some(ChildDelivery::Wait { cancel_with }) => cancel_with.child_token(),
-            Some(ChildDelivery::Background) | None => self.inner.shutdown.child_token(),
+        let (cancel_with, slots) = match start.parent {
+            Some(ParentLink {
+                cancel_with, slots, ..
+            }) => (cancel_with, slots),
+            None => (None, None),
         };
+        let cancel = match cancel_with {
+            Some(starter) => starter.child_token(),
+            None => self.inner.shutdown.child_token(),
+        };
+        let slots = slots.unwrap_or_else(|| self.inner.slots.clone());
         let (done_tx, done_rx) = watch::channel(false);
         if let Ok(mut active) = self.inner.active.lock() {
             active.insert(
@@ -442,11 +365,12 @@ impl Runtime {
         }
         let runtime = self.clone();
         let spawned = run.clone();
-        let span = crate::spans::run(&run, start.parent.as_ref());
+        let span = crate::spans::run(&run);
+        let (thread, caller) = (start.thread, start.caller);
         tokio::spawn(
             async move {
                 runtime
-                    .execute(spawned.clone(), start.thread, start.caller, emitter, cancel)
+                    .execute(spawned.clone(), thread, caller, emitter, cancel, slots)
                     .await;
                 if let Ok(mut active) = runtime.inner.active.lock() {
                     active.remove(&spawned.id);
@@ -557,12 +481,12 @@ impl Runtime {
         }
     }
 
-    /// A run's tokens plus those of every child run it started (subagents do not nest, so one
-    /// level is all there is).
+    /// A run's tokens plus those spent on its behalf outside it, as the plug-ins count them
+    /// (the runs it started, say).
     pub async fn total_usage(&self, run: &Run) -> Result<Usage, StoreError> {
         let mut total = run.usage;
-        for child in self.inner.store.child_runs(run.id).await? {
-            total.add(child.usage);
+        for plugin in &self.inner.plugins {
+            total.add(plugin.usage_beyond(run, self).await?);
         }
         Ok(total)
     }
@@ -598,14 +522,68 @@ impl Runtime {
         self.inner.closed.clone().cancelled_owned()
     }
 
-    /// The feed of a run: what it tells the followers of its thread and its parent thread.
+    /// The feed of a run: what it tells the followers of its thread and the plug-ins that
+    /// follow it.
     fn feed(&self, run: &Run, thread: &Thread) -> Arc<Feed> {
-        Feed::new(
-            Arc::clone(&self.inner.events),
-            Arc::clone(&self.inner.store) as Arc<dyn ars_store::RunStore>,
-            run,
-            thread,
-        )
+        let observers = self
+            .inner
+            .plugins
+            .iter()
+            .filter_map(|p| p.observe(run, thread, self))
+            .collect();
+        Feed::new(Arc::clone(&self.inner.events), thread.id.clone(), observers)
+    }
+
+    /// Tells `feed` that its run's row changed; an ended run's thread hears its total tokens.
+    async fn tell_changed(&self, feed: &Feed, run: &Run) {
+        let total = if run.status.is_terminal() {
+            self.total_usage(run).await.unwrap_or_else(|e| {
+                tracing::warn!(run_id = %run.id, error = %e, "cannot count a run's total usage");
+                run.usage
+            })
+        } else {
+            run.usage
+        };
+        feed.changed(run, total).await;
+    }
+}
+
+#[async_trait]
+impl Runs for Runtime {
+    async fn start_run(&self, start: StartRun) -> Result<Run, RuntimeError> {
+        Runtime::start_run(self, start).await
+    }
+
+    async fn wait(&self, run_id: RunId, timeout: Duration) -> Result<Waited, RuntimeError> {
+        Runtime::wait(self, run_id, timeout).await
+    }
+
+    async fn cancel(&self, run_id: RunId) -> Result<Run, RuntimeError> {
+        Runtime::cancel(self, run_id).await
+    }
+
+    async fn cannot_run(&self, agent: &Agent) -> Option<String> {
+        Runtime::cannot_run(self, agent).await
+    }
+
+    fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    fn events(&self) -> &Arc<dyn EventBus> {
+        &self.inner.events
+    }
+
+    fn models(&self) -> &ModelSource {
+        &self.inner.models
+    }
+
+    fn max_concurrent_runs(&self) -> usize {
+        self.inner.config.max_concurrent_runs
+    }
+
+    fn handle(&self) -> Arc<dyn Runs> {
+        Arc::new(self.clone())
     }
 }
 
@@ -632,18 +610,15 @@ pub fn thread_scope(thread: &Thread) -> Result<Scope, SandboxError> {
     )
 }
 
-/// The event identity of a run: its ids, and its parent's for subagent runs.
+/// The event identity of a run: its ids, and for a run another run started, its lineage.
 pub fn run_ref(run: &Run, thread: &Thread) -> RunRef {
     RunRef {
         run_id: run.id,
         thread_id: thread.id.clone(),
-        parent: match (run.parent_run_id, &thread.parent_thread_id) {
-            (Some(parent_run_id), Some(parent_thread_id)) => Some(ParentRef {
-                parent_run_id,
-                parent_tool_call_id: run.parent_tool_call_id.clone(),
-                parent_thread_id: parent_thread_id.clone(),
-            }),
-            _ => None,
-        },
+        parent: Lineage::of(run, thread).map(|lineage| ParentRef {
+            parent_run_id: lineage.parent_run_id(),
+            parent_tool_call_id: lineage.run.parent_tool_call_id.clone(),
+            parent_thread_id: lineage.parent_thread_id().clone(),
+        }),
     }
 }

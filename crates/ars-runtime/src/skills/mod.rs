@@ -18,7 +18,8 @@ use async_trait::async_trait;
 use ars_events::EventKind;
 use ars_skills::{ListedSkill, prompt_block};
 
-use crate::middleware::{Middleware, MiddlewareFactory, RunSetup};
+use crate::middleware::Middleware;
+use crate::plugin::{MiddlewareFactory, RunSetup};
 
 pub use library::{Catalog, CatalogEntry, SkillLibrary, SkillOrigin, SkillsError};
 

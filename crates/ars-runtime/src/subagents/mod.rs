@@ -1,4 +1,4 @@
-//! Subagents (SPEC §2, §4): the task middleware and its tools.
+//! Subagents (SPEC §2, §4, §7), a plug-in that owns child runs end to end.
 //!
 //! When a **normal** agent's run is built, [`SubagentMiddlewareFactory`] normalises
 //! `context.subagents` into the allow-list of subagents visible to the run's user and, when that
@@ -6,30 +6,53 @@
 //! `subagent_status`, `subagent_cancel`, `subagent_await` and `subagent_list`, and tells the
 //! model about them. It is never mounted for `SubAgentBackend`: subagents do not nest.
 //!
-//! A child run is the ordinary runtime ([`crate::Runtime::start_run`]) on a child thread
-//! `<parent>_sub_<slug>_<uuid8>` that shares the parent's runtime scope and workdir.
+//! A child run is the ordinary [`Runs::start_run`] on a child thread
+//! `<parent>_sub_<slug>_<uuid8>` that shares the parent's runtime scope and workdir, with a
+//! [`ParentLink`](crate::ParentLink): its lineage, the calling tool's cancel token when the
+//! parent waits (`Delivery::Wait`), and this plug-in's own pool of slots. Through the plug-in
+//! hooks it also follows every child run (`children`): the parent thread's followers hear of
+//! each change of the child's entry, and a background child that outlives its parent's run
+//! leaves a completion notice (`notice`); a run's total tokens include its children's.
 //!
 //! A plug-in: the server assembly registers [`SubagentMiddlewareFactory`]; the runtime core
 //! does not import this module.
 
+mod children;
+mod notice;
 mod progress;
 mod tools;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 
-use ars_domain::{Agent, Caller, Run, Thread, UserId};
+use ars_domain::{Agent, Caller, Lineage, Run, Thread, Usage, UserId};
 use ars_store::{AgentFilter, Store, StoreError};
 
-use crate::Runtime;
-use crate::middleware::{Middleware, MiddlewareFactory, RunSetup};
+use crate::feed::RunObserver;
+use crate::middleware::Middleware;
+use crate::plugin::{MiddlewareFactory, RunSetup};
+use crate::runs::{Runs, Slots};
 use crate::tool::Tool;
 
 pub use progress::summarize;
 
-/// Mounts the task middleware on normal agents' runs.
-pub struct SubagentMiddlewareFactory;
+/// The subagents plug-in: mounts the task middleware on normal agents' runs and follows the
+/// child runs it starts.
+#[derive(Default)]
+pub struct SubagentMiddlewareFactory {
+    /// Execution slots of child runs, apart from the runtime's: a parent waiting in `task`
+    /// holds its slot, so children drawing from the same pool could starve behind their
+    /// parents. Subagents never nest, so two pools cannot deadlock. Sized like the runtime's
+    /// own pool, at the first run it shapes (the plug-in is built before the runtime).
+    slots: OnceLock<Slots>,
+}
+
+impl SubagentMiddlewareFactory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
 
 #[async_trait]
 impl MiddlewareFactory for SubagentMiddlewareFactory {
@@ -37,26 +60,54 @@ impl MiddlewareFactory for SubagentMiddlewareFactory {
         if setup.agent.is_subagent {
             return None;
         }
-        let allowed =
-            allowed_subagents(setup.runtime, setup.caller, &setup.context.subagents).await;
+        let allowed = allowed_subagents(
+            setup.runs.store().as_ref(),
+            setup.caller,
+            &setup.context.subagents,
+        )
+        .await;
         if allowed.is_empty() {
             return None;
         }
+        let slots = self
+            .slots
+            .get_or_init(|| Slots::new(setup.runs.max_concurrent_runs()))
+            .clone();
         Some(Arc::new(SubagentMiddleware {
             shared: Arc::new(Shared {
-                runtime: setup.runtime.clone(),
+                runs: setup.runs.handle(),
                 caller: *setup.caller,
                 thread: setup.thread.clone(),
                 allowed,
+                slots,
             }),
         }))
+    }
+
+    /// Follows child runs: their parent thread hears of them, and their end may leave a notice.
+    fn observe(&self, run: &Run, thread: &Thread, runs: &dyn Runs) -> Option<Arc<dyn RunObserver>> {
+        let lineage = Lineage::of(run, thread)?;
+        Some(children::Child::follow(run, thread, lineage, runs))
+    }
+
+    /// A run's children's tokens. A child has no children of its own (subagents do not nest),
+    /// so one level is all there is.
+    async fn usage_beyond(&self, run: &Run, runs: &dyn Runs) -> Result<Usage, StoreError> {
+        let mut total = Usage::default();
+        if run.lineage.is_some() {
+            return Ok(total);
+        }
+        for child in runs.store().child_runs(run.id).await? {
+            total.add(child.usage);
+        }
+        Ok(total)
     }
 }
 
 /// The subagents a run may call: every visible subagent when `configured` is empty, else
 /// exactly the configured slugs that are visible subagents (others are dropped and logged).
 pub async fn allowed_subagents(
-    runtime: &Runtime,
+    store: &dyn Store,
     caller: &Caller,
     configured: &[String],
 ) -> Vec<Agent> {
@@ -64,7 +115,7 @@ pub async fn allowed_subagents(
         visible_to: (!caller.is_admin()).then_some(caller.id),
         include_subagents: true,
     };
-    let visible: Vec<Agent> = match runtime.store().list_agents(filter).await {
+    let visible: Vec<Agent> = match store.list_agents(filter).await {
         Ok(agents) => agents
             .into_iter()
             .filter(|a| a.is_subagent && caller.can_view(a))
@@ -114,7 +165,7 @@ pub async fn subagent_runs(
             slug: children
                 .iter()
                 .find(|t| t.id == run.thread_id)
-                .and_then(|t| t.subagent_slug.clone()),
+                .and_then(|t| t.subagent_slug().map(str::to_string)),
             run,
         })
         .collect())
@@ -122,11 +173,13 @@ pub async fn subagent_runs(
 
 /// What the tools of one parent run share.
 pub(crate) struct Shared {
-    pub runtime: Runtime,
+    pub runs: Arc<dyn Runs>,
     pub caller: Caller,
     /// The parent thread.
     pub thread: Thread,
     pub allowed: Vec<Agent>,
+    /// Where its children wait for execution slots.
+    pub slots: Slots,
 }
 
 struct SubagentMiddleware {

@@ -8,11 +8,11 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use ars_domain::{Agent, Run, RunId, RunStatus, Thread, ThreadId};
+use ars_domain::{Agent, Delivery, Run, RunId, RunLineage, RunStatus, Thread, ThreadId};
 
 use super::progress::summarize;
 use super::{Shared, subagent_runs};
-use crate::runtime::{ChildDelivery, ParentLink, RuntimeError, StartRun, Waited};
+use crate::runs::{ParentLink, RuntimeError, StartRun, Waited};
 use crate::tool::{Tool, ToolContext, ToolError, parse_args, to_json};
 use crate::tool_meta;
 
@@ -23,15 +23,6 @@ const AWAIT_MAX_S: u64 = 600;
 const PROGRESS_LINES: usize = 3;
 /// How long `subagent_start` waits for a child it knows cannot run to record its failure.
 const DOOMED_END_S: u64 = 5;
-
-/// How a delegating tool wants its child run.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// `task`: wait for the answer; the child is cancelled with the parent.
-    Wait,
-    /// `subagent_start`: answer at once; the child outlives the parent's run.
-    Background,
-}
 
 /// What starting a child run gave.
 // A short-lived value on one call's stack: boxing the large variant would buy nothing.
@@ -119,7 +110,7 @@ impl Shared {
     /// The child thread to run on: a new one, or the given one if it is this parent's child for
     /// this subagent and user.
     async fn child_thread(&self, agent: &Agent, args: &DelegateArgs) -> Result<Thread, ToolError> {
-        let store = self.runtime.store();
+        let store = self.runs.store();
         match &args.thread_id {
             Some(raw) => {
                 let not_found = || {
@@ -134,8 +125,8 @@ impl Shared {
                     .await
                     .map_err(failed)?
                     .ok_or_else(not_found)?;
-                let ours = thread.parent_thread_id.as_ref() == Some(&self.thread.id)
-                    && thread.subagent_slug.as_deref() == Some(agent.slug.as_str())
+                let ours = thread.parent_thread_id() == Some(&self.thread.id)
+                    && thread.subagent_slug() == Some(agent.slug.as_str())
                     && thread.user_id == self.caller.id;
                 if ours { Ok(thread) } else { Err(not_found()) }
             }
@@ -147,12 +138,14 @@ impl Shared {
         }
     }
 
-    /// Starts a child run, or finds its thread busy.
+    /// Starts a child run, delivered to this call as `delivery` says (`task` waits for it and
+    /// cancels it with itself; `subagent_start` lets it outlive the parent's run), or finds its
+    /// thread busy.
     async fn start(
         &self,
         args: &DelegateArgs,
         ctx: &ToolContext,
-        mode: Mode,
+        delivery: Delivery,
     ) -> Result<Started, ToolError> {
         if args.description.trim().is_empty() {
             return Err(ToolError::InvalidArguments(
@@ -161,25 +154,24 @@ impl Shared {
         }
         let agent = self.subagent(&args.subagent_slug)?.clone();
         // Started all the same, so its failure is on record where the user looks for it.
-        let doomed = self.runtime.cannot_run(&agent).await;
+        let doomed = self.runs.cannot_run(&agent).await;
         let thread = self.child_thread(&agent, args).await?;
         let start = StartRun {
             thread: thread.clone(),
             caller: self.caller,
             input: args.description.clone(),
             parent: Some(ParentLink {
-                run_id: ctx.run_id,
-                tool_call_id: Some(ctx.call_id.clone()),
-                delivery: match mode {
-                    Mode::Wait => ChildDelivery::Wait {
-                        cancel_with: ctx.cancel.clone(),
-                    },
-                    Mode::Background => ChildDelivery::Background,
+                lineage: RunLineage {
+                    parent_run_id: ctx.run_id,
+                    parent_tool_call_id: Some(ctx.call_id.clone()),
+                    delivery: Some(delivery),
                 },
+                cancel_with: (delivery == Delivery::Wait).then(|| ctx.cancel.clone()),
+                slots: Some(self.slots.clone()),
             }),
             replace_from: None,
         };
-        match self.runtime.start_run(start).await {
+        match self.runs.start_run(start).await {
             Ok(run) => {
                 crate::metrics::subagent_run_started(&agent.slug);
                 Ok(Started::Started {
@@ -200,16 +192,16 @@ impl Shared {
     async fn owned_run(&self, raw: &str) -> Result<(Run, Thread), ToolError> {
         let not_found = || ToolError::Failed(format!("run `{raw}` not found"));
         let id = RunId::parse(raw).ok_or_else(not_found)?;
-        let store = self.runtime.store();
+        let store = self.runs.store();
         let run = store.run(id).await.map_err(failed)?.ok_or_else(not_found)?;
         let thread = store
             .thread(&run.thread_id)
             .await
             .map_err(failed)?
             .ok_or_else(not_found)?;
-        let ours = run.parent_run_id.is_some()
+        let ours = run.lineage.is_some()
             && run.user_id == self.caller.id
-            && thread.parent_thread_id.as_ref() == Some(&self.thread.id);
+            && thread.parent_thread_id() == Some(&self.thread.id);
         if ours {
             Ok((run, thread))
         } else {
@@ -234,7 +226,7 @@ impl Shared {
         let mut value = json!({
             "run_id": run.id,
             "thread_id": thread.id,
-            "subagent_slug": thread.subagent_slug,
+            "subagent_slug": thread.subagent_slug(),
             "status": run.status,
             "usage": run.usage,
         });
@@ -255,7 +247,7 @@ impl Shared {
         ctx: &ToolContext,
     ) -> Result<Waited, ToolError> {
         tokio::select! {
-            waited = self.runtime.wait(run_id, timeout) => waited.map_err(failed),
+            waited = self.runs.wait(run_id, timeout) => waited.map_err(failed),
             () = ctx.cancel.cancelled() => Err(ToolError::Failed("the parent run was cancelled".into())),
         }
     }
@@ -272,7 +264,7 @@ impl Tool for Task {
     );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: DelegateArgs = parse_args(args)?;
-        let (run, thread) = match self.0.start(&args, ctx, Mode::Wait).await? {
+        let (run, thread) = match self.0.start(&args, ctx, Delivery::Wait).await? {
             Started::Started { run, thread, .. } => (run, thread),
             Started::Busy { thread_id, active } => {
                 return Err(ToolError::Failed(format!(
@@ -305,8 +297,8 @@ impl Tool for Start {
     );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: DelegateArgs = parse_args(args)?;
-        // The child's own ending path leaves the completion notice (see `runtime::notice`).
-        match self.0.start(&args, ctx, Mode::Background).await? {
+        // The writer of the child's end leaves the completion notice (see `notice`).
+        match self.0.start(&args, ctx, Delivery::Background).await? {
             Started::Busy { thread_id, active } => {
                 to_json(&json!({"busy": true, "thread_id": thread_id, "active_run_id": active}))
             }
@@ -317,7 +309,7 @@ impl Tool for Start {
             } => to_json(&json!({
                 "run_id": run.id,
                 "thread_id": thread.id,
-                "subagent_slug": thread.subagent_slug,
+                "subagent_slug": thread.subagent_slug(),
                 "status": run.status,
             })),
             // It fails as it starts: say so now, with its reason, rather than "started".
@@ -357,7 +349,7 @@ impl Tool for Status {
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
         let messages = self
             .0
-            .runtime
+            .runs
             .store()
             .messages(&thread.id)
             .await
@@ -384,7 +376,7 @@ impl Tool for Cancel {
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let args: RunArgs = parse_args(args)?;
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
-        let run = self.0.runtime.cancel(run.id).await.map_err(failed)?;
+        let run = self.0.runs.cancel(run.id).await.map_err(failed)?;
         to_json(&self.0.result(&run, &thread))
     }
 }
@@ -432,7 +424,7 @@ impl Tool for List {
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let _: serde::de::IgnoredAny = parse_args(args)?;
         let runs = subagent_runs(
-            self.0.runtime.store().as_ref(),
+            self.0.runs.store().as_ref(),
             &self.0.thread,
             self.0.caller.id,
         )

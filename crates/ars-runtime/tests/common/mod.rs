@@ -3,6 +3,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod delegation;
 pub mod wire_server;
 
 use std::sync::Arc;
@@ -81,7 +82,10 @@ pub async fn harness_with(defaults: ContextDefaults) -> Harness {
 }
 
 pub async fn harness_config(config: RuntimeConfig) -> Harness {
-    harness_parts(config, |_, _| vec![Arc::new(SubagentMiddlewareFactory)]).await
+    harness_parts(config, |_, _| {
+        vec![Arc::new(SubagentMiddlewareFactory::new())]
+    })
+    .await
 }
 
 /// The plug-ins of a harness's runtime, built over its store and sandbox.

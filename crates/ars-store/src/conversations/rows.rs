@@ -3,7 +3,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
-use ars_domain::{Message, MessageId, MessageNotice, MessageRole, Thread, ToolCallRecord};
+use ars_domain::{
+    Message, MessageId, MessageNotice, MessageRole, Thread, ThreadLineage, ToolCallRecord,
+};
 
 use crate::Result;
 use crate::rows::{corrupt, parse_agent_id, parse_run_id, parse_thread_id, parse_user_id};
@@ -29,12 +31,16 @@ impl ThreadRow {
             user_id: parse_user_id(&self.user_id)?,
             agent_id: parse_agent_id(&self.agent_id)?,
             title: self.title,
-            parent_thread_id: self
-                .parent_thread_id
-                .as_deref()
-                .map(parse_thread_id)
-                .transpose()?,
-            subagent_slug: self.subagent_slug,
+            lineage: match (self.parent_thread_id, self.subagent_slug) {
+                (Some(parent), Some(subagent_slug)) => Some(ThreadLineage {
+                    parent_thread_id: parse_thread_id(&parent)?,
+                    subagent_slug,
+                }),
+                (None, None) => None,
+                // The table's `CHECK` sets both or neither.
+                (Some(parent), None) => return Err(corrupt("threads.subagent_slug", &parent)),
+                (None, Some(slug)) => return Err(corrupt("threads.parent_thread_id", &slug)),
+            },
             runtime_scope_id: self.runtime_scope_id,
             workdir_path: self.workdir_path,
             created_at: self.created_at,

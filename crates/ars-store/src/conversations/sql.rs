@@ -56,13 +56,8 @@ macro_rules! impl_conversation_store {
                     .bind(thread.user_id.to_string())
                     .bind(thread.agent_id.to_string())
                     .bind(&thread.title)
-                    .bind(
-                        thread
-                            .parent_thread_id
-                            .as_ref()
-                            .map(ars_domain::ThreadId::as_str),
-                    )
-                    .bind(thread.subagent_slug.as_deref())
+                    .bind(thread.parent_thread_id().map(ars_domain::ThreadId::as_str))
+                    .bind(thread.subagent_slug())
                     .bind(&thread.runtime_scope_id)
                     .bind(&thread.workdir_path)
                     .bind(micros(thread.created_at))

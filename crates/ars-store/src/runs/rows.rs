@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use ars_domain::{Delivery, Run, RunErrorCode, RunStatus, Usage};
+use ars_domain::{Delivery, Run, RunErrorCode, RunLineage, RunStatus, Usage};
 
 use crate::rows::{corrupt, parse_agent_id, parse_run_id, parse_thread_id, parse_user_id};
 use crate::{Result, StoreError};
@@ -49,17 +49,20 @@ impl RunRow {
                 prompt_tokens: token_count("runs.prompt_tokens", self.prompt_tokens)?,
                 completion_tokens: token_count("runs.completion_tokens", self.completion_tokens)?,
             },
-            parent_run_id: self
-                .parent_run_id
-                .as_deref()
-                .map(parse_run_id)
-                .transpose()?,
-            parent_tool_call_id: self.parent_tool_call_id,
-            delivery: self
-                .delivery
-                .as_deref()
-                .map(|d| Delivery::parse(d).ok_or_else(|| corrupt("runs.delivery", d)))
-                .transpose()?,
+            // A run without a parent run has no lineage (the rest of it is never written
+            // without one).
+            lineage: match self.parent_run_id.as_deref() {
+                None => None,
+                Some(parent) => Some(RunLineage {
+                    parent_run_id: parse_run_id(parent)?,
+                    parent_tool_call_id: self.parent_tool_call_id,
+                    delivery: self
+                        .delivery
+                        .as_deref()
+                        .map(|d| Delivery::parse(d).ok_or_else(|| corrupt("runs.delivery", d)))
+                        .transpose()?,
+                }),
+            },
             created_at: self.created_at,
             started_at: self.started_at,
             finished_at: self.finished_at,

@@ -31,10 +31,19 @@ macro_rules! impl_run_store {
                 .bind(new.agent_id.to_string())
                 .bind(new.user_id.to_string())
                 .bind(&new.input)
-                .bind(new.parent_run_id.map(|id| id.to_string()))
-                .bind(new.parent_tool_call_id.as_deref())
+                .bind(new.lineage.as_ref().map(|l| l.parent_run_id.to_string()))
+                .bind(
+                    new.lineage
+                        .as_ref()
+                        .and_then(|l| l.parent_tool_call_id.as_deref()),
+                )
                 .bind(now)
-                .bind(new.delivery.map(ars_domain::Delivery::as_str))
+                .bind(
+                    new.lineage
+                        .as_ref()
+                        .and_then(|l| l.delivery)
+                        .map(ars_domain::Delivery::as_str),
+                )
                 .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
                 .bind(new.lease.as_ref().map(|l| l.expires_ms))
                 .fetch_optional(&mut *conn)

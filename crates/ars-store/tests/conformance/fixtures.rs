@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use ars_domain::{
     Agent, AgentConfig, AgentDraft, Backend, Delivery, NewRun, NewSkill, Role, Run, RunId,
-    RunOutcome, RunStatus, ShareConfig, SkillContent, SkillFile, Thread, Usage, User, UserId,
+    RunLineage, RunOutcome, RunStatus, ShareConfig, SkillContent, SkillFile, Thread, Usage, User,
+    UserId,
 };
 use ars_store::{AgentFilter, NewUser, Store};
 
@@ -117,9 +118,7 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
         agent_id: thread.agent_id,
         user_id: thread.user_id,
         input: input.to_string(),
-        parent_run_id: None,
-        parent_tool_call_id: None,
-        delivery: None,
+        lineage: None,
         lease: None,
     }
 }
@@ -127,9 +126,11 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
 /// A subagent run on `child`, started by tool call `call` of `parent`.
 pub fn new_child_run(child: &Thread, parent: RunId, call: &str) -> NewRun {
     NewRun {
-        parent_run_id: Some(parent),
-        parent_tool_call_id: Some(call.to_string()),
-        delivery: Some(Delivery::Wait),
+        lineage: Some(RunLineage {
+            parent_run_id: parent,
+            parent_tool_call_id: Some(call.to_string()),
+            delivery: Some(Delivery::Wait),
+        }),
         ..new_run(child, "delegated")
     }
 }

@@ -1,8 +1,8 @@
 //! Runs: one active run per thread, the status life cycle, usage, and run trees.
 
 use ars_domain::{
-    AgentId, Delivery, MessageRole, NewMessage, NewRun, Run, RunId, RunOutcome, RunStatus,
-    ThreadId, Usage, UserId, time::now,
+    AgentId, Delivery, MessageRole, NewMessage, NewRun, Run, RunId, RunLineage, RunOutcome,
+    RunStatus, ThreadId, Usage, UserId, time::now,
 };
 use ars_store::{FinishedRun, INTERRUPTED_ERROR, Store, StoreError};
 use futures::future::join_all;
@@ -42,10 +42,7 @@ pub async fn check_create_run_and_busy(store: &dyn Store) {
         (None, None)
     );
     assert_eq!(first.usage, Usage::default());
-    assert_eq!(
-        (first.parent_run_id, first.parent_tool_call_id.as_deref()),
-        (None, None)
-    );
+    assert_eq!(first.lineage, None);
     assert_eq!((first.started_at, first.finished_at), (None, None));
     assert!(first.created_at <= now());
     assert_eq!(store.run(first.id).await.unwrap(), Some(first.clone()));
@@ -326,18 +323,21 @@ pub async fn check_child_and_subagent_runs(store: &dyn Store) {
         .create_run(&new_child_run(&first, parent.id, "call_a"))
         .await
         .unwrap();
-    assert_eq!(run_a.parent_run_id, Some(parent.id));
-    assert_eq!(run_a.parent_tool_call_id.as_deref(), Some("call_a"));
-    assert_eq!(run_a.delivery, Some(Delivery::Wait));
-    let run_b = store
-        .create_run(&NewRun {
-            delivery: Some(Delivery::Background),
-            ..new_child_run(&second, parent.id, "call_b")
+    assert_eq!(
+        run_a.lineage,
+        Some(RunLineage {
+            parent_run_id: parent.id,
+            parent_tool_call_id: Some("call_a".into()),
+            delivery: Some(Delivery::Wait),
         })
-        .await
-        .unwrap();
-    assert_eq!(run_b.delivery, Some(Delivery::Background));
-    assert_eq!(parent.delivery, None);
+    );
+    let mut background = new_child_run(&second, parent.id, "call_b");
+    if let Some(lineage) = background.lineage.as_mut() {
+        lineage.delivery = Some(Delivery::Background);
+    }
+    let run_b = store.create_run(&background).await.unwrap();
+    assert_eq!(run_b.delivery(), Some(Delivery::Background));
+    assert_eq!(parent.delivery(), None);
     let nested = store
         .create_run(&new_child_run(&grandchild, run_a.id, "call_n"))
         .await

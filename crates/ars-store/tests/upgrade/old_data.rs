@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use ars_domain::ids::GENERAL_PURPOSE_ID;
 use ars_domain::{
     Agent, AgentConfig, AgentContext, AgentId, ApiToken, Backend, Limits, Message, MessageId,
-    MessageRole, ModelConfig, Role, Run, RunId, RunStatus, ShareConfig, Thread, ThreadId, TokenId,
-    ToolCallRecord, Usage, User, UserId, Visibility,
+    MessageRole, ModelConfig, Role, Run, RunId, RunLineage, RunStatus, ShareConfig, Thread,
+    ThreadId, ThreadLineage, TokenId, ToolCallRecord, Usage, User, UserId, Visibility,
 };
 
 const USER_ID: &str = "01958a00-0000-7000-8000-000000000001";
@@ -121,8 +121,7 @@ impl Old {
             user_id,
             agent_id,
             title: "Old conversation".into(),
-            parent_thread_id: None,
-            subagent_slug: None,
+            lineage: None,
             runtime_scope_id: ROOT_ID.into(),
             workdir_path: format!("threads/{ROOT_ID}"),
             created_at: at(T1),
@@ -132,8 +131,10 @@ impl Old {
             id: child_id.clone(),
             agent_id: GENERAL_PURPOSE_ID,
             title: "Look it up".into(),
-            parent_thread_id: Some(root_id.clone()),
-            subagent_slug: Some("general-purpose".into()),
+            lineage: Some(ThreadLineage {
+                parent_thread_id: root_id.clone(),
+                subagent_slug: "general-purpose".into(),
+            }),
             created_at: at(T2),
             updated_at: at(T4),
             ..root.clone()
@@ -153,9 +154,7 @@ impl Old {
                 prompt_tokens: 1200,
                 completion_tokens: 345,
             },
-            parent_run_id: None,
-            parent_tool_call_id: None,
-            delivery: None,
+            lineage: None,
             created_at: at(T1),
             started_at: Some(at(T1)),
             finished_at: Some(at(T5)),
@@ -170,8 +169,11 @@ impl Old {
                 prompt_tokens: 400,
                 completion_tokens: 10,
             },
-            parent_run_id: Some(finished_id),
-            parent_tool_call_id: Some("call_1".into()),
+            lineage: Some(RunLineage {
+                parent_run_id: finished_id,
+                parent_tool_call_id: Some("call_1".into()),
+                delivery: None,
+            }),
             created_at: at(T2),
             started_at: Some(at(T2)),
             finished_at: Some(at(T4)),

@@ -8,12 +8,16 @@
 //! the text, see `agent_loop::to_model_messages`).
 //!
 //! **Invariant:** the notice is written by whoever wrote the child's end — the run's own ending
-//! path, or startup recovery for a child cut off by a crash — and by nobody else, so it is
-//! written once and never by a task that polls.
+//! path, or whoever ended it in the store (startup recovery for a child cut off by a crash,
+//! the reaper, a cancel nobody answered) — and by nobody else, so it is written once and never
+//! by a task that polls. The runtime tells exactly that instance's plug-ins of the end
+//! (`RunObserver::ended`).
 
 use std::sync::Arc;
 
-use ars_domain::{Delivery, MessageNotice, MessageRole, NewMessage, Run, RunStatus, Thread};
+use ars_domain::{
+    Delivery, Lineage, MessageNotice, MessageRole, NewMessage, Run, RunStatus, Thread,
+};
 use ars_events::{EventBus, ThreadEvent, preview};
 use ars_store::Store;
 
@@ -31,14 +35,14 @@ pub(super) async fn child_ended(
     child: &Run,
     thread: &Thread,
 ) {
-    let (Some(Delivery::Background), Some(parent_run), Some(parent_thread)) = (
-        child.delivery,
-        child.parent_run_id,
-        thread.parent_thread_id.as_ref(),
-    ) else {
+    let Some(lineage) = Lineage::of(child, thread) else {
         return;
     };
-    let parent_ended = match store.run(parent_run).await {
+    if lineage.delivery() != Some(Delivery::Background) {
+        return;
+    }
+    let parent_thread = lineage.parent_thread_id();
+    let parent_ended = match store.run(lineage.parent_run_id()).await {
         Ok(Some(parent)) => parent.status.is_terminal(),
         Ok(None) => false,
         Err(e) => {
@@ -49,19 +53,19 @@ pub(super) async fn child_ended(
     if !parent_ended {
         return;
     }
-    let slug = thread.subagent_slug.clone();
+    let slug = lineage.subagent_slug();
     let notice = NewMessage {
         notice: Some(MessageNotice {
             run_id: child.id,
             thread_id: thread.id.clone(),
-            subagent_slug: slug.clone(),
+            subagent_slug: Some(slug.to_string()),
             status: child.status,
         }),
         ..NewMessage::text(
             parent_thread.clone(),
             None,
             MessageRole::System,
-            text(child, slug.as_deref().unwrap_or("subagent")),
+            text(child, slug),
         )
     };
     let message = match store.append_message(&notice).await {
@@ -74,7 +78,7 @@ pub(super) async fn child_ended(
     let event = ThreadEvent::Notice {
         message: Box::new(message),
         run: child.clone(),
-        subagent_slug: slug,
+        subagent_slug: Some(slug.to_string()),
     };
     if let Err(e) = bus.publish_thread(parent_thread, &event).await {
         tracing::warn!(thread_id = %parent_thread, error = %e, "cannot publish a completion notice");
@@ -125,9 +129,11 @@ mod tests {
             error: error.map(str::to_string),
             error_code: None,
             usage: Usage::default(),
-            parent_run_id: None,
-            parent_tool_call_id: None,
-            delivery: Some(Delivery::Background),
+            lineage: Some(ars_domain::RunLineage {
+                parent_run_id: ars_domain::RunId::new(),
+                parent_tool_call_id: None,
+                delivery: Some(Delivery::Background),
+            }),
             created_at: ars_domain::time::now(),
             started_at: None,
             finished_at: None,

@@ -336,14 +336,6 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     }
 }
 
-/// Reads a body field that may be absent (`None`, with `#[serde(default)]`), `null`
-/// (`Some(None)`) or a value (`Some(Some(_))`): for writes where `null` removes something.
-pub(crate) fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    <Option<T> as serde::Deserialize>::deserialize(deserializer).map(Some)
-}
-
 #[cfg(test)]
 mod tests {
     use super::bearer_token;

@@ -41,7 +41,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use ars_domain::{Agent, Caller, RunStatus, Thread, ThreadId, User};
+use ars_domain::{Agent, Caller, RunInput, RunInputError, RunStatus, Thread, ThreadId, User};
 use ars_events::EventKind;
 use ars_runtime::{StartRun, Waited};
 use ars_store::AgentFilter;
@@ -50,8 +50,6 @@ use crate::{ApiError, AppState, Auth};
 
 /// Where the endpoint is mounted.
 pub const PATH: &str = "/api/mcp";
-/// The longest input a call takes (as a run's input over the REST API).
-const MAX_INPUT_CHARS: usize = crate::routes::runs::MAX_INPUT_CHARS;
 /// How long one wait for the run lasts before looking at the client again.
 const WAIT_SLICE: Duration = Duration::from_secs(30);
 /// The header that names a request's session.
@@ -373,15 +371,23 @@ impl ServerHandler for AgentsServer {
             return Ok(failure(format!("no agent `{name}` that you can use")));
         };
         let args = request.arguments.unwrap_or_default();
-        let input = match args.get("input").and_then(|v| v.as_str()) {
-            Some(input) if !input.trim().is_empty() => input.to_owned(),
-            _ => return Ok(failure("`input` must be a non-empty string")),
+        // The one rule of a run's input, in this endpoint's words.
+        let input = match args
+            .get("input")
+            .and_then(|v| v.as_str())
+            .map(RunInput::new)
+        {
+            Some(Ok(input)) => input,
+            None | Some(Err(RunInputError::Blank)) => {
+                return Ok(failure("`input` must be a non-empty string"));
+            }
+            Some(Err(RunInputError::TooLong)) => {
+                return Ok(failure(format!(
+                    "`input` is longer than {} characters",
+                    RunInput::MAX_CHARS
+                )));
+            }
         };
-        if input.chars().count() > MAX_INPUT_CHARS {
-            return Ok(failure(format!(
-                "`input` is longer than {MAX_INPUT_CHARS} characters"
-            )));
-        }
         if let Some(extra) = args.keys().find(|k| *k != "input" && *k != "thread_id") {
             return Ok(failure(format!("unknown argument `{extra}`")));
         }
@@ -390,7 +396,7 @@ impl ServerHandler for AgentsServer {
             Some(serde_json::Value::String(id)) => Some(id.as_str()),
             Some(_) => return Ok(failure("`thread_id` must be a string")),
         };
-        let thread = match self.thread(&user, &agent, thread_id, &input).await {
+        let thread = match self.thread(&user, &agent, thread_id, input.as_str()).await {
             Ok(thread) => thread,
             Err(message) => return Ok(failure(message)),
         };

@@ -19,7 +19,6 @@ pub mod object;
 pub mod outbound;
 pub mod run;
 pub mod secret;
-mod served;
 pub mod skill;
 pub mod text;
 pub mod thread;
@@ -42,7 +41,10 @@ pub use lineage::{Delivery, Lineage, RunLineage, ThreadLineage};
 pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
 pub use outbound::OutboundPolicy;
-pub use run::{Lease, NewRun, Run, RunErrorCode, RunFailure, RunOutcome, RunStatus, Usage};
+pub use run::{
+    Lease, NewRun, Run, RunErrorCode, RunFailure, RunInput, RunInputError, RunOutcome, RunStatus,
+    Usage,
+};
 pub use secret::{Sealed, SecretError, SecretKey};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
 pub use thread::{

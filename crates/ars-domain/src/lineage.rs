@@ -173,3 +173,123 @@ pub(crate) mod thread_fields {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::{AgentId, RunStatus, Usage, UserId};
+
+    /// The fields a run has always had on the event bus's wire.
+    const RUN_FIELDS: &[&str] = &[
+        "id",
+        "thread_id",
+        "agent_id",
+        "user_id",
+        "status",
+        "input",
+        "output",
+        "error",
+        "error_code",
+        "usage",
+        "parent_run_id",
+        "parent_tool_call_id",
+        "delivery",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ];
+    /// The fields a thread has always had on the event bus's wire.
+    const THREAD_FIELDS: &[&str] = &[
+        "id",
+        "user_id",
+        "agent_id",
+        "title",
+        "parent_thread_id",
+        "subagent_slug",
+        "runtime_scope_id",
+        "workdir_path",
+        "created_at",
+        "updated_at",
+    ];
+
+    fn names(fields: &[&str]) -> BTreeSet<String> {
+        fields.iter().map(|f| (*f).to_owned()).collect()
+    }
+
+    fn keys(value: &Value) -> BTreeSet<String> {
+        value
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn run(lineage: Option<RunLineage>) -> Run {
+        Run {
+            id: RunId::new(),
+            thread_id: ThreadId::new(),
+            agent_id: AgentId::new(),
+            user_id: UserId::new(),
+            status: RunStatus::Pending,
+            input: "hi".into(),
+            output: None,
+            error: None,
+            error_code: None,
+            usage: Usage::default(),
+            lineage,
+            created_at: crate::time::now(),
+            started_at: None,
+            finished_at: None,
+        }
+    }
+
+    #[test]
+    fn a_run_keeps_its_flat_wire_fields_with_or_without_lineage() {
+        let top = run(None);
+        let child = run(Some(RunLineage {
+            parent_run_id: RunId::new(),
+            parent_tool_call_id: Some("call_1".into()),
+            delivery: Some(Delivery::Background),
+        }));
+        for run in [top, child] {
+            let wire = serde_json::to_value(&run).unwrap();
+            assert_eq!(keys(&wire), names(RUN_FIELDS));
+            let back: crate::Run = serde_json::from_value(wire).unwrap();
+            assert_eq!(back, run);
+        }
+        let wire = serde_json::to_value(run(None)).unwrap();
+        assert_eq!(wire["parent_run_id"], Value::Null);
+        assert_eq!(wire["delivery"], Value::Null);
+    }
+
+    #[test]
+    fn a_thread_keeps_its_flat_wire_fields_with_or_without_lineage() {
+        let root = Thread::new_root(UserId::new(), AgentId::new(), "t".into());
+        let child = root.new_child(AgentId::new(), "helper", "c".into());
+        assert_eq!(
+            child.lineage,
+            Some(ThreadLineage {
+                parent_thread_id: root.id.clone(),
+                subagent_slug: "helper".into(),
+            })
+        );
+        for thread in [root, child] {
+            let wire = serde_json::to_value(&thread).unwrap();
+            assert_eq!(keys(&wire), names(THREAD_FIELDS));
+            let back: crate::Thread = serde_json::from_value(wire).unwrap();
+            assert_eq!(back, thread);
+        }
+    }
+
+    #[test]
+    fn a_thread_with_half_a_lineage_is_refused() {
+        let mut wire =
+            serde_json::to_value(Thread::new_root(UserId::new(), AgentId::new(), "t".into()))
+                .unwrap();
+        wire["subagent_slug"] = "helper".into();
+        assert!(serde_json::from_value::<Thread>(wire).is_err());
+    }
+}

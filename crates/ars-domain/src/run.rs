@@ -305,6 +305,47 @@ impl From<&str> for RunFailure {
     }
 }
 
+/// The user's message that starts a run: not blank, at most [`RunInput::MAX_CHARS`]
+/// characters. Every way of starting a run — the REST API, `/api/mcp`, a subagent's
+/// delegation — builds one, so the rule is stated here once and `start_run` cannot be handed
+/// anything else; each caller words a refusal its own way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunInput(String);
+
+/// Why a text cannot start a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunInputError {
+    #[error("the input must not be blank")]
+    Blank,
+    #[error("the input is longer than {} characters", RunInput::MAX_CHARS)]
+    TooLong,
+}
+
+impl RunInput {
+    /// The longest input, in characters.
+    pub const MAX_CHARS: usize = 100_000;
+
+    /// Checks `text` against the rule: blank first, then length.
+    pub fn new(text: impl Into<String>) -> Result<Self, RunInputError> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Err(RunInputError::Blank);
+        }
+        if text.chars().count() > Self::MAX_CHARS {
+            return Err(RunInputError::TooLong);
+        }
+        Ok(Self(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +357,21 @@ mod tests {
             let wire = serde_json::to_value(code).unwrap_or_default();
             assert_eq!(wire, code.as_str());
         }
+    }
+
+    #[test]
+    fn a_run_input_is_not_blank_and_not_too_long() {
+        assert_eq!(RunInput::new("go").unwrap().as_str(), "go");
+        assert_eq!(RunInput::new(" \n\t"), Err(RunInputError::Blank));
+        assert_eq!(RunInput::new(""), Err(RunInputError::Blank));
+        let longest = "é".repeat(RunInput::MAX_CHARS);
+        assert!(
+            RunInput::new(longest.clone()).is_ok(),
+            "counted in characters"
+        );
+        assert_eq!(
+            RunInput::new(format!("{longest}x")),
+            Err(RunInputError::TooLong)
+        );
     }
 }

@@ -1,10 +1,13 @@
 //! The `EventBus` seam: publish a run's events, subscribe from an event id.
 
-use ars_domain::{RunId, ThreadId};
+use ars_domain::{KnowledgeBaseId, RunId, ThreadId};
 use async_trait::async_trait;
 use futures::StreamExt;
 
-use crate::{EventError, EventKind, RunEvent, RunRef, ThreadEvent, ThreadEventStream};
+use crate::{
+    EventError, EventKind, KnowledgeEvent, KnowledgeEventStream, RunEvent, RunRef, ThreadEvent,
+    ThreadEventStream,
+};
 
 /// A run's events from some id on: replayed ones first, then live ones, ending right after the
 /// terminal event. An `Err` item (e.g. [`EventError::NotRetained`] when the subscriber fell behind
@@ -12,7 +15,8 @@ use crate::{EventError, EventKind, RunEvent, RunRef, ThreadEvent, ThreadEventStr
 pub type EventStream = futures::stream::BoxStream<'static, Result<RunEvent, EventError>>;
 
 /// Carries run events from the runtime to any number of subscribers, with replay; and thread
-/// events (see [`crate::thread`]) to whoever follows a thread at the time, without.
+/// and knowledge events (see [`crate::topic`]) to whoever follows a thread or a knowledge base
+/// at the time, without.
 ///
 /// Object-safe, so the server holds an `Arc<dyn EventBus>` chosen by configuration: the
 /// in-process bus for one `ars serve`, Redis Streams when several instances share a Redis.
@@ -84,6 +88,21 @@ pub trait EventBus: Send + Sync + 'static {
     /// published before is. See [`ThreadEventStream`] for how the stream reports falling
     /// behind and ends.
     async fn follow_thread(&self, thread: &ThreadId) -> Result<ThreadEventStream, EventError>;
+
+    /// Delivers `event` to everyone following knowledge base `kb` now, on every instance
+    /// sharing the bus. Not stored: with nobody following, nothing is kept.
+    async fn publish_knowledge(
+        &self,
+        kb: KnowledgeBaseId,
+        event: &KnowledgeEvent,
+    ) -> Result<(), EventError>;
+
+    /// Follows knowledge base `kb`'s events, as [`EventBus::follow_thread`] follows a
+    /// thread's: every event published once this answered, by any instance, is delivered.
+    async fn follow_knowledge(
+        &self,
+        kb: KnowledgeBaseId,
+    ) -> Result<KnowledgeEventStream, EventError>;
 }
 
 /// Guards the no-gap, no-duplicate promise on a subscription: remembers the last id delivered

@@ -23,7 +23,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use ars_domain::{RunId, ThreadId};
+use ars_domain::{KnowledgeBaseId, RunId, ThreadId};
 use async_trait::async_trait;
 use chrono::Utc;
 use futures::StreamExt;
@@ -32,8 +32,8 @@ use tokio::time::Instant;
 
 use crate::bus::{Cursor, Step};
 use crate::{
-    EventBus, EventError, EventKind, EventStream, LocalTopics, RunEvent, RunRef, ThreadEvent,
-    ThreadEventStream,
+    EventBus, EventError, EventKind, EventStream, KnowledgeEvent, KnowledgeEventStream,
+    LocalKnowledgeTopics, LocalTopics, RunEvent, RunRef, ThreadEvent, ThreadEventStream,
 };
 
 /// Most events a subscriber copies out of a log per lock, so one slow reader of a long log does
@@ -100,6 +100,8 @@ struct Shared {
     runs: Mutex<Runs>,
     /// Followers of thread events.
     threads: LocalTopics,
+    /// Followers of knowledge events.
+    knowledge: LocalKnowledgeTopics,
 }
 
 #[derive(Default)]
@@ -168,6 +170,7 @@ impl InProcessBus {
                 config,
                 runs: Mutex::new(Runs::default()),
                 threads: LocalTopics::new(),
+                knowledge: LocalKnowledgeTopics::new(),
             }),
         }
     }
@@ -181,7 +184,12 @@ impl InProcessBus {
 
     /// How many threads someone follows now (for tests: idle threads hold nothing).
     pub fn followed_threads(&self) -> usize {
-        self.shared.threads.followed_threads()
+        self.shared.threads.followed()
+    }
+
+    /// How many knowledge bases someone follows now (for tests: idle ones hold nothing).
+    pub fn followed_knowledge_bases(&self) -> usize {
+        self.shared.knowledge.followed()
     }
 
     /// The estimated bytes finished runs hold against the memory budget (for tests and
@@ -336,6 +344,22 @@ impl EventBus for InProcessBus {
 
     async fn follow_thread(&self, thread: &ThreadId) -> Result<ThreadEventStream, EventError> {
         Ok(self.shared.threads.follow(thread))
+    }
+
+    async fn publish_knowledge(
+        &self,
+        kb: KnowledgeBaseId,
+        event: &KnowledgeEvent,
+    ) -> Result<(), EventError> {
+        self.shared.knowledge.publish(&kb, event);
+        Ok(())
+    }
+
+    async fn follow_knowledge(
+        &self,
+        kb: KnowledgeBaseId,
+    ) -> Result<KnowledgeEventStream, EventError> {
+        Ok(self.shared.knowledge.follow(&kb))
     }
 }
 

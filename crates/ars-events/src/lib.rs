@@ -10,8 +10,12 @@
 //! - [`redis_bus`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
 //! - [`control`]: the [`ControlChannel`] between instances (cancel a run, a run ended), in
 //!   process or over Redis pub/sub.
-//! - [`thread`]: [`ThreadEvent`]s (a thread's runs, subagent runs and notices changed), for
-//!   whoever follows a thread at the time: not numbered, not stored.
+//! - [`topic`]: events for whoever follows a key at the time — not numbered, not stored — in
+//!   process ([`Topics`]); the Redis bus carries them over pub/sub.
+//! - [`thread`]: [`ThreadEvent`]s (a thread's runs, subagent runs and notices changed), a topic
+//!   per thread.
+//! - [`knowledge`]: [`KnowledgeEvent`]s (a knowledge base's documents changed), a topic per
+//!   knowledge base.
 //!
 //! **Boundary:** this is the only crate that knows Redis; neither implementation knows HTTP.
 
@@ -20,13 +24,17 @@ pub mod control;
 pub mod error;
 pub mod event;
 pub mod in_process;
+pub mod knowledge;
 pub mod redis_bus;
 pub mod thread;
+pub mod topic;
 
 pub use bus::{EventBus, EventStream};
 pub use control::{ControlChannel, LocalChannel, RedisChannel, Signal, SignalStream};
 pub use error::EventError;
 pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
 pub use in_process::{DEFAULT_MEMORY_BUDGET, InProcessBus, InProcessConfig, estimated_size};
+pub use knowledge::{KnowledgeEvent, KnowledgeEventStream, LocalKnowledgeTopics};
 pub use redis_bus::{RedisBus, RedisConfig};
 pub use thread::{LocalTopics, THREAD_BACKLOG, ThreadEvent, ThreadEventStream};
+pub use topic::{TOPIC_BACKLOG, TopicStream, Topics};

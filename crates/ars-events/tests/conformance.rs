@@ -14,6 +14,8 @@
 mod control;
 #[path = "conformance/fixture.rs"]
 mod fixture;
+#[path = "conformance/knowledge.rs"]
+mod knowledge;
 #[path = "conformance/live.rs"]
 mod live;
 #[path = "conformance/retention.rs"]
@@ -81,4 +83,8 @@ conformance!(
     threads::check_thread_events_reach_followers_on_every_instance,
     threads::check_threads_do_not_see_each_other,
     threads::check_a_follower_that_falls_behind_is_told_and_goes_on,
+    knowledge::check_a_knowledge_follower_gets_what_is_published_after_it_follows_in_order,
+    knowledge::check_knowledge_events_reach_followers_on_every_instance,
+    knowledge::check_knowledge_bases_do_not_see_each_other,
+    knowledge::check_a_knowledge_follower_that_falls_behind_is_told_and_goes_on,
 );

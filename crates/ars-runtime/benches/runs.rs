@@ -94,7 +94,7 @@ async fn main() {
             .start_run(StartRun {
                 thread: thread.clone(),
                 caller,
-                input: "hi".into(),
+                input: ars_domain::RunInput::new("hi").unwrap(),
                 parent: None,
                 replace_from: None,
             })
@@ -119,7 +119,7 @@ async fn main() {
             .start_run(StartRun {
                 thread: thread.clone(),
                 caller,
-                input: "hi".into(),
+                input: ars_domain::RunInput::new("hi").unwrap(),
                 parent: None,
                 replace_from: None,
             })

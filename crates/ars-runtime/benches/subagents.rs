@@ -143,7 +143,7 @@ async fn main() {
                 .start_run(StartRun {
                     thread,
                     caller,
-                    input: "delegate".into(),
+                    input: ars_domain::RunInput::new("delegate").unwrap(),
                     parent: None,
                     replace_from: None,
                 })

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use ars_domain::{Agent, Caller, MessageId, Run, RunId, RunLineage, Thread};
+use ars_domain::{Agent, Caller, MessageId, Run, RunId, RunInput, RunLineage, Thread};
 use ars_events::EventBus;
 use ars_store::{Store, StoreError};
 
@@ -53,8 +53,8 @@ pub trait Runs: Send + Sync {
 pub struct StartRun {
     pub thread: Thread,
     pub caller: Caller,
-    /// The user's message.
-    pub input: String,
+    /// The user's message, already held to the one input rule.
+    pub input: RunInput,
     /// Set on a run another run's tool call starts.
     pub parent: Option<ParentLink>,
     /// A user message of the thread's history that this input replaces, with every message

@@ -146,7 +146,7 @@ fn start(thread: &Thread, caller: Caller) -> StartRun {
     StartRun {
         thread: thread.clone(),
         caller,
-        input: "go".into(),
+        input: ars_domain::RunInput::new("go").unwrap(),
         parent: None,
         replace_from: None,
     }

@@ -245,7 +245,7 @@ async fn a_second_run_on_a_busy_thread_is_refused_naming_the_active_run() {
         .start_run(StartRun {
             thread: thread.clone(),
             caller: h.caller,
-            input: "two".into(),
+            input: ars_domain::RunInput::new("two").unwrap(),
             parent: None,
             replace_from: None,
         })

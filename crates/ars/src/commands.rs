@@ -33,8 +33,10 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
 /// `ars kb reindex`: rebuilds the named knowledge bases' indexes (all, when none is named).
 async fn reindex(config: &Config, slugs: &[String]) -> anyhow::Result<()> {
     let store = server::open_store(config).await?;
+    // Rebuilding an index changes no document: nobody needs telling, so the bus is local.
     let hub = ars_runtime::knowledge::KnowledgeHub::new(
         Arc::clone(&store) as Arc<dyn ars_store::KnowledgeStore>,
+        Arc::new(ars_events::InProcessBus::new(Default::default())),
         config.knowledge.runtime_config(&config.data_dir),
     );
     let all = store

@@ -214,6 +214,7 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
     );
     let knowledge = KnowledgeHub::new(
         Arc::clone(&store) as Arc<dyn KnowledgeStore>,
+        Arc::clone(&events),
         config.knowledge.runtime_config(&config.data_dir),
     );
     let runtime = Runtime::new(RuntimeParts {

@@ -9,7 +9,6 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use ars_domain::{
@@ -18,8 +17,16 @@ use ars_domain::{
 };
 use ars_store::AgentFilter;
 
-use crate::extract::{ApiJson, ApiQuery, parse_json};
+use super::patch::PatchOver;
+use super::sharing::{self, check_share_users};
+use crate::extract::{ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
+
+mod patch;
+mod view;
+
+pub use patch::AgentPatch;
+pub use view::AgentView;
 
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -31,7 +38,7 @@ pub struct ListQuery {
 }
 
 /// The body of `POST /api/agent` and `PUT /api/agent/{id}`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentWrite {
     /// Unique, 1-64 characters of `[a-z0-9-]`, not starting or ending with `-`; the name `task`
@@ -48,12 +55,12 @@ pub struct AgentWrite {
     #[schema(max_length = 4000)]
     description: String,
     /// `DefaultBackend` (default) or `SubAgentBackend`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     #[schema(value_type = Option<Backend>)]
     backend_id: Option<String>,
     /// Derived from `backend_id`, so read-only: a client may send it only with the value it
     /// derives to; a contradicting value is a 422.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     #[schema(read_only)]
     is_subagent: Option<bool>,
     #[serde(default, deserialize_with = "ars_domain::object::object")]
@@ -61,38 +68,7 @@ pub struct AgentWrite {
     #[serde(default, deserialize_with = "ars_domain::object::object")]
     share_config: ShareConfig,
     /// Omitted: keep the stored flag. `true` needs admin rights; never for a subagent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    is_default: Option<bool>,
-}
-
-// Only described, never deserialized: the handler merges the raw JSON over the stored agent
-// and then reads the result as an `AgentWrite`.
-/// The body of `PATCH /api/agent/{id}`: a JSON merge patch (RFC 7396) over `AgentWrite`.
-/// Any of its fields, and no others; `null` removes a field (back to its default), nested
-/// objects merge key by key, arrays are replaced.
-#[derive(ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub struct AgentPatch {
-    /// Cannot be removed, only changed.
     #[serde(default)]
-    #[schema(pattern = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")]
-    slug: String,
-    /// Cannot be removed, only changed: at most 200 characters, not blank.
-    #[serde(default)]
-    #[schema(
-        max_length = 200,
-        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
-    )]
-    name: String,
-    #[schema(max_length = 4000)]
-    description: Option<String>,
-    backend_id: Option<Backend>,
-    /// Derived from `backend_id` (read-only, as in `AgentWrite`).
-    #[schema(read_only)]
-    is_subagent: Option<bool>,
-    config_json: Option<AgentConfig>,
-    share_config: Option<ShareConfig>,
     is_default: Option<bool>,
 }
 
@@ -111,21 +87,6 @@ impl From<AgentWrite> for AgentInput {
     }
 }
 
-impl From<AgentInput> for AgentWrite {
-    fn from(i: AgentInput) -> Self {
-        AgentWrite {
-            slug: i.slug,
-            name: i.name,
-            description: i.description,
-            backend_id: i.backend_id,
-            is_subagent: i.is_subagent,
-            config_json: i.config_json,
-            share_config: i.share_config,
-            is_default: i.is_default,
-        }
-    }
-}
-
 /// Loads an agent by id (or slug) that `caller` can see; anything else is a 404.
 pub(crate) async fn visible_agent(
     state: &AppState,
@@ -137,23 +98,18 @@ pub(crate) async fn visible_agent(
         None if key.len() <= 64 => state.store.agent_by_slug(key).await?,
         None => None,
     };
-    found
-        .filter(|a| caller.can_view(a))
-        .ok_or_else(|| ApiError::not_found("agent"))
+    sharing::visible(found, caller, "agent")
 }
 
 /// Loads an agent `caller` may manage: 404 when invisible, 403 when only visible.
 async fn managed_agent(state: &AppState, caller: &Caller, key: &str) -> Result<Agent, ApiError> {
     let agent = visible_agent(state, caller, key).await?;
-    if !caller.can_manage(&agent) {
-        let message = if agent.is_builtin {
-            "only admins can edit a built-in agent"
-        } else {
-            "you can use this agent but not manage it"
-        };
-        return Err(ApiError::forbidden(message));
-    }
-    Ok(agent)
+    let refusal = if agent.is_builtin {
+        "only admins can edit a built-in agent"
+    } else {
+        "you can use this agent but not manage it"
+    };
+    sharing::managed(agent, caller, refusal)
 }
 
 /// Validates a write, checks it against what the runtime offers (tools, model providers,
@@ -184,52 +140,27 @@ async fn validated(
     Ok(draft)
 }
 
-/// Checks that every user a `share_config` names exists (agents and skills alike).
-pub(super) async fn check_share_users(
-    state: &AppState,
-    share: &ShareConfig,
-) -> Result<(), ApiError> {
-    let named: Vec<_> = share.referenced_users().collect();
-    if named.is_empty() {
-        return Ok(());
-    }
-    let found = state.store.existing_users(&named).await?;
-    for (field, ids) in [
-        ("share_config.user_ids", &share.user_ids),
-        ("share_config.manager_ids", &share.manager_ids),
-    ] {
-        // Well-formed but naming no stored user: a conflict with the stored state, which no
-        // schema can state (so 409, not 422).
-        if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
-            return Err(ApiError::Conflict {
-                message: format!("no user has id {missing}"),
-                field: Some(field.into()),
-            });
-        }
-    }
-    Ok(())
-}
-
 /// Lists agents the caller can see: chat-usable agents, or all with `include_subagents`.
 #[utoipa::path(get, path = "/agent", tag = "agents", security(("bearer" = [])), params(ListQuery),
-    responses((status = 200, body = [Agent]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = [AgentView]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list_agents(
     State(state): State<AppState>,
     auth: Auth,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> Result<Json<Vec<Agent>>, ApiError> {
+) -> Result<Json<Vec<AgentView>>, ApiError> {
     let caller = auth.caller();
     let filter = AgentFilter {
-        visible_to: (!caller.is_admin()).then_some(caller.id),
+        visible_to: sharing::visible_to(&caller),
         include_subagents: query.include_subagents,
     };
-    Ok(Json(state.store.list_agents(filter).await?))
+    let agents = state.store.list_agents(filter).await?;
+    Ok(Json(agents.into_iter().map(AgentView::from).collect()))
 }
 
 /// Creates an agent or subagent owned by the caller.
 #[utoipa::path(post, path = "/agent", tag = "agents", security(("bearer" = [])), request_body = AgentWrite,
     responses(
-        (status = 201, body = Agent),
+        (status = 201, body = AgentView),
         (status = 400, body = ErrorBody, description = "Malformed JSON"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "is_default without admin rights"),
@@ -241,30 +172,32 @@ pub async fn create_agent(
     State(state): State<AppState>,
     auth: Auth,
     ApiJson(body): ApiJson<AgentWrite>,
-) -> Result<(StatusCode, Json<Agent>), ApiError> {
+) -> Result<(StatusCode, Json<AgentView>), ApiError> {
     let caller = auth.caller();
     let draft = validated(&state, &caller, body.into(), None).await?;
     let agent = state.store.create_agent(&draft, Some(caller.id)).await?;
-    Ok((StatusCode::CREATED, Json(agent)))
+    Ok((StatusCode::CREATED, Json(agent.into())))
 }
 
 /// One agent the caller can see, by id or slug.
 #[utoipa::path(get, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
     params(("id" = String, Path, description = "Agent id or slug")),
-    responses((status = 200, body = Agent), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = AgentView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_agent(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Agent>, ApiError> {
-    Ok(Json(visible_agent(&state, &auth.caller(), &id).await?))
+) -> Result<Json<AgentView>, ApiError> {
+    Ok(Json(
+        visible_agent(&state, &auth.caller(), &id).await?.into(),
+    ))
 }
 
 /// Replaces an agent's writable fields. `is_default` omitted keeps the stored flag.
 #[utoipa::path(put, path = "/agent/{id}", tag = "agents", security(("bearer" = [])),
     params(("id" = String, Path, description = "Agent id or slug")), request_body = AgentWrite,
     responses(
-        (status = 200, body = Agent),
+        (status = 200, body = AgentView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Visible but not manageable"),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
@@ -275,11 +208,13 @@ pub async fn put_agent(
     auth: Auth,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<AgentWrite>,
-) -> Result<Json<Agent>, ApiError> {
+) -> Result<Json<AgentView>, ApiError> {
     let caller = auth.caller();
     let existing = managed_agent(&state, &caller, &id).await?;
     let draft = validated(&state, &caller, body.into(), Some(&existing)).await?;
-    Ok(Json(state.store.update_agent(existing.id, &draft).await?))
+    Ok(Json(
+        state.store.update_agent(existing.id, &draft).await?.into(),
+    ))
 }
 
 /// Updates some fields: the body is a JSON merge patch (RFC 7396) over the agent's writable
@@ -288,7 +223,7 @@ pub async fn put_agent(
     params(("id" = String, Path, description = "Agent id or slug")),
     request_body(content = AgentPatch, content_type = "application/json", description = "JSON merge patch over AgentWrite"),
     responses(
-        (status = 200, body = Agent),
+        (status = 200, body = AgentView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
@@ -297,157 +232,39 @@ pub async fn patch_agent(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-    ApiJson(patch): ApiJson<Value>,
-) -> Result<Json<Agent>, ApiError> {
-    if !patch.is_object() {
-        return Err(ApiError::Unprocessable {
-            message: "a merge patch must be a JSON object".into(),
-            field: None,
-        });
-    }
-    // A key the body does not have is an error even when its value is `null` (which a merge
-    // patch would otherwise drop without a trace).
-    if let Some(path) = unknown_patch_key(&patch, PATCH_KEYS, "") {
-        return Err(ApiError::unprocessable(
-            path.clone(),
-            format!("unknown field `{path}`"),
-        ));
-    }
+    ApiJson(patch): ApiJson<AgentPatch>,
+) -> Result<Json<AgentView>, ApiError> {
     let caller = auth.caller();
     let existing = managed_agent(&state, &caller, &id).await?;
-    let mut merged = serde_json::to_value(AgentWrite::from(AgentInput::from_agent(&existing)))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let patch_copy = patch.clone();
-    merge_patch(&mut merged, patch);
-    let bytes = serde_json::to_vec(&merged).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let body: AgentWrite = parse_json(&bytes)?;
-    let draft = match validated(&state, &caller, body.into(), Some(&existing)).await {
+    let input = patch.clone().over(&existing)?;
+    let draft = match validated(&state, &caller, input, Some(&existing)).await {
         Ok(draft) => draft,
         // A patch that would be sound on its own but breaks a rule together with what is
         // stored (a stored subagent asked to be the default, say) conflicts with the stored
         // state: 409, since no schema of the patch can state it.
         Err(ApiError::Unprocessable { message, field })
-            if sound_on_its_own(&caller, &existing, &patch_copy) =>
+            if sound_on_its_own(&caller, &existing, patch) =>
         {
             return Err(ApiError::Conflict { message, field });
         }
         Err(other) => return Err(other),
     };
-    Ok(Json(state.store.update_agent(existing.id, &draft).await?))
-}
-
-/// The keys an agent patch may have, level by level (`AgentWrite` and the objects in it); a
-/// key with `None` takes any value, one with `Some` is an object with those keys.
-pub(super) type PatchKeys = &'static [(&'static str, Option<Keys>)];
-
-/// One level of [`PatchKeys`] (a struct, because a type alias cannot refer to itself).
-#[derive(Clone, Copy)]
-pub(super) struct Keys(pub(super) PatchKeys);
-
-/// The keys of a `share_config` object, for the patches of agents and skills.
-pub(super) const SHARE_KEYS: PatchKeys = &[
-    ("visibility", None),
-    ("user_ids", None),
-    ("manager_ids", None),
-];
-
-const PATCH_KEYS: PatchKeys = &[
-    ("slug", None),
-    ("name", None),
-    ("description", None),
-    ("backend_id", None),
-    ("is_subagent", None),
-    ("is_default", None),
-    (
-        "config_json",
-        Some(Keys(&[("context", Some(Keys(CONTEXT_KEYS)))])),
-    ),
-    ("share_config", Some(Keys(SHARE_KEYS))),
-];
-
-const CONTEXT_KEYS: PatchKeys = &[
-    (
-        "model",
-        Some(Keys(&[
-            ("provider", None),
-            ("name", None),
-            ("temperature", None),
-            ("max_tokens", None),
-            ("top_p", None),
-            ("script", None),
-        ])),
-    ),
-    ("system_prompt", None),
-    ("tools", None),
-    ("knowledge_bases", None),
-    ("mcp_servers", None),
-    ("skills", None),
-    ("subagents", None),
-    (
-        "limits",
-        Some(Keys(&[
-            ("max_steps", None),
-            ("timeout_s", None),
-            ("max_tokens", None),
-        ])),
-    ),
-    ("network", None),
-];
-
-/// The dotted path of the first key of `value` that `keys` does not allow, if any.
-pub(super) fn unknown_patch_key(value: &Value, keys: PatchKeys, prefix: &str) -> Option<String> {
-    let Value::Object(map) = value else {
-        return None;
-    };
-    for (key, nested) in map {
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        match keys.iter().find(|(name, _)| name == key) {
-            None => return Some(path),
-            Some((_, Some(Keys(inner)))) => {
-                if let Some(found) = unknown_patch_key(nested, inner, &path) {
-                    return Some(found);
-                }
-            }
-            Some((_, None)) => {}
-        }
-    }
-    None
+    Ok(Json(
+        state.store.update_agent(existing.id, &draft).await?.into(),
+    ))
 }
 
 /// Whether `patch`, applied to a fresh agent with only the stored slug and name, passes the
 /// domain's rules.
-fn sound_on_its_own(caller: &Caller, existing: &Agent, patch: &Value) -> bool {
-    let mut fresh = serde_json::json!({"slug": existing.slug, "name": existing.name});
-    merge_patch(&mut fresh, patch.clone());
-    serde_json::to_vec(&fresh)
-        .ok()
-        .and_then(|bytes| parse_json::<AgentWrite>(&bytes).ok())
-        .is_some_and(|write| AgentInput::from(write).validate(caller, None).is_ok())
-}
-
-/// RFC 7396: objects merge key by key, `null` removes a key, anything else replaces.
-pub(super) fn merge_patch(target: &mut Value, patch: Value) {
-    match patch {
-        Value::Object(fields) => {
-            if !target.is_object() {
-                *target = Value::Object(serde_json::Map::new());
-            }
-            if let Value::Object(map) = target {
-                for (key, value) in fields {
-                    if value.is_null() {
-                        map.remove(&key);
-                    } else {
-                        merge_patch(map.entry(key).or_insert(Value::Null), value);
-                    }
-                }
-            }
-        }
-        other => *target = other,
-    }
+fn sound_on_its_own(caller: &Caller, existing: &Agent, patch: AgentPatch) -> bool {
+    let fresh = AgentInput {
+        slug: existing.slug.clone(),
+        name: existing.name.clone(),
+        ..AgentInput::default()
+    };
+    patch
+        .merged(fresh)
+        .is_ok_and(|input| input.validate(caller, None).is_ok())
 }
 
 /// Deletes an agent. Built-in agents are never deleted.
@@ -489,7 +306,7 @@ pub async fn delete_agent(
 #[utoipa::path(post, path = "/agent/{id}/default", tag = "agents", security(("bearer" = [])),
     params(("id" = String, Path, description = "Agent id or slug")),
     responses(
-        (status = 200, body = Agent), (status = 401, body = ErrorBody),
+        (status = 200, body = AgentView), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Not an admin"),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "A subagent cannot be the default"),
@@ -498,7 +315,7 @@ pub async fn set_default(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Agent>, ApiError> {
+) -> Result<Json<AgentView>, ApiError> {
     let caller = auth.caller();
     let agent = visible_agent(&state, &caller, &id).await?;
     auth.require_admin()?;
@@ -509,7 +326,7 @@ pub async fn set_default(
             field: Some("is_default".into()),
         });
     }
-    Ok(Json(state.store.set_default_agent(agent.id).await?))
+    Ok(Json(state.store.set_default_agent(agent.id).await?.into()))
 }
 
 /// The context an agent runs with, as served: the resolved context and the skills a run of
@@ -547,64 +364,4 @@ pub async fn resolved_context(
         context,
         offered_skills,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_patch_key_lists_match_the_schemas_of_the_body() {
-        let doc = serde_json::to_value(crate::openapi_document()).unwrap();
-        let names = |keys: PatchKeys| {
-            let mut names: Vec<&str> = keys.iter().map(|(name, _)| *name).collect();
-            names.sort_unstable();
-            names
-        };
-        let nested = |keys: PatchKeys, name: &str| {
-            keys.iter()
-                .find(|(key, _)| *key == name)
-                .and_then(|(_, inner)| *inner)
-                .map(|Keys(inner)| inner)
-                .unwrap()
-        };
-        let context = CONTEXT_KEYS;
-        for (schema, keys) in [
-            ("AgentWrite", PATCH_KEYS),
-            ("AgentConfig", nested(PATCH_KEYS, "config_json")),
-            ("ShareConfig", nested(PATCH_KEYS, "share_config")),
-            ("AgentContext", context),
-            ("ModelConfig", nested(context, "model")),
-            ("Limits", nested(context, "limits")),
-        ] {
-            let properties = doc["components"]["schemas"][schema]["properties"]
-                .as_object()
-                .unwrap();
-            let mut expected: Vec<&str> = properties.keys().map(String::as_str).collect();
-            expected.sort_unstable();
-            assert_eq!(names(keys), expected, "{schema}");
-        }
-    }
-
-    #[test]
-    fn unknown_patch_keys_are_found_even_with_null_values() {
-        let find = |patch: serde_json::Value| unknown_patch_key(&patch, PATCH_KEYS, "");
-        assert_eq!(find(json!({"name": "x", "": null})), Some(String::new()));
-        assert_eq!(
-            find(json!({"config_json": {"context": {"limits": {"bogus": null}}}})),
-            Some("config_json.context.limits.bogus".into())
-        );
-        assert_eq!(
-            find(json!({"config_json": {"context": {"model": null, "tools": null}}})),
-            None
-        );
-    }
-
-    #[test]
-    fn merge_patch_follows_rfc_7396() {
-        let mut doc = json!({"a": 1, "b": {"c": 2, "d": 3}});
-        merge_patch(&mut doc, json!({"a": null, "b": {"c": 5}, "e": [1]}));
-        assert_eq!(doc, json!({"b": {"c": 5, "d": 3}, "e": [1]}));
-    }
 }

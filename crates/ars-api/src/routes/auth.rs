@@ -7,8 +7,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use ars_domain::{ApiToken, TokenId, User};
+use ars_domain::{ApiToken, TokenId, UserId};
 
+use super::users::UserView;
 use crate::extract::{ApiJson, ClientAddr};
 use crate::{ApiError, AppState, Auth, ErrorBody, accounts};
 
@@ -23,7 +24,7 @@ pub struct LoginRequest {
 pub struct LoginResponse {
     /// The bearer token for every other endpoint.
     token: String,
-    user: User,
+    user: UserView,
     expires_at: Option<DateTime<Utc>>,
 }
 
@@ -75,7 +76,7 @@ pub async fn login(
         accounts::create_token(state.store.as_ref(), &user, "login", expires_at).await?;
     Ok(Json(LoginResponse {
         token,
-        user,
+        user: user.into(),
         expires_at,
     }))
 }
@@ -102,7 +103,7 @@ pub async fn logout(State(state): State<AppState>, auth: Auth) -> Result<StatusC
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Me {
     #[serde(flatten)]
-    pub user: User,
+    pub user: UserView,
     pub workspace: WorkspaceQuota,
 }
 
@@ -126,7 +127,7 @@ pub async fn me(State(state): State<AppState>, auth: Auth) -> Result<Json<Me>, A
         .await
         .map_err(|e| ApiError::Internal(format!("cannot measure the workspace: {e}")))?;
     Ok(Json(Me {
-        user: auth.user,
+        user: auth.user.into(),
         workspace: WorkspaceQuota {
             used_bytes: usage.used_bytes,
             quota_bytes: usage.quota_bytes,
@@ -203,14 +204,44 @@ pub async fn change_own_password(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// An API token's metadata. The secret is shown once, at creation, and stored only as a hash.
+/// Login sessions are tokens too (named `login`, expiring after the session lifetime).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = ApiToken)]
+pub struct ApiTokenView {
+    pub id: TokenId,
+    pub user_id: UserId,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    /// `None` for tokens that never expire (administrative tokens).
+    pub expires_at: Option<DateTime<Utc>>,
+    /// When a request last came with it (recorded at most once a minute); `None`: never.
+    #[serde(default)]
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+impl From<ApiToken> for ApiTokenView {
+    fn from(token: ApiToken) -> Self {
+        Self {
+            id: token.id,
+            user_id: token.user_id,
+            name: token.name,
+            created_at: token.created_at,
+            expires_at: token.expires_at,
+            last_used_at: token.last_used_at,
+        }
+    }
+}
+
 /// The caller's API tokens (metadata only; secrets are never shown again).
 #[utoipa::path(get, path = "/tokens", tag = "auth", security(("bearer" = [])),
-    responses((status = 200, body = [ApiToken]), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = [ApiTokenView]), (status = 401, body = ErrorBody)))]
 pub async fn list_tokens(
     State(state): State<AppState>,
     auth: Auth,
-) -> Result<Json<Vec<ApiToken>>, ApiError> {
-    Ok(Json(state.store.list_tokens(auth.user.id).await?))
+) -> Result<Json<Vec<ApiTokenView>>, ApiError> {
+    let tokens = state.store.list_tokens(auth.user.id).await?;
+    Ok(Json(tokens.into_iter().map(ApiTokenView::from).collect()))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -234,7 +265,7 @@ pub struct CreateTokenRequest {
 pub struct CreatedToken {
     /// The secret: shown once, store it now.
     token: String,
-    info: ApiToken,
+    info: ApiTokenView,
 }
 
 /// Creates an API token for the caller.
@@ -269,7 +300,13 @@ pub async fn create_token(
     };
     let (token, info) =
         accounts::create_token(state.store.as_ref(), &auth.user, name, expires_at).await?;
-    Ok((StatusCode::CREATED, Json(CreatedToken { token, info })))
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedToken {
+            token,
+            info: info.into(),
+        }),
+    ))
 }
 
 /// Revokes one of the caller's tokens.

@@ -21,10 +21,13 @@ use ars_domain::knowledge::{EmbeddingModel, KbCounts, KbSettings, KnowledgeBaseF
 use ars_domain::{Caller, KnowledgeBase, KnowledgeBaseId, ShareConfig, UserId};
 use ars_store::KnowledgeBaseFilter;
 
+use super::patch::{Patch, PatchOver};
+use super::sharing::{self, check_share_users};
 use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
 pub(super) mod documents;
+pub(super) mod events;
 pub(super) mod search;
 
 /// How a knowledge base ranks search results.
@@ -81,18 +84,18 @@ pub struct KnowledgeBaseView {
 pub struct KbSettingsWrite {
     /// The most characters a chunk holds (100-4000).
     #[serde(default)]
-    #[schema(minimum = 100, maximum = 4000)]
-    chunk_size: Option<u32>,
+    #[schema(value_type = Option<u32>, minimum = 100, maximum = 4000)]
+    chunk_size: Patch<u32>,
     /// Characters repeated from the end of one chunk at the start of the next (at most half a
     /// chunk).
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 2000)]
-    chunk_overlap: Option<u32>,
+    #[schema(value_type = Option<u32>, minimum = 0, maximum = 2000)]
+    chunk_overlap: Patch<u32>,
     /// A model of a configured provider that serves `/v1/embeddings`; `null`: keyword search
     /// only.
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    #[serde(default)]
     #[schema(value_type = Option<EmbeddingModel>)]
-    embedding: Option<Option<EmbeddingModel>>,
+    embedding: Patch<EmbeddingModel>,
 }
 
 /// The body of `POST /api/knowledge-bases` and `PUT /api/knowledge-bases/{id}`.
@@ -123,17 +126,49 @@ pub struct KnowledgeBaseWrite {
 pub struct KnowledgeBasePatch {
     /// Only the stored slug is accepted: slugs never change.
     #[serde(default)]
-    slug: Option<String>,
+    #[schema(value_type = Option<String>)]
+    slug: Patch<String>,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 128)]
-    name: Option<String>,
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 128)]
+    name: Patch<String>,
     #[serde(default)]
-    #[schema(max_length = 4000)]
-    description: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 4000)]
+    description: Patch<String>,
     #[serde(default, deserialize_with = "settings_object")]
     settings: Option<KbSettingsWrite>,
     #[serde(default)]
-    share_config: Option<ShareConfig>,
+    #[schema(value_type = Option<ShareConfig>)]
+    share_config: Patch<ShareConfig>,
+}
+
+impl KnowledgeBaseWrite {
+    /// The fields a create or a replace asks for: settings not sent take their defaults.
+    fn into_fields(self) -> KnowledgeBaseFields {
+        KnowledgeBaseFields {
+            slug: self.slug,
+            name: self.name,
+            description: self.description,
+            settings: settings(self.settings, &KbSettings::default()),
+            share_config: self.share_config.unwrap_or_default(),
+        }
+    }
+}
+
+/// The patch over `stored`: absent fields keep their stored value, and so does `null` (but
+/// for `settings.embedding`, where it means keyword search only).
+impl PatchOver<KnowledgeBase> for KnowledgeBasePatch {
+    type Write = KnowledgeBaseFields;
+
+    fn over(self, stored: &KnowledgeBase) -> Result<KnowledgeBaseFields, ApiError> {
+        let stored = &stored.fields;
+        Ok(KnowledgeBaseFields {
+            slug: self.slug.or_keep(stored.slug.clone()),
+            name: self.name.or_keep(stored.name.clone()),
+            description: self.description.or_keep(stored.description.clone()),
+            settings: settings(self.settings, &stored.settings),
+            share_config: self.share_config.or_keep(stored.share_config.clone()),
+        })
+    }
 }
 
 /// Settings as a JSON object (or `null`) only: serde would also read a struct from an array.
@@ -202,12 +237,11 @@ pub(super) async fn visible(
     id: &str,
 ) -> Result<KnowledgeBase, ApiError> {
     let id = KnowledgeBaseId::parse(id).ok_or_else(not_found)?;
-    state
-        .store
-        .knowledge_base(id)
-        .await?
-        .filter(|kb| caller.can_view(kb))
-        .ok_or_else(not_found)
+    sharing::visible(
+        state.store.knowledge_base(id).await?,
+        caller,
+        "knowledge base",
+    )
 }
 
 /// The knowledge base `caller` may change: 404 when invisible, 403 when only visible.
@@ -217,23 +251,19 @@ pub(super) async fn managed(
     id: &str,
 ) -> Result<KnowledgeBase, ApiError> {
     let kb = visible(state, caller, id).await?;
-    if !caller.can_manage(&kb) {
-        return Err(ApiError::forbidden(
-            "you can search this knowledge base but not manage it",
-        ));
-    }
-    Ok(kb)
+    sharing::managed(
+        kb,
+        caller,
+        "you can search this knowledge base but not manage it",
+    )
 }
 
 fn settings(write: Option<KbSettingsWrite>, stored: &KbSettings) -> KbSettings {
     let write = write.unwrap_or_default();
     KbSettings {
-        chunk_size: write.chunk_size.unwrap_or(stored.chunk_size),
-        chunk_overlap: write.chunk_overlap.unwrap_or(stored.chunk_overlap),
-        embedding: match write.embedding {
-            Some(embedding) => embedding,
-            None => stored.embedding.clone(),
-        },
+        chunk_size: write.chunk_size.or_keep(stored.chunk_size),
+        chunk_overlap: write.chunk_overlap.or_keep(stored.chunk_overlap),
+        embedding: write.embedding.optional(stored.embedding.clone()),
     }
 }
 
@@ -268,7 +298,7 @@ async fn checked(
             ));
         }
     }
-    super::agents::check_share_users(state, &fields.share_config).await?;
+    check_share_users(state, &fields.share_config).await?;
     Ok(fields)
 }
 
@@ -284,7 +314,7 @@ pub async fn list_knowledge_bases(
 ) -> Result<Json<Vec<KnowledgeBaseView>>, ApiError> {
     let caller = auth.caller();
     let filter = KnowledgeBaseFilter {
-        visible_to: (!caller.is_admin()).then_some(caller.id),
+        visible_to: sharing::visible_to(&caller),
     };
     let bases = state.store.list_knowledge_bases(filter).await?;
     Ok(Json(
@@ -327,14 +357,7 @@ pub async fn create_knowledge_base(
     ApiJson(body): ApiJson<KnowledgeBaseWrite>,
 ) -> Result<(StatusCode, Json<KnowledgeBaseView>), ApiError> {
     let caller = auth.caller();
-    let fields = KnowledgeBaseFields {
-        slug: body.slug,
-        name: body.name,
-        description: body.description,
-        settings: settings(body.settings, &KbSettings::default()),
-        share_config: body.share_config.unwrap_or_default(),
-    };
-    let fields = checked(&state, fields).await?;
+    let fields = checked(&state, body.into_fields()).await?;
     let kb = state
         .store
         .create_knowledge_base(KnowledgeBaseId::new(), &fields, Some(caller.id))
@@ -366,14 +389,7 @@ pub async fn put_knowledge_base(
 ) -> Result<Json<KnowledgeBaseView>, ApiError> {
     let caller = auth.caller();
     let existing = managed(&state, &caller, &id).await?;
-    let fields = KnowledgeBaseFields {
-        slug: body.slug,
-        name: body.name,
-        description: body.description,
-        settings: settings(body.settings, &KbSettings::default()),
-        share_config: body.share_config.unwrap_or_default(),
-    };
-    update(&state, &caller, existing, fields).await
+    update(&state, &caller, existing, body.into_fields()).await
 }
 
 /// Changes some of a knowledge base's fields; absent ones keep their value. New chunk or
@@ -399,18 +415,7 @@ pub async fn patch_knowledge_base(
 ) -> Result<Json<KnowledgeBaseView>, ApiError> {
     let caller = auth.caller();
     let existing = managed(&state, &caller, &id).await?;
-    let stored = &existing.fields;
-    let fields = KnowledgeBaseFields {
-        slug: patch.slug.unwrap_or_else(|| stored.slug.clone()),
-        name: patch.name.unwrap_or_else(|| stored.name.clone()),
-        description: patch
-            .description
-            .unwrap_or_else(|| stored.description.clone()),
-        settings: settings(patch.settings, &stored.settings),
-        share_config: patch
-            .share_config
-            .unwrap_or_else(|| stored.share_config.clone()),
-    };
+    let fields = patch.over(&existing)?;
     update(&state, &caller, existing, fields).await
 }
 
@@ -468,7 +473,7 @@ pub async fn delete_knowledge_base(
         ));
     }
     if state.store.delete_knowledge_base(kb.id).await? == ars_store::Deleted::Deleted {
-        state.knowledge.forget(kb.id);
+        state.knowledge.deleted(kb.id).await;
         tracing::info!(kb = %kb.id, slug = %kb.fields.slug, user = %caller.id, "knowledge base deleted");
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -34,6 +34,8 @@ use ars_domain::{
 };
 use ars_store::McpServerFilter;
 
+use super::patch::{Patch, PatchOver};
+use super::sharing::{self, check_share_users};
 use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -200,20 +202,25 @@ pub struct McpServerWrite {
 pub struct McpServerPatch {
     /// Only the stored slug is accepted: slugs never change.
     #[serde(default)]
-    pub(crate) slug: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub(crate) slug: Patch<String>,
     #[serde(default)]
-    pub(crate) name: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub(crate) name: Patch<String>,
     #[serde(default)]
-    pub(crate) description: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub(crate) description: Patch<String>,
     /// Replaces the transport; its values merge over the stored ones when the type stays.
     #[serde(default)]
-    pub(crate) transport: Option<TransportWrite>,
+    #[schema(value_type = Option<TransportWrite>)]
+    pub(crate) transport: Patch<TransportWrite>,
     /// `null`: every tool of the server.
-    #[serde(default, deserialize_with = "crate::extract::present")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub(crate) enabled_tools: Option<Option<Vec<String>>>,
     #[serde(default)]
-    pub(crate) share_config: Option<ShareConfig>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub(crate) enabled_tools: Patch<Vec<String>>,
+    #[serde(default)]
+    #[schema(value_type = Option<ShareConfig>)]
+    pub(crate) share_config: Patch<ShareConfig>,
 }
 
 fn not_found() -> ApiError {
@@ -318,22 +325,17 @@ fn secret_key(state: &AppState) -> &SecretKey {
 /// The server with this id that `caller` can see; anything else is a 404.
 async fn visible(state: &AppState, caller: &Caller, id: &str) -> Result<McpServer, ApiError> {
     let id = McpServerId::parse(id).ok_or_else(not_found)?;
-    state
-        .store
-        .mcp_server(id)
-        .await?
-        .filter(|s| caller.can_view(s))
-        .ok_or_else(not_found)
+    sharing::visible(state.store.mcp_server(id).await?, caller, "MCP server")
 }
 
 /// The server `caller` may change: 404 when invisible, 403 when only visible.
 async fn managed(state: &AppState, caller: &Caller, id: &str) -> Result<McpServer, ApiError> {
     let server = visible(state, caller, id).await?;
-    if !caller.can_manage(&server) {
-        return Err(ApiError::forbidden(
-            "you can use this MCP server but not manage it",
-        ));
-    }
+    let server = sharing::managed(
+        server,
+        caller,
+        "you can use this MCP server but not manage it",
+    )?;
     may_use_transport(caller, server.fields.transport.kind())?;
     Ok(server)
 }
@@ -350,7 +352,7 @@ pub async fn list_mcp_servers(
 ) -> Result<Json<Vec<McpServerView>>, ApiError> {
     let caller = auth.caller();
     let filter = McpServerFilter {
-        visible_to: (!caller.is_admin()).then_some(caller.id),
+        visible_to: sharing::visible_to(&caller),
     };
     let key = secret_key(&state);
     let servers = state.store.list_mcp_servers(filter).await?;
@@ -403,7 +405,7 @@ pub async fn create_mcp_server(
     let key = secret_key(&state);
     let fields = Changes::from_write(body).checked(key, id, None)?;
     reach::check(&state, &caller, &fields, None).await?;
-    super::agents::check_share_users(&state, &fields.share_config).await?;
+    check_share_users(&state, &fields.share_config).await?;
     let server = state
         .store
         .create_mcp_server(id, &fields, Some(caller.id))
@@ -460,10 +462,10 @@ pub async fn patch_mcp_server(
 ) -> Result<Json<McpServerView>, ApiError> {
     let caller = auth.caller();
     let existing = managed(&state, &caller, &id).await?;
-    if let Some(transport) = &patch.transport {
+    if let Patch::Set(transport) = &patch.transport {
         may_use_transport(&caller, transport.kind())?;
     }
-    let changes = Changes::from_patch(patch, &existing);
+    let changes = patch.over(&existing)?;
     update(&state, &caller, existing, changes).await
 }
 
@@ -476,7 +478,7 @@ async fn update(
     let key = secret_key(state);
     let fields = changes.checked(key, existing.id, Some(&existing))?;
     reach::check(state, caller, &fields, Some(&existing)).await?;
-    super::agents::check_share_users(state, &fields.share_config).await?;
+    check_share_users(state, &fields.share_config).await?;
     let server = state.store.update_mcp_server(existing.id, &fields).await?;
     tracing::info!(server = %server.id, slug = %server.fields.slug, user = %caller.id, "MCP server changed");
     Ok(Json(view(server, caller, key)))

@@ -1,4 +1,6 @@
-//! Route table: each resource module owns its handlers and request/response types.
+//! Route table: each resource module owns its handlers and request/response types (its views
+//! among them). What resources share is stated once: `patch` (the one PATCH style) and
+//! `sharing` (agents, skills, MCP servers and knowledge bases under the sharing model).
 
 use std::convert::Infallible;
 
@@ -20,7 +22,9 @@ mod knowledge;
 mod mcp_servers;
 mod model_providers;
 mod model_settings;
-pub(crate) mod runs;
+mod patch;
+mod runs;
+mod sharing;
 mod skills;
 mod subagents;
 mod thread_events;
@@ -130,7 +134,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(knowledge::documents::download_document))
         .routes(routes!(knowledge::documents::retry_document))
         .routes(routes!(knowledge::documents::document_chunks))
-        .routes(routes!(knowledge::documents::knowledge_events))
+        .routes(routes!(knowledge::events::knowledge_events))
         .routes(routes!(knowledge::reindex_knowledge_base))
         .routes(routes!(knowledge::search::search_knowledge_base))
         .routes(routes!(knowledge::search::open_citation))

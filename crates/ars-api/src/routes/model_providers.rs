@@ -28,6 +28,7 @@ use ars_models::ProviderSource;
 use ars_runtime::ModelSnapshot;
 use ars_store::AgentFilter;
 
+use super::patch::{Patch, PatchOver};
 use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -119,9 +120,9 @@ pub struct ModelProviderWrite {
     pub(crate) base_url: String,
     /// Write-only. Absent: keep the stored key (none for a new provider); `null`: remove it;
     /// a string: set it. 1-4096 visible ASCII characters.
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
-    pub(crate) api_key: Option<Option<String>>,
+    pub(crate) api_key: Patch<String>,
     /// Write-only values by header name. Absent: keep every stored header; a name with a
     /// string: set it; a name with `null`: remove it. At most 32 headers; `Authorization`
     /// and the HTTP client's own headers are refused.
@@ -142,25 +143,25 @@ pub struct ModelProviderWrite {
 #[serde(deny_unknown_fields)]
 pub struct ModelProviderPatch {
     /// Cannot be removed, only changed.
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    #[serde(default)]
     #[schema(value_type = String, required = false, pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")]
-    name: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    pub(crate) name: Patch<String>,
+    #[serde(default)]
     #[schema(value_type = Option<ModelProviderKind>)]
-    kind: Option<Option<ModelProviderKind>>,
+    pub(crate) kind: Patch<ModelProviderKind>,
     /// Cannot be removed, only changed.
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    #[serde(default)]
     #[schema(value_type = String, required = false, max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
-    base_url: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    pub(crate) base_url: Patch<String>,
+    #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
-    api_key: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    pub(crate) api_key: Patch<String>,
+    #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, Option<String>>>)]
-    extra_headers: Option<Option<BTreeMap<String, Option<String>>>>,
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    pub(crate) extra_headers: Patch<BTreeMap<String, Option<String>>>,
+    #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 2000)]
-    models: Option<Option<Vec<String>>>,
+    pub(crate) models: Patch<Vec<String>>,
 }
 
 /// The answer to a `DELETE`.
@@ -457,7 +458,7 @@ pub async fn patch_model_provider(
 ) -> Result<Json<ModelProviderView>, ApiError> {
     auth.require_admin()?;
     let existing = changeable(&state, &id).await?;
-    let changes = Changes::from_patch(patch, &existing)?;
+    let changes = patch.over(&existing)?;
     update(&state, existing, changes).await
 }
 

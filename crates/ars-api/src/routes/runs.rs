@@ -12,21 +12,23 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use ars_domain::{MessageId, Run, RunId};
+use chrono::{DateTime, Utc};
+
+use ars_domain::{
+    AgentId, Delivery, MessageId, Run, RunErrorCode, RunId, RunInput, RunStatus, ThreadId, Usage,
+    UserId,
+};
 use ars_runtime::{StartRun, Waited};
 
 use super::threads::owned_thread;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
-/// Longest run input, in characters.
-pub const MAX_INPUT_CHARS: usize = 100_000;
-
 /// `wait` blocks this long when the caller does not say.
 const DEFAULT_WAIT_S: u64 = 30;
 
 /// The longest `wait` a caller may ask for.
-pub const MAX_WAIT_S: u64 = 600;
+const MAX_WAIT_S: u64 = 600;
 
 /// The body of `POST /api/threads/{id}/runs`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -49,10 +51,67 @@ pub struct StartRunBody {
     replace_from: Option<MessageId>,
 }
 
+/// A run as stored and served.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[schema(as = Run)]
+pub struct RunView {
+    pub id: RunId,
+    pub thread_id: ThreadId,
+    pub agent_id: AgentId,
+    pub user_id: UserId,
+    pub status: RunStatus,
+    /// The user's message that started the run.
+    pub input: String,
+    /// The final assistant text, once there is one.
+    pub output: Option<String>,
+    pub error: Option<String>,
+    /// Set on some failed runs: what went wrong as a stable code a client can translate
+    /// (`error` keeps the words).
+    pub error_code: Option<RunErrorCode>,
+    /// This run's own tokens (children's are reported separately and rolled up by the caller).
+    pub usage: Usage,
+    /// Set on subagent runs: the run whose tool call started this one.
+    pub parent_run_id: Option<RunId>,
+    /// Set on subagent runs: the tool call id in the parent run.
+    pub parent_tool_call_id: Option<String>,
+    /// Set on subagent runs: whether the parent waits for it or it runs in the background.
+    pub delivery: Option<Delivery>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<Run> for RunView {
+    fn from(run: Run) -> Self {
+        let (parent_run_id, parent_tool_call_id, delivery) = match run.lineage {
+            Some(l) => (Some(l.parent_run_id), l.parent_tool_call_id, l.delivery),
+            None => (None, None, None),
+        };
+        Self {
+            id: run.id,
+            thread_id: run.thread_id,
+            agent_id: run.agent_id,
+            user_id: run.user_id,
+            status: run.status,
+            input: run.input,
+            output: run.output,
+            error: run.error,
+            error_code: run.error_code,
+            usage: run.usage,
+            parent_run_id,
+            parent_tool_call_id,
+            delivery,
+            created_at: run.created_at,
+            started_at: run.started_at,
+            finished_at: run.finished_at,
+        }
+    }
+}
+
 /// The answer to `POST /api/threads/{id}/runs`: the run, still `pending`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RunAccepted {
-    run: Run,
+    run: RunView,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -69,7 +128,7 @@ pub struct WaitQuery {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WaitReply {
     /// The run: terminal, or as it stood when the wait timed out.
-    run: Run,
+    run: RunView,
     /// `true` when the timeout passed before the run ended.
     wait_timed_out: bool,
 }
@@ -85,22 +144,6 @@ pub(crate) async fn owned_run(state: &AppState, auth: &Auth, id: &str) -> Result
         .await?
         .filter(|r| r.user_id == auth.user.id)
         .ok_or_else(|| ApiError::not_found("run"))
-}
-
-fn valid_input(input: &str) -> Result<(), ApiError> {
-    if input.trim().is_empty() {
-        return Err(ApiError::unprocessable(
-            "input",
-            "the input must not be blank",
-        ));
-    }
-    if input.chars().count() > MAX_INPUT_CHARS {
-        return Err(ApiError::unprocessable(
-            "input",
-            format!("the input is longer than {MAX_INPUT_CHARS} characters"),
-        ));
-    }
-    Ok(())
 }
 
 /// Sends the user's message and starts the agent on it, in the background. Follow the run with
@@ -126,39 +169,41 @@ pub async fn start_run(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<StartRunBody>,
 ) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
-    valid_input(&body.input)?;
+    let input =
+        RunInput::new(body.input).map_err(|e| ApiError::unprocessable("input", e.to_string()))?;
     let thread = owned_thread(&state, &auth, &id).await?;
     let run = state
         .runtime
         .start_run(StartRun {
             thread,
             caller: auth.caller(),
-            input: body.input,
+            input,
             parent: None,
             replace_from: body.replace_from,
         })
         .await?;
-    Ok((StatusCode::ACCEPTED, Json(RunAccepted { run })))
+    Ok((StatusCode::ACCEPTED, Json(RunAccepted { run: run.into() })))
 }
 
 /// Every run of a thread, oldest first.
 #[utoipa::path(get, path = "/threads/{id}/runs", tag = "runs", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id")),
-    responses((status = 200, body = [Run]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = [RunView]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_runs(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Vec<Run>>, ApiError> {
+) -> Result<Json<Vec<RunView>>, ApiError> {
     let thread = owned_thread(&state, &auth, &id).await?;
-    Ok(Json(state.store.thread_runs(&thread.id).await?))
+    let runs = state.store.thread_runs(&thread.id).await?;
+    Ok(Json(runs.into_iter().map(RunView::from).collect()))
 }
 
 /// A run with its tokens rolled up over the subagent runs it started.
 #[derive(Debug, serde::Serialize, ToSchema)]
 pub struct RunDetail {
     #[serde(flatten)]
-    pub run: Run,
+    pub run: RunView,
     /// `usage` plus the usage of every child (subagent) run of this run.
     pub total_usage: ars_domain::Usage,
 }
@@ -174,7 +219,10 @@ pub async fn get_run(
 ) -> Result<Json<RunDetail>, ApiError> {
     let run = owned_run(&state, &auth, &id).await?;
     let total_usage = state.runtime.total_usage(&run).await?;
-    Ok(Json(RunDetail { run, total_usage }))
+    Ok(Json(RunDetail {
+        run: run.into(),
+        total_usage,
+    }))
 }
 
 /// Blocks until the run ends or `timeout_s` passes; on timeout answers the current snapshot
@@ -207,7 +255,7 @@ pub async fn wait_run(
         .await?;
     Ok(Json(WaitReply {
         wait_timed_out: matches!(waited, Waited::StillRunning(_)),
-        run: waited.into_run(),
+        run: waited.into_run().into(),
     }))
 }
 
@@ -215,15 +263,15 @@ pub async fn wait_run(
 /// Cancelling a run that already ended answers it unchanged.
 #[utoipa::path(post, path = "/runs/{id}/cancel", tag = "runs", security(("bearer" = [])),
     params(("id" = String, Path, description = "Run id")),
-    responses((status = 200, body = Run), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RunView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn cancel_run(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Run>, ApiError> {
+) -> Result<Json<RunView>, ApiError> {
     let run = owned_run(&state, &auth, &id).await?;
     if run.status.is_terminal() {
-        return Ok(Json(run));
+        return Ok(Json(run.into()));
     }
-    Ok(Json(state.runtime.cancel(run.id).await?))
+    Ok(Json(state.runtime.cancel(run.id).await?.into()))
 }

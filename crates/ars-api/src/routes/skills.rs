@@ -17,23 +17,21 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use ars_domain::{Caller, NewSkill, ShareConfig, Skill, SkillFileInfo, UserId};
+use ars_domain::{Caller, NewSkill, ShareConfig, Skill, UserId};
 use ars_runtime::skills::{CatalogEntry, SkillOrigin};
 use ars_sandbox::Scope;
 use ars_skills::{SkillBundle, UploadLimits, bundle_from_files};
 use ars_store::StoreError;
 
-use super::agents::{
-    Keys, PatchKeys, SHARE_KEYS, check_share_users, merge_patch, unknown_patch_key,
-};
-use crate::extract::{ApiBytes, ApiJson, ApiQuery, parse_json};
+use super::patch::{self, Patch, PatchOver};
+use super::sharing::{self, ShareConfigPatch, check_share_users};
+use crate::extract::{ApiBytes, ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
 pub use upload::{SkillArchive, SkillMarkdown, UPLOAD_BODY_LIMIT, UploadTarget};
-pub use view::{SkillSourceView, SkillView};
+pub use view::{SkillFileView, SkillSourceView, SkillView};
 
 /// One skill a run would list in its prompt (see `GET /api/agent/{id}/resolved-context`).
 #[derive(Debug, Serialize, ToSchema)]
@@ -239,7 +237,7 @@ pub async fn get_skill(
 }
 
 /// The body of `PUT /api/skills/{id}`: who may see and manage a shared skill.
-#[derive(Debug, Default, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillShareWrite {
     /// Omitted: private to the owner.
@@ -247,17 +245,27 @@ pub struct SkillShareWrite {
     share_config: ShareConfig,
 }
 
-// Only described, never deserialized: the handler merges the raw JSON over the stored share.
 /// The body of `PATCH /api/skills/{id}`: a JSON merge patch (RFC 7396) over `SkillShareWrite`;
 /// `null` for `share_config` makes the skill private again.
-#[derive(ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct SkillSharePatch {
-    share_config: Option<ShareConfig>,
+    #[serde(default, deserialize_with = "patch::object")]
+    #[schema(value_type = Option<ShareConfig>)]
+    share_config: Patch<ShareConfigPatch>,
 }
 
-const SKILL_PATCH_KEYS: PatchKeys = &[("share_config", Some(Keys(SHARE_KEYS)))];
+impl PatchOver<Skill> for SkillSharePatch {
+    type Write = SkillShareWrite;
+
+    fn over(self, stored: &Skill) -> Result<SkillShareWrite, ApiError> {
+        Ok(SkillShareWrite {
+            share_config: self
+                .share_config
+                .merge_or_default(stored.share_config.clone(), "share_config")?,
+        })
+    }
+}
 
 /// Loads a shared skill `caller` may manage: 404 when invisible, 403 when only visible, 409
 /// for a built-in or personal one (which have no sharing to change).
@@ -272,10 +280,9 @@ async fn managed_shared(state: &AppState, caller: &Caller, id: &str) -> Result<S
         SkillOrigin::Personal(_) => Err(conflict(
             "personal skills are private to you; upload the skill with target=shared to share it",
         )),
-        SkillOrigin::Shared(skill) if !caller.can_manage(&skill) => Err(ApiError::forbidden(
-            "you can use this skill but not manage it",
-        )),
-        SkillOrigin::Shared(skill) => Ok(skill),
+        SkillOrigin::Shared(skill) => {
+            sharing::managed(skill, caller, "you can use this skill but not manage it")
+        }
     }
 }
 
@@ -331,25 +338,12 @@ pub async fn patch_skill(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-    ApiJson(patch): ApiJson<Value>,
+    ApiJson(patch): ApiJson<SkillSharePatch>,
 ) -> Result<Json<SkillView>, ApiError> {
-    // A key the body does not have is an error even with a `null` value.
-    if let Some(path) = unknown_patch_key(&patch, SKILL_PATCH_KEYS, "") {
-        return Err(ApiError::unprocessable(
-            path.clone(),
-            format!("unknown field `{path}`"),
-        ));
-    }
     let caller = auth.caller();
     let skill = managed_shared(&state, &caller, &id).await?;
-    let mut merged = serde_json::to_value(SkillShareWrite {
-        share_config: skill.share_config.clone(),
-    })
-    .map_err(|e| ApiError::Internal(e.to_string()))?;
-    merge_patch(&mut merged, patch);
-    let bytes = serde_json::to_vec(&merged).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let body: SkillShareWrite = parse_json(&bytes)?;
-    store_share(&state, &caller, &skill, body.share_config).await
+    let write = patch.over(&skill)?;
+    store_share(&state, &caller, &skill, write.share_config).await
 }
 
 /// Deletes a shared skill (with `can_delete`) or one of your personal skills. Built-in
@@ -466,7 +460,7 @@ pub async fn download_skill(
 #[utoipa::path(get, path = "/skills/{id}/files", tag = "skills", security(("bearer" = [])),
     params(("id" = String, Path, description = "A shared skill's UUID, `builtin:<name>` or `personal:<name>`")),
     responses(
-        (status = 200, body = [SkillFileInfo]),
+        (status = 200, body = [SkillFileView]),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "A personal skill's folder is over the limits"),
     ))]
@@ -474,16 +468,22 @@ pub async fn list_skill_files(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Vec<SkillFileInfo>>, ApiError> {
+) -> Result<Json<Vec<SkillFileView>>, ApiError> {
     let caller = auth.caller();
     let (entry, scope) = view::find(&state, &caller, &id).await?;
-    let info = |(path, bytes): (&String, &Vec<u8>)| SkillFileInfo {
+    let info = |(path, bytes): (&String, &Vec<u8>)| SkillFileView {
         path: path.clone(),
         size_bytes: bytes.len() as u64,
     };
     Ok(Json(match &entry.origin {
         SkillOrigin::Builtin(bundle) => bundle.files.iter().map(info).collect(),
-        SkillOrigin::Shared(skill) => state.store.skill_files(skill.id).await?,
+        SkillOrigin::Shared(skill) => state
+            .store
+            .skill_files(skill.id)
+            .await?
+            .into_iter()
+            .map(SkillFileView::from)
+            .collect(),
         SkillOrigin::Personal(_) => view::personal_files(&state, &scope, &entry.name)
             .await?
             .iter()

@@ -29,13 +29,13 @@ use futures::{Stream, StreamExt};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::{Message, RunId, Thread, ThreadId};
+use ars_domain::{RunId, Thread, ThreadId};
 use ars_events::{EventError, ThreadEvent, ThreadEventStream};
 
 use super::events::stream_error;
 use super::runs::RunDetail;
 use super::subagents::{SubagentRun, entries};
-use super::threads::owned_thread;
+use super::threads::{MessageView, owned_thread};
 use crate::metrics::SseSubscriber;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -55,7 +55,7 @@ pub struct ThreadSnapshot {
 /// `GET /api/threads/{id}/messages` lists it) and the background subagent run it reports on.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ThreadNotice {
-    pub message: Message,
+    pub message: MessageView,
     /// The child run as it ended.
     pub subagent: SubagentRun,
 }
@@ -128,7 +128,7 @@ async fn snapshot(state: &AppState, thread: &Thread) -> Result<ThreadSnapshot, A
     let active_run = match state.store.active_run(&thread.id).await? {
         Some(run) => Some(RunDetail {
             total_usage: state.runtime.total_usage(&run).await?,
-            run,
+            run: run.into(),
         }),
         None => None,
     };
@@ -214,9 +214,10 @@ impl Follower {
                 if run.thread_id != self.thread.id {
                     return None;
                 }
-                Event::default()
-                    .event("run")
-                    .json_data(RunDetail { run, total_usage })
+                Event::default().event("run").json_data(RunDetail {
+                    run: run.into(),
+                    total_usage,
+                })
             }
             ThreadEvent::Subagent { run, subagent_slug } => Event::default()
                 .event("subagent")
@@ -226,7 +227,7 @@ impl Follower {
                 run,
                 subagent_slug,
             } => Event::default().event("notice").json_data(ThreadNotice {
-                message: *message,
+                message: (*message).into(),
                 subagent: SubagentRun::new(run, subagent_slug),
             }),
         })

@@ -9,11 +9,15 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use ars_domain::{Message, Thread, ThreadId};
+use ars_domain::{Thread, ThreadId};
 
 use super::agents::visible_agent;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
+
+mod view;
+
+pub use view::{MessageView, ThreadView};
 
 /// Longest thread title, in characters.
 const MAX_TITLE_CHARS: usize = 200;
@@ -90,7 +94,7 @@ pub(crate) async fn owned_thread(
 /// Starts a conversation with an agent.
 #[utoipa::path(post, path = "/threads", tag = "threads", security(("bearer" = [])), request_body = CreateThread,
     responses(
-        (status = 201, body = Thread),
+        (status = 201, body = ThreadView),
         (status = 400, body = ErrorBody, description = "Malformed JSON"),
         (status = 401, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
@@ -101,7 +105,7 @@ pub async fn create_thread(
     State(state): State<AppState>,
     auth: Auth,
     ApiJson(body): ApiJson<CreateThread>,
-) -> Result<(StatusCode, Json<Thread>), ApiError> {
+) -> Result<(StatusCode, Json<ThreadView>), ApiError> {
     let title = match body.title.as_deref() {
         None => DEFAULT_TITLE.to_string(),
         Some(title) => valid_title(title)?,
@@ -130,36 +134,37 @@ pub async fn create_thread(
     }
     let thread = Thread::new_root(auth.user.id, agent.id, title);
     let thread = state.store.create_thread(&thread).await?;
-    Ok((StatusCode::CREATED, Json(thread)))
+    Ok((StatusCode::CREATED, Json(thread.into())))
 }
 
 /// The caller's top-level threads, most recently active first.
 #[utoipa::path(get, path = "/threads", tag = "threads", security(("bearer" = [])),
-    responses((status = 200, body = [Thread]), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = [ThreadView]), (status = 401, body = ErrorBody)))]
 pub async fn list_threads(
     State(state): State<AppState>,
     auth: Auth,
-) -> Result<Json<Vec<Thread>>, ApiError> {
-    Ok(Json(state.store.list_threads(auth.user.id).await?))
+) -> Result<Json<Vec<ThreadView>>, ApiError> {
+    let threads = state.store.list_threads(auth.user.id).await?;
+    Ok(Json(threads.into_iter().map(ThreadView::from).collect()))
 }
 
 /// One of the caller's threads.
 #[utoipa::path(get, path = "/threads/{id}", tag = "threads", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id")),
-    responses((status = 200, body = Thread), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ThreadView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_thread(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<String>,
-) -> Result<Json<Thread>, ApiError> {
-    Ok(Json(owned_thread(&state, &auth, &id).await?))
+) -> Result<Json<ThreadView>, ApiError> {
+    Ok(Json(owned_thread(&state, &auth, &id).await?.into()))
 }
 
 /// Renames a thread.
 #[utoipa::path(patch, path = "/threads/{id}", tag = "threads", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id")), request_body = RenameThread,
     responses(
-        (status = 200, body = Thread),
+        (status = 200, body = ThreadView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "Blank or over-long `title`"),
@@ -169,10 +174,12 @@ pub async fn rename_thread(
     auth: Auth,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<RenameThread>,
-) -> Result<Json<Thread>, ApiError> {
+) -> Result<Json<ThreadView>, ApiError> {
     let title = valid_title(&body.title)?;
     let thread = owned_thread(&state, &auth, &id).await?;
-    Ok(Json(state.store.rename_thread(&thread.id, &title).await?))
+    Ok(Json(
+        state.store.rename_thread(&thread.id, &title).await?.into(),
+    ))
 }
 
 /// Deletes a thread with its messages, runs and subagent threads, and (a conversation's, not
@@ -227,7 +234,7 @@ pub struct MessagesQuery {
 #[utoipa::path(get, path = "/threads/{id}/messages", tag = "threads", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id"), MessagesQuery),
     responses(
-        (status = 200, body = [Message]),
+        (status = 200, body = [MessageView]),
         (status = 400, body = ErrorBody, description = "Unreadable query"),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
     ))]
@@ -236,7 +243,7 @@ pub async fn list_messages(
     auth: Auth,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<MessagesQuery>,
-) -> Result<Json<Vec<Message>>, ApiError> {
+) -> Result<Json<Vec<MessageView>>, ApiError> {
     let thread = owned_thread(&state, &auth, &id).await?;
     let active = state.store.active_run(&thread.id).await?.map(|r| r.id);
     let mut messages = if query.include_replaced {
@@ -245,5 +252,5 @@ pub async fn list_messages(
         state.store.messages(&thread.id).await?
     };
     ars_domain::thread::mark_interrupted_calls(&mut messages, active);
-    Ok(Json(messages))
+    Ok(Json(messages.into_iter().map(MessageView::from).collect()))
 }

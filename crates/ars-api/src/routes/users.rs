@@ -16,8 +16,38 @@ use ars_domain::user::last_admin_refusal;
 use ars_domain::{AccountChange, Role, User, UserId};
 use ars_store::{StoreError, UserUpdate};
 
+use super::patch::Patch;
 use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody, accounts};
+
+/// A user account. The password hash never leaves the store layer in this type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = User)]
+pub struct UserView {
+    pub id: UserId,
+    pub username: String,
+    pub role: Role,
+    /// A disabled account cannot log in, and every request with one of its tokens is refused.
+    /// Its tokens are kept: enabling the account again makes them work again (reset the
+    /// password to revoke them).
+    #[serde(default)]
+    pub disabled: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<User> for UserView {
+    fn from(user: User) -> Self {
+        Self {
+            id: user.id,
+            username: user.username,
+            role: user.role,
+            disabled: user.disabled,
+            created_at: user.created_at,
+            updated_at: user.updated_at,
+        }
+    }
+}
 
 /// A user as `GET /api/users` lists them: what sharing an agent needs (id and username) for
 /// everyone, the whole account for admins.
@@ -89,7 +119,7 @@ pub struct CreateUserRequest {
 #[utoipa::path(post, path = "/users", tag = "users", security(("bearer" = [])),
     request_body = CreateUserRequest,
     responses(
-        (status = 201, body = User),
+        (status = 201, body = UserView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Not an admin"),
         (status = 409, body = ErrorBody, description = "Username taken"),
@@ -100,7 +130,7 @@ pub async fn create_user(
     State(state): State<AppState>,
     auth: Auth,
     ApiJson(req): ApiJson<CreateUserRequest>,
-) -> Result<(StatusCode, Json<User>), ApiError> {
+) -> Result<(StatusCode, Json<UserView>), ApiError> {
     auth.require_admin()?;
     let role = req.role.unwrap_or(Role::User);
     let user = accounts::create_user(
@@ -111,7 +141,7 @@ pub async fn create_user(
         role,
     )
     .await?;
-    Ok((StatusCode::CREATED, Json(user)))
+    Ok((StatusCode::CREATED, Json(user.into())))
 }
 
 /// One user: the whole account (but the password) for admins and for the user themselves, id
@@ -141,11 +171,24 @@ async fn existing_user(state: &AppState, id: &str) -> Result<User, ApiError> {
 #[serde(deny_unknown_fields)]
 pub struct UpdateUserRequest {
     #[serde(default)]
-    role: Option<Role>,
+    #[schema(value_type = Option<Role>)]
+    role: Patch<Role>,
     /// `true` disables the account (its tokens are refused at once, login too); `false`
     /// enables it again, and its tokens work again unless they were revoked or expired.
     #[serde(default)]
-    disabled: Option<bool>,
+    #[schema(value_type = Option<bool>)]
+    disabled: Patch<bool>,
+}
+
+/// An account is changed by the store in one step (which keeps an active admin), not read,
+/// merged and written back: the patch is the change itself, and `null` changes nothing.
+impl From<UpdateUserRequest> for AccountChange {
+    fn from(patch: UpdateUserRequest) -> Self {
+        Self {
+            role: patch.role.set(),
+            disabled: patch.disabled.set(),
+        }
+    }
 }
 
 /// Changes a user's role or disables or enables the account (admins only). Nobody may demote
@@ -154,7 +197,7 @@ pub struct UpdateUserRequest {
 #[utoipa::path(patch, path = "/users/{id}", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = UpdateUserRequest,
     responses(
-        (status = 200, body = User),
+        (status = 200, body = UserView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Not an admin"),
         (status = 404, body = ErrorBody),
@@ -167,20 +210,17 @@ pub async fn update_user(
     auth: Auth,
     Path(id): Path<String>,
     ApiJson(req): ApiJson<UpdateUserRequest>,
-) -> Result<Json<User>, ApiError> {
+) -> Result<Json<UserView>, ApiError> {
     auth.require_admin()?;
     let not_found = || ApiError::not_found("user");
     let id = UserId::parse(&id).ok_or_else(not_found)?;
-    let change = AccountChange {
-        role: req.role,
-        disabled: req.disabled,
-    };
+    let change = AccountChange::from(req);
     change.check_own(&auth.user, id)?;
     match state.store.update_user(id, change).await {
         Ok(UserUpdate::Updated(user)) => {
             tracing::info!(user = %user.id, by = %auth.user.id, role = user.role.as_str(),
                 disabled = user.disabled, "account changed");
-            Ok(Json(user))
+            Ok(Json(user.into()))
         }
         Ok(UserUpdate::LastAdmin(user)) => Err(last_admin_refusal(&user, &change).into()),
         Err(StoreError::NotFound) => Err(not_found()),

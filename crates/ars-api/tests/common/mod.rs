@@ -204,6 +204,7 @@ impl TestApp {
         }
         let knowledge = KnowledgeHub::new(
             Arc::clone(&store) as Arc<dyn KnowledgeStore>,
+            Arc::clone(&events),
             knowledge_config,
         );
         let runtime = Runtime::new(RuntimeParts {

@@ -14,14 +14,14 @@
 //! connection per subscriber (a blocked read would stall every other command multiplexed on a
 //! shared one). Publishing and the window check share one auto-reconnecting connection.
 //!
-//! Thread events go over pub/sub instead (`threads`): they are never replayed.
+//! Thread and knowledge events go over pub/sub instead (`topics`): they are never replayed.
 
-mod threads;
+mod topics;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use ars_domain::{RunId, ThreadId};
+use ars_domain::{KnowledgeBaseId, RunId, ThreadId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -32,7 +32,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bus::{Cursor, Step};
 use crate::{
-    EventBus, EventError, EventKind, EventStream, RunEvent, RunRef, ThreadEvent, ThreadEventStream,
+    EventBus, EventError, EventKind, EventStream, KnowledgeEvent, KnowledgeEventStream, RunEvent,
+    RunRef, ThreadEvent, ThreadEventStream,
 };
 
 /// How long one `XREAD` waits for new events before the subscriber checks the run still exists
@@ -250,11 +251,26 @@ impl EventBus for RedisBus {
         thread: &ThreadId,
         event: &ThreadEvent,
     ) -> Result<(), EventError> {
-        threads::publish(self, thread, event).await
+        topics::publish(self, self.thread_channel(thread), event.encode()?).await
     }
 
     async fn follow_thread(&self, thread: &ThreadId) -> Result<ThreadEventStream, EventError> {
-        threads::follow(self, thread).await
+        topics::follow(self, self.thread_channel(thread), ThreadEvent::decode).await
+    }
+
+    async fn publish_knowledge(
+        &self,
+        kb: KnowledgeBaseId,
+        event: &KnowledgeEvent,
+    ) -> Result<(), EventError> {
+        topics::publish(self, self.knowledge_channel(kb), event.encode()?).await
+    }
+
+    async fn follow_knowledge(
+        &self,
+        kb: KnowledgeBaseId,
+    ) -> Result<KnowledgeEventStream, EventError> {
+        topics::follow(self, self.knowledge_channel(kb), KnowledgeEvent::decode).await
     }
 }
 

@@ -37,7 +37,10 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
             Err(e) => Err(e),
         };
         let document = match claimed {
-            Ok(Some(document)) => document,
+            Ok(Some(document)) => {
+                hub.document_changed(document.kb_id, document.id).await;
+                document
+            }
             Ok(None) => {
                 tokio::select! {
                     () = hub.inner.shutdown.cancelled() => return,
@@ -58,7 +61,12 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
             () = hub.inner.shutdown.cancelled() => {
                 // Stopping with the server: the document goes back, its attempt not counted.
                 match hub.store().release_kb_document(document.id, document.version).await {
-                    Ok(_) => tracing::info!(worker, document = %document.id, "ingestion stopped with the server; the document is taken up again later"),
+                    Ok(released) => {
+                        if released == ars_store::Written::Applied {
+                            hub.document_changed(document.kb_id, document.id).await;
+                        }
+                        tracing::info!(worker, document = %document.id, "ingestion stopped with the server; the document is taken up again later");
+                    }
                     Err(e) => tracing::warn!(worker, document = %document.id, error = %e, "cannot give the document back; it is taken up again when its lease runs out"),
                 }
                 return;
@@ -84,7 +92,9 @@ pub(super) async fn work(hub: KnowledgeHub, models: ModelSource, worker: usize) 
             }
         };
         match written {
-            Ok(ars_store::Written::Applied) => {}
+            Ok(ars_store::Written::Applied) => {
+                hub.document_changed(document.kb_id, document.id).await
+            }
             Ok(ars_store::Written::Superseded) => tracing::info!(
                 worker,
                 document = %document.id,
@@ -203,10 +213,13 @@ async fn ingest(
 async fn progress(hub: &KnowledgeHub, document: &KbDocument, done: f32) {
     let until = ars_domain::time::now()
         + chrono::Duration::from_std(hub.config().lease).unwrap_or(chrono::Duration::seconds(60));
-    let _ = hub
+    if let Ok(ars_store::Written::Applied) = hub
         .store()
         .renew_kb_document(document.id, document.version, done, until)
-        .await;
+        .await
+    {
+        hub.document_changed(document.kb_id, document.id).await;
+    }
 }
 
 /// Renews the lease every third of it until `stop`.
@@ -234,12 +247,17 @@ fn renew_while_working(
                 .ok()
                 .flatten()
                 .map_or(0.0, |d| d.progress);
-            if let Ok(ars_store::Written::Superseded) = hub
+            match hub
                 .store()
                 .renew_kb_document(document.id, document.version, progress, until)
                 .await
             {
-                return;
+                // A renewal moves the document's `updated_at`: followers see it too.
+                Ok(ars_store::Written::Applied) => {
+                    hub.document_changed(document.kb_id, document.id).await;
+                }
+                Ok(ars_store::Written::Superseded) => return,
+                Err(_) => {}
             }
         }
     })

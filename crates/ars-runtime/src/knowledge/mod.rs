@@ -9,8 +9,10 @@
 //! ingested through one instance is found through every other within about a second.
 //!
 //! Ingestion (`ingest`) takes documents from the store under a lease, so several instances
-//! share the work and a document whose worker died is taken up again.
+//! share the work and a document whose worker died is taken up again. Every change to a
+//! document is published on the event bus (`events`) for the streams that follow it.
 
+mod events;
 mod ingest;
 pub mod tools;
 
@@ -24,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use ars_domain::knowledge::{KbChunk, KnowledgeBase, chunk_id, parse_chunk_id};
 use ars_domain::{KbDocumentId, KnowledgeBaseId};
+use ars_events::EventBus;
 use ars_knowledge::extract::ExtractLimits;
 use ars_knowledge::fusion::{RRF_K, reciprocal_rank_fusion};
 use ars_knowledge::index::{IndexedChunk, KbIndex};
@@ -133,6 +136,9 @@ struct KbState {
 /// What the hub keeps in memory.
 struct Inner {
     store: Arc<dyn KnowledgeStore>,
+    /// Where document changes are published, for the streams that follow a knowledge base on
+    /// any instance sharing the bus.
+    events: Arc<dyn EventBus>,
     config: KnowledgeConfig,
     states: Mutex<HashMap<KnowledgeBaseId, Arc<KbState>>>,
     /// Serialises loading a knowledge base's state and applying changes.
@@ -162,10 +168,15 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 const CANDIDATES: usize = 50;
 
 impl KnowledgeHub {
-    pub fn new(store: Arc<dyn KnowledgeStore>, config: KnowledgeConfig) -> Self {
+    pub fn new(
+        store: Arc<dyn KnowledgeStore>,
+        events: Arc<dyn EventBus>,
+        config: KnowledgeConfig,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 store,
+                events,
                 config,
                 states: Mutex::default(),
                 sync: tokio::sync::Mutex::new(()),

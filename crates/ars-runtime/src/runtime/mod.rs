@@ -312,7 +312,7 @@ impl Runtime {
             thread_id: start.thread.id.clone(),
             agent_id: start.thread.agent_id,
             user_id: start.thread.user_id,
-            input: start.input.clone(),
+            input: start.input.as_str().to_owned(),
             lineage: start.parent.as_ref().map(|p| p.lineage.clone()),
             lease: Some(Lease {
                 owner: self.inner.config.instance_id.clone(),

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use ars_domain::{Agent, Delivery, Run, RunId, RunLineage, RunStatus, Thread, ThreadId};
+use ars_domain::{
+    Agent, Delivery, Run, RunId, RunInput, RunInputError, RunLineage, RunStatus, Thread, ThreadId,
+};
 
 use super::progress::summarize;
 use super::{Shared, subagent_runs};
@@ -147,11 +149,15 @@ impl Shared {
         ctx: &ToolContext,
         delivery: Delivery,
     ) -> Result<Started, ToolError> {
-        if args.description.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "description must not be empty".into(),
-            ));
-        }
+        let input = RunInput::new(args.description.as_str()).map_err(|e| {
+            ToolError::InvalidArguments(match e {
+                RunInputError::Blank => "description must not be empty".into(),
+                RunInputError::TooLong => format!(
+                    "description is longer than {} characters",
+                    RunInput::MAX_CHARS
+                ),
+            })
+        })?;
         let agent = self.subagent(&args.subagent_slug)?.clone();
         // Started all the same, so its failure is on record where the user looks for it.
         let doomed = self.runs.cannot_run(&agent).await;
@@ -159,7 +165,7 @@ impl Shared {
         let start = StartRun {
             thread: thread.clone(),
             caller: self.caller,
-            input: args.description.clone(),
+            input,
             parent: Some(ParentLink {
                 lineage: RunLineage {
                     parent_run_id: ctx.run_id,

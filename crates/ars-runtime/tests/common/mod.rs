@@ -216,7 +216,7 @@ impl Harness {
             .start_run(StartRun {
                 thread: thread.clone(),
                 caller,
-                input: input.into(),
+                input: ars_domain::RunInput::new(input).unwrap(),
                 parent: None,
                 replace_from: None,
             })

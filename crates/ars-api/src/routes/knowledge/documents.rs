@@ -1,5 +1,6 @@
 //! A knowledge base's documents: upload (multipart, several files at once, or JSON text),
-//! list, read, download, retry, delete, their chunks, and a live stream of their ingestion.
+//! list, read, download, retry, delete, and their chunks. Every change is told to the
+//! followers of the knowledge base's event stream (`events`), on every instance.
 //!
 //! An upload is checked whole before anything is stored — every file's name, format and size,
 //! and the knowledge base's total — so a refused upload stores nothing. A name already in the
@@ -7,17 +8,13 @@
 //! until the new ones are ready, then are swapped in one transaction.
 
 use std::collections::{BTreeSet, HashMap};
-use std::convert::Infallible;
-use std::time::Duration;
 
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use futures::Stream;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -37,8 +34,6 @@ use crate::{ApiError, AppState, Auth, ErrorBody};
 const MAX_FILES: usize = 100;
 /// Chunks one read of `/chunks` answers at most.
 const MAX_CHUNKS_READ: u32 = 200;
-/// How often the event stream looks at the documents (ingestion may run on any instance).
-const EVENTS_EVERY: Duration = Duration::from_millis(500);
 
 /// Where a document is in ingestion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -87,6 +82,12 @@ pub struct KbDocumentView {
     uploaded_by: Option<UserId>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+}
+
+impl KbDocumentView {
+    pub(super) fn id(&self) -> KbDocumentId {
+        self.id
+    }
 }
 
 pub(crate) fn document_view(document: KbDocument) -> KbDocumentView {
@@ -499,6 +500,7 @@ pub async fn upload_documents(
             )
             .await?;
         tracing::info!(kb = %kb.id, document = %document.id, name = %document.name, version = document.version, bytes = size, user = %caller.id, "document uploaded");
+        state.knowledge.document_changed(kb.id, document.id).await;
         documents.push(document_view(document));
     }
     state.knowledge.uploaded();
@@ -512,13 +514,14 @@ pub(crate) async fn reingest_all(state: &AppState, kb: &KnowledgeBase) -> Result
         let Some(bytes) = state.store.kb_document_file(document.id).await? else {
             continue;
         };
-        state
+        let stored = state
             .store
             .put_kb_document(
                 kb.id,
                 NewKbDocument::new(document.name, bytes, document.uploaded_by),
             )
             .await?;
+        state.knowledge.document_changed(kb.id, stored.id).await;
     }
     state.knowledge.uploaded();
     Ok(())
@@ -599,6 +602,7 @@ pub async fn delete_document(
     let document = document_of(&state, &kb, &doc).await?;
     if state.store.delete_kb_document(document.id).await? == ars_store::Deleted::Deleted {
         tracing::info!(kb = %kb.id, document = %document.id, name = %document.name, user = %caller.id, "document deleted");
+        state.knowledge.document_changed(kb.id, document.id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(document_not_found())
@@ -685,6 +689,7 @@ pub async fn retry_document(
             field: None,
         });
     }
+    state.knowledge.document_changed(kb.id, document.id).await;
     state.knowledge.uploaded();
     let document = document_of(&state, &kb, &doc).await?;
     Ok(Json(document_view(document)))
@@ -730,137 +735,6 @@ pub async fn document_chunks(
         chunks,
         total,
     }))
-}
-
-/// The `event:` names of a knowledge base's event stream.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum KbEventName {
-    Snapshot,
-    Document,
-    Removed,
-}
-
-// Only described, never built: the stream writes the frames.
-/// One message of a knowledge base's event stream (OpenAPI 3.1 cannot type a stream, so this
-/// describes each message).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct KbEventMessage {
-    event: KbEventName,
-    /// JSON: `{"documents": [KbDocumentView…]}` (`snapshot`, the first message), a
-    /// `KbDocumentView` (`document`), or `{"id"}` of a deleted document (`removed`).
-    data: String,
-}
-
-/// What the event stream last sent.
-struct Watcher {
-    state: AppState,
-    kb: KnowledgeBaseId,
-    sent: HashMap<KbDocumentId, KbDocumentView>,
-    queue: std::collections::VecDeque<Event>,
-    /// No wait before the first look.
-    first: bool,
-    /// The first look answers a snapshot.
-    first_sent: bool,
-}
-
-impl Watcher {
-    /// The next frame: queued ones first, then (every half second) the documents that changed.
-    async fn next(&mut self) -> Option<Event> {
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(event);
-            }
-            if !self.first {
-                let closed = self.state.runtime.closed();
-                tokio::select! {
-                    () = closed => return None,
-                    () = tokio::time::sleep(EVENTS_EVERY) => {}
-                }
-            }
-            self.first = false;
-            // A knowledge base deleted meanwhile ends the stream.
-            if let Ok(None) = self.state.store.knowledge_base(self.kb).await {
-                return None;
-            }
-            let Ok(documents) = self.state.store.kb_documents(self.kb).await else {
-                continue;
-            };
-            if self.first_sent {
-                let views: Vec<KbDocumentView> = documents.into_iter().map(document_view).collect();
-                if let Ok(event) = Event::default()
-                    .event("snapshot")
-                    .json_data(serde_json::json!({ "documents": &views }))
-                {
-                    self.queue.push_back(event);
-                }
-                self.sent = views.into_iter().map(|v| (v.id, v)).collect();
-                self.first_sent = false;
-                continue;
-            }
-            let mut seen = BTreeSet::new();
-            for document in documents {
-                seen.insert(document.id);
-                let view = document_view(document);
-                if self.sent.get(&view.id) != Some(&view) {
-                    if let Ok(event) = Event::default().event("document").json_data(&view) {
-                        self.queue.push_back(event);
-                    }
-                    self.sent.insert(view.id, view);
-                }
-            }
-            let gone: Vec<KbDocumentId> = self
-                .sent
-                .keys()
-                .filter(|id| !seen.contains(id))
-                .copied()
-                .collect();
-            for id in gone {
-                self.sent.remove(&id);
-                if let Ok(event) = Event::default()
-                    .event("removed")
-                    .json_data(serde_json::json!({ "id": id }))
-                {
-                    self.queue.push_back(event);
-                }
-            }
-        }
-    }
-}
-
-/// Follows a knowledge base's documents (SSE): first a `snapshot` of them all, then a
-/// `document` message whenever a document is added or its status or progress changes
-/// (ingestion on any instance), and `removed` when one is deleted. Ends when the knowledge
-/// base is deleted.
-#[utoipa::path(get, path = "/knowledge-bases/{id}/events", tag = "knowledge", security(("bearer" = [])),
-    params(("id" = String, Path, description = "The knowledge base's UUID")),
-    responses(
-        (status = 200, content_type = "text/event-stream", body = KbEventMessage,
-         description = "One SSE message per change: `event:` its kind, `data:` its JSON"),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-    ))]
-pub async fn knowledge_events(
-    State(state): State<AppState>,
-    auth: Auth,
-    Path(id): Path<String>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let kb = visible(&state, &auth.caller(), &id).await?;
-    let keep_alive = state.config.sse_keep_alive;
-    let watcher = Watcher {
-        state,
-        kb: kb.id,
-        sent: HashMap::new(),
-        queue: Default::default(),
-        first: true,
-        first_sent: true,
-    };
-    let stream = futures::stream::unfold(watcher, |mut watcher| async move {
-        let event = watcher.next().await?;
-        Some((Ok(event), watcher))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(keep_alive)))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use ars_domain::{McpServer, McpServerFields, McpServerId, McpTransport, McpValue
 
 use super::{McpServerPatch, McpServerWrite, TransportWrite, ValueWrite};
 use crate::ApiError;
+use crate::routes::patch::PatchOver;
 
 /// Everything a write asks for, before it is checked.
 pub(crate) struct Changes {
@@ -31,29 +32,6 @@ impl Changes {
             transport: write.transport,
             enabled_tools: write.enabled_tools,
             share_config: write.share_config.unwrap_or_default(),
-        }
-    }
-
-    /// `patch` over `existing`: absent fields keep their stored value; a transport sent
-    /// merges its values over the stored ones as a `PUT` does.
-    pub(crate) fn from_patch(patch: McpServerPatch, existing: &McpServer) -> Self {
-        let stored = &existing.fields;
-        Self {
-            slug: patch.slug.unwrap_or_else(|| stored.slug.clone()),
-            name: patch.name.unwrap_or_else(|| stored.name.clone()),
-            description: patch
-                .description
-                .unwrap_or_else(|| stored.description.clone()),
-            transport: patch
-                .transport
-                .unwrap_or_else(|| TransportWrite::keeping(&stored.transport)),
-            enabled_tools: match patch.enabled_tools {
-                None => stored.enabled_tools.clone(),
-                Some(tools) => tools,
-            },
-            share_config: patch
-                .share_config
-                .unwrap_or_else(|| stored.share_config.clone()),
         }
     }
 
@@ -147,6 +125,28 @@ impl Changes {
             transport,
             enabled_tools,
             share_config: self.share_config.normalized(),
+        })
+    }
+}
+
+/// The patch over `stored`: absent fields keep their stored value, and so does `null` (but
+/// for `enabled_tools`, where it means every tool); a transport sent merges its values over
+/// the stored ones as a `PUT` does.
+impl PatchOver<McpServer> for McpServerPatch {
+    type Write = Changes;
+
+    fn over(self, stored: &McpServer) -> Result<Changes, ApiError> {
+        let stored = &stored.fields;
+        Ok(Changes {
+            slug: self.slug.or_keep(stored.slug.clone()),
+            name: self.name.or_keep(stored.name.clone()),
+            description: self.description.or_keep(stored.description.clone()),
+            transport: self
+                .transport
+                .set()
+                .unwrap_or_else(|| TransportWrite::keeping(&stored.transport)),
+            enabled_tools: self.enabled_tools.optional(stored.enabled_tools.clone()),
+            share_config: self.share_config.or_keep(stored.share_config.clone()),
         })
     }
 }

@@ -10,24 +10,8 @@ use ars_domain::{
 };
 
 use super::{ModelProviderPatch, ModelProviderWrite};
+use crate::routes::patch::{Patch, PatchOver};
 use crate::{ApiError, AppState};
-
-/// A change to one secret.
-pub(crate) enum SecretChange {
-    Keep,
-    Remove,
-    Set(String),
-}
-
-impl SecretChange {
-    fn from_field(field: Option<Option<String>>) -> Self {
-        match field {
-            None => Self::Keep,
-            Some(None) => Self::Remove,
-            Some(Some(value)) => Self::Set(value),
-        }
-    }
-}
 
 /// Everything a write asks for, before it is checked.
 pub(crate) struct Changes {
@@ -35,7 +19,8 @@ pub(crate) struct Changes {
     pub(crate) kind: ModelProviderKind,
     pub(crate) base_url: String,
     pub(crate) models: Vec<String>,
-    pub(crate) api_key: SecretChange,
+    /// Absent keeps the stored key, `null` removes it, a value sets it.
+    pub(crate) api_key: Patch<String>,
     /// Remove every stored header before `headers` apply.
     pub(crate) clear_headers: bool,
     /// By name: a value sets the header, `None` removes it.
@@ -49,46 +34,10 @@ impl Changes {
             kind: write.kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
             base_url: write.base_url,
             models: write.models,
-            api_key: SecretChange::from_field(write.api_key),
+            api_key: write.api_key,
             clear_headers: false,
             headers: write.extra_headers.unwrap_or_default(),
         }
-    }
-
-    /// `patch` over `existing`: absent fields keep their stored value.
-    pub(crate) fn from_patch(
-        patch: ModelProviderPatch,
-        existing: &ModelProvider,
-    ) -> Result<Self, ApiError> {
-        let stored = &existing.fields;
-        let required = |field: &str, value: Option<Option<String>>, stored: &str| match value {
-            None => Ok(stored.to_string()),
-            Some(Some(value)) => Ok(value),
-            Some(None) => Err(ApiError::unprocessable(
-                field,
-                "cannot be removed, only changed",
-            )),
-        };
-        let (clear_headers, headers) = match patch.extra_headers {
-            None => (false, BTreeMap::new()),
-            Some(None) => (true, BTreeMap::new()),
-            Some(Some(headers)) => (false, headers),
-        };
-        Ok(Self {
-            name: required("name", patch.name, &stored.name)?,
-            kind: match patch.kind {
-                None => stored.kind,
-                Some(kind) => kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
-            },
-            base_url: required("base_url", patch.base_url, &stored.base_url)?,
-            models: match patch.models {
-                None => stored.models.clone(),
-                Some(models) => models.unwrap_or_default(),
-            },
-            api_key: SecretChange::from_field(patch.api_key),
-            clear_headers,
-            headers,
-        })
     }
 
     /// Checks every rule and answers the fields to store for provider `id`, merging secrets
@@ -117,9 +66,9 @@ impl Changes {
         let models = rules::normalize_models(&self.models)?;
         let stored = existing.map(|p| &p.fields);
         let api_key = match self.api_key {
-            SecretChange::Keep => stored.and_then(|s| s.api_key.clone()),
-            SecretChange::Remove => None,
-            SecretChange::Set(value) => {
+            Patch::Keep => stored.and_then(|s| s.api_key.clone()),
+            Patch::Remove => None,
+            Patch::Set(value) => {
                 let value = rules::validate_api_key(&value)?;
                 Some(key.seal(&rules::api_key_context(id), &value))
             }
@@ -162,6 +111,42 @@ impl Changes {
             api_key,
             headers,
             models,
+        })
+    }
+}
+
+/// The patch over `stored`: absent fields keep their stored value; `null` resets `kind` and
+/// `models`, removes the API key or every header, and is refused for what a provider cannot
+/// lack (`name`, `base_url`).
+impl PatchOver<ModelProvider> for ModelProviderPatch {
+    type Write = Changes;
+
+    fn over(self, stored: &ModelProvider) -> Result<Changes, ApiError> {
+        let stored = &stored.fields;
+        let required = |field: &str, value: Patch<String>, stored: &str| match value {
+            Patch::Keep => Ok(stored.to_string()),
+            Patch::Set(value) => Ok(value),
+            Patch::Remove => Err(ApiError::unprocessable(
+                field,
+                "cannot be removed, only changed",
+            )),
+        };
+        let (clear_headers, headers) = match self.extra_headers {
+            Patch::Keep => (false, BTreeMap::new()),
+            Patch::Remove => (true, BTreeMap::new()),
+            Patch::Set(headers) => (false, headers),
+        };
+        Ok(Changes {
+            name: required("name", self.name, &stored.name)?,
+            kind: match self.kind {
+                Patch::Keep => stored.kind,
+                other => other.set().unwrap_or(ModelProviderKind::OpenaiCompatible),
+            },
+            base_url: required("base_url", self.base_url, &stored.base_url)?,
+            models: self.models.or_default(stored.models.clone()),
+            api_key: self.api_key,
+            clear_headers,
+            headers,
         })
     }
 }

@@ -17,9 +17,10 @@ use ars_domain::model_provider::MODEL_NAME_MAX_CHARS;
 use ars_domain::{ModelProviderId, ModelProviderKind};
 use ars_models::{ModelError, OpenAiOptions, OpenAiProvider, ProviderConfig};
 
-use super::fields::{Changes, SecretChange};
+use super::fields::Changes;
 use super::{ModelProviderView, ProviderKey, changeable, not_found, view_of};
 use crate::extract::{ApiJson, ApiJsonOrEmpty};
+use crate::routes::patch::Patch;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
 /// The longest a test waits for the provider's whole answer.
@@ -113,9 +114,9 @@ pub struct TestUnsavedRequest {
     #[schema(max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
     base_url: String,
     /// As in a write: with `provider_id`, absent keeps that provider's key.
-    #[serde(default, deserialize_with = "crate::extract::present")]
+    #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
-    api_key: Option<Option<String>>,
+    api_key: Patch<String>,
     /// As in a write: with `provider_id`, they merge over that provider's headers.
     #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, Option<String>>>)]
@@ -312,11 +313,7 @@ pub async fn test_unsaved_model_provider(
         kind: body.kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
         base_url: body.base_url,
         models: body.models,
-        api_key: match body.api_key {
-            None => SecretChange::Keep,
-            Some(None) => SecretChange::Remove,
-            Some(Some(key)) => SecretChange::Set(key),
-        },
+        api_key: body.api_key,
         clear_headers: false,
         headers: body.extra_headers.unwrap_or_default(),
     };

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::{Caller, ShareConfig, SkillId, UserId};
+use ars_domain::{Caller, ShareConfig, SkillFileInfo, SkillId, UserId};
 use ars_runtime::skills::{Catalog, CatalogEntry, SkillOrigin, SkillsError};
 use ars_sandbox::{PERSONAL_SKILLS_DIR, SandboxError, Scope};
 use ars_skills::{SkillBundle, SkillSource, UploadLimits};
@@ -71,6 +71,23 @@ pub struct SkillView {
     pub created_at: Option<DateTime<Utc>>,
     /// Shared skills only.
     pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// A file of a skill without its bytes, for listings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = SkillFileInfo)]
+pub struct SkillFileView {
+    pub path: String,
+    pub size_bytes: u64,
+}
+
+impl From<SkillFileInfo> for SkillFileView {
+    fn from(file: SkillFileInfo) -> Self {
+        Self {
+            path: file.path,
+            size_bytes: file.size_bytes,
+        }
+    }
 }
 
 /// What only reading a personal skill's folder tells.

@@ -1,6 +1,22 @@
 //! [`AgentStore`](super::AgentStore) for the SQL stores, expanded for each database by
 //! [`impl_agent_store!`] (see the crate docs for what a store type supplies).
 
+/// Binds an agent's written fields after its id, in the order the insert and the update both
+/// take them.
+macro_rules! bind_agent_fields {
+    ($query:expr, $fields:expr) => {
+        $query
+            .bind(&$fields.slug)
+            .bind(&$fields.name)
+            .bind(&$fields.description)
+            .bind($fields.backend.as_str())
+            .bind($fields.is_subagent())
+            .bind(sqlx::types::Json(&$fields.config))
+            .bind($fields.share_config.visibility.as_str())
+    };
+}
+pub(crate) use bind_agent_fields;
+
 /// Implements `AgentStore` for `$store` over database `$db`.
 macro_rules! impl_agent_store {
     ($store:ident, $db:ty) => {
@@ -38,15 +54,9 @@ macro_rules! impl_agent_store {
                     if draft.is_default {
                         Self::clear_other_defaults(&mut tx, id, now).await?;
                     }
-                    sqlx::query($crate::agents::queries::INSERT_AGENT)
-                        .bind(id.to_string())
-                        .bind(&draft.slug)
-                        .bind(&draft.name)
-                        .bind(&draft.description)
-                        .bind(draft.backend.as_str())
-                        .bind(draft.is_subagent())
-                        .bind(sqlx::types::Json(&draft.config))
-                        .bind(draft.share_config.visibility.as_str())
+                    let query =
+                        sqlx::query($crate::agents::queries::INSERT_AGENT).bind(id.to_string());
+                    $crate::agents::sql::bind_agent_fields!(query, draft)
                         .bind(owner.map(|owner| owner.to_string()))
                         .bind(draft.is_default)
                         .bind(now)
@@ -112,21 +122,15 @@ macro_rules! impl_agent_store {
                     if draft.is_default {
                         Self::clear_other_defaults(&mut tx, id, now).await?;
                     }
-                    let row = sqlx::query_as::<_, $crate::agents::rows::AgentRow>(
+                    let query = sqlx::query_as::<_, $crate::agents::rows::AgentRow>(
                         $crate::agents::queries::UPDATE_AGENT,
                     )
-                    .bind(id.to_string())
-                    .bind(&draft.slug)
-                    .bind(&draft.name)
-                    .bind(&draft.description)
-                    .bind(draft.backend.as_str())
-                    .bind(draft.is_subagent())
-                    .bind(sqlx::types::Json(&draft.config))
-                    .bind(draft.share_config.visibility.as_str())
-                    .bind(draft.is_default)
-                    .bind(now)
-                    .fetch_optional(&mut *tx)
-                    .await?;
+                    .bind(id.to_string());
+                    let row = $crate::agents::sql::bind_agent_fields!(query, draft)
+                        .bind(draft.is_default)
+                        .bind(now)
+                        .fetch_optional(&mut *tx)
+                        .await?;
                     // Dropping `tx` on any early return rolls the whole write back.
                     let row = row.ok_or($crate::StoreError::NotFound)?;
                     let table = &$crate::agents::queries::AGENT_SHARES;

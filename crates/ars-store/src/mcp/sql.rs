@@ -1,6 +1,21 @@
 //! [`McpStore`](super::McpStore) for the SQL stores, expanded for each database by
 //! [`impl_mcp_store!`] (see the crate docs for what a store type supplies).
 
+/// Binds an MCP server's written fields after its id (and, creating it, its slug),
+/// in the order the insert and the update both take them.
+macro_rules! bind_mcp_server_fields {
+    ($query:expr, $fields:expr) => {
+        $query
+            .bind(&$fields.name)
+            .bind(&$fields.description)
+            .bind($crate::mcp::rows::transport_type(&$fields.transport))
+            .bind(sqlx::types::Json(&$fields.transport))
+            .bind($fields.enabled_tools.as_ref().map(sqlx::types::Json))
+            .bind($fields.share_config.visibility.as_str())
+    };
+}
+pub(crate) use bind_mcp_server_fields;
+
 /// Implements `McpStore` for `$store` over database `$db`.
 macro_rules! impl_mcp_store {
     ($store:ident, $db:ty) => {
@@ -16,21 +31,16 @@ macro_rules! impl_mcp_store {
                 self.write("create_mcp_server", move |this| async move {
                     let id = id.to_string();
                     let mut tx = this.begin_write().await?;
-                    let row = sqlx::query_as::<_, $crate::mcp::rows::McpServerRow>(
+                    let query = sqlx::query_as::<_, $crate::mcp::rows::McpServerRow>(
                         $crate::mcp::queries::INSERT_MCP_SERVER,
                     )
                     .bind(&id)
-                    .bind(&fields.slug)
-                    .bind(&fields.name)
-                    .bind(&fields.description)
-                    .bind($crate::mcp::rows::transport_type(&fields.transport))
-                    .bind(sqlx::types::Json(&fields.transport))
-                    .bind(fields.enabled_tools.as_ref().map(sqlx::types::Json))
-                    .bind(fields.share_config.visibility.as_str())
-                    .bind(owner.map(|owner| owner.to_string()))
-                    .bind(ars_domain::time::now())
-                    .fetch_one(&mut *tx)
-                    .await?;
+                    .bind(&fields.slug);
+                    let row = $crate::mcp::sql::bind_mcp_server_fields!(query, fields)
+                        .bind(owner.map(|owner| owner.to_string()))
+                        .bind(ars_domain::time::now())
+                        .fetch_one(&mut *tx)
+                        .await?;
                     let table = &$crate::mcp::queries::MCP_SERVER_SHARES;
                     Self::replace_shares(&mut tx, table, &id, &fields.share_config).await?;
                     Self::commit_shared(tx, table, Some(row)).await
@@ -84,19 +94,14 @@ macro_rules! impl_mcp_store {
                 self.write("update_mcp_server", move |this| async move {
                     let id = id.to_string();
                     let mut tx = this.begin_write().await?;
-                    let row = sqlx::query_as::<_, $crate::mcp::rows::McpServerRow>(
+                    let query = sqlx::query_as::<_, $crate::mcp::rows::McpServerRow>(
                         $crate::mcp::queries::UPDATE_MCP_SERVER,
                     )
-                    .bind(&id)
-                    .bind(&fields.name)
-                    .bind(&fields.description)
-                    .bind($crate::mcp::rows::transport_type(&fields.transport))
-                    .bind(sqlx::types::Json(&fields.transport))
-                    .bind(fields.enabled_tools.as_ref().map(sqlx::types::Json))
-                    .bind(fields.share_config.visibility.as_str())
-                    .bind(ars_domain::time::now())
-                    .fetch_optional(&mut *tx)
-                    .await?;
+                    .bind(&id);
+                    let row = $crate::mcp::sql::bind_mcp_server_fields!(query, fields)
+                        .bind(ars_domain::time::now())
+                        .fetch_optional(&mut *tx)
+                        .await?;
                     let row = row.ok_or($crate::StoreError::NotFound)?;
                     let table = &$crate::mcp::queries::MCP_SERVER_SHARES;
                     Self::replace_shares(&mut tx, table, &id, &fields.share_config).await?;

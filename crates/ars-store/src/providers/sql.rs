@@ -1,6 +1,21 @@
 //! [`ProviderStore`](super::ProviderStore) for the SQL stores, expanded for each database by
 //! [`impl_provider_store!`] (see the crate docs for what a store type supplies).
 
+/// Binds a provider's written fields after its id,
+/// in the order the insert and the update both take them.
+macro_rules! bind_provider_fields {
+    ($query:expr, $fields:expr) => {
+        $query
+            .bind(&$fields.name)
+            .bind($fields.kind.as_str())
+            .bind(&$fields.base_url)
+            .bind($fields.api_key.as_ref().map(ars_domain::Sealed::as_str))
+            .bind($crate::providers::rows::stored_headers(&$fields))
+            .bind(sqlx::types::Json(&$fields.models))
+    };
+}
+pub(crate) use bind_provider_fields;
+
 /// Implements `ProviderStore` for `$store` over database `$db`.
 macro_rules! impl_provider_store {
     ($store:ident, $db:ty) => {
@@ -31,20 +46,15 @@ macro_rules! impl_provider_store {
                     let now = ars_domain::time::now();
                     let mut tx = this.begin_write().await?;
                     Self::bump_model_settings(&mut tx, now).await?;
-                    let row = sqlx::query_as::<_, $crate::providers::rows::ModelProviderRow>(
+                    let query = sqlx::query_as::<_, $crate::providers::rows::ModelProviderRow>(
                         $crate::providers::queries::INSERT_MODEL_PROVIDER,
                     )
-                    .bind(id.to_string())
-                    .bind(&fields.name)
-                    .bind(fields.kind.as_str())
-                    .bind(&fields.base_url)
-                    .bind(fields.api_key.as_ref().map(ars_domain::Sealed::as_str))
-                    .bind($crate::providers::rows::stored_headers(&fields))
-                    .bind(sqlx::types::Json(&fields.models))
-                    .bind(created_by.map(|user| user.to_string()))
-                    .bind(now)
-                    .fetch_one(&mut *tx)
-                    .await?;
+                    .bind(id.to_string());
+                    let row = $crate::providers::sql::bind_provider_fields!(query, fields)
+                        .bind(created_by.map(|user| user.to_string()))
+                        .bind(now)
+                        .fetch_one(&mut *tx)
+                        .await?;
                     // Decoded before the commit: a row that cannot be read back is not written.
                     let provider = row.into_provider()?;
                     tx.commit().await?;
@@ -94,20 +104,15 @@ macro_rules! impl_provider_store {
                             .fetch_optional(&mut *tx)
                             .await?;
                     let (old,) = old.ok_or($crate::StoreError::NotFound)?;
-                    let row = sqlx::query_as::<_, $crate::providers::rows::ModelProviderRow>(
+                    let query = sqlx::query_as::<_, $crate::providers::rows::ModelProviderRow>(
                         $crate::providers::queries::UPDATE_MODEL_PROVIDER,
                     )
-                    .bind(id.to_string())
-                    .bind(&fields.name)
-                    .bind(fields.kind.as_str())
-                    .bind(&fields.base_url)
-                    .bind(fields.api_key.as_ref().map(ars_domain::Sealed::as_str))
-                    .bind($crate::providers::rows::stored_headers(&fields))
-                    .bind(sqlx::types::Json(&fields.models))
-                    .bind(now)
-                    .fetch_optional(&mut *tx)
-                    .await?
-                    .ok_or($crate::StoreError::NotFound)?;
+                    .bind(id.to_string());
+                    let row = $crate::providers::sql::bind_provider_fields!(query, fields)
+                        .bind(now)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .ok_or($crate::StoreError::NotFound)?;
                     if old != fields.name {
                         sqlx::query($crate::providers::queries::RENAME_DEFAULT_MODEL_PROVIDER)
                             .bind(&old)

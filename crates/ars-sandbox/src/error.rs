@@ -7,8 +7,6 @@
 
 use std::io;
 
-use crate::quota::human;
-
 /// Why a sandbox operation was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SandboxError {
@@ -256,4 +254,20 @@ pub(crate) fn display_path(path: &str) -> String {
         path[..end].replace('\0', "\\0"),
         path.len()
     )
+}
+
+/// `bytes` for people: `1.5 MiB`.
+pub(crate) fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
 }

@@ -21,6 +21,7 @@ use ars_domain::UserId;
 use cap_std::fs::{Dir, MetadataExt};
 
 use crate::error::SandboxError;
+pub(crate) use crate::error::human;
 use crate::files::walk::{Walk, walk};
 
 /// Bytes per `st_blocks` unit.
@@ -221,22 +222,6 @@ pub(crate) fn disk_usage(dir: &Dir) -> u64 {
         ControlFlow::Continue(())
     });
     used
-}
-
-/// `bytes` for people: `1.5 MiB`.
-pub(crate) fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }
 
 #[cfg(test)]

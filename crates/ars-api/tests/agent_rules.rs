@@ -549,3 +549,73 @@ async fn only_an_admin_can_give_an_agent_network() {
     assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
     assert_eq!(r.body["config_json"]["context"]["network"], true);
 }
+
+#[tokio::test]
+async fn approvals_are_merged_rule_by_rule_checked_naming_the_rule_and_resolved_over_the_defaults()
+{
+    let mut config = ars_api::ApiConfig::default();
+    config.defaults.base.approvals = Some(ars_domain::ApprovalRules(
+        [("execute".to_owned(), ars_domain::Approval::Ask)].into(),
+    ));
+    let app = TestApp::spawn_with(config).await;
+    let (_, alice) = app.user("alice").await;
+    let mut body = normal("careful");
+    body["config_json"] =
+        json!({"context": {"approvals": {"write_file": "ask", "mcp__github__*": "deny"}}});
+    let agent = app.agent(&alice, body).await;
+    let path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
+
+    // A PATCH sets and removes single rules; the others stay.
+    let r = app
+        .patch(
+            &path,
+            &alice,
+            json!({"config_json": {"context": {"approvals": {"write_file": null, "*": "allow"}}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        r.body["config_json"]["context"]["approvals"],
+        json!({"*": "allow", "mcp__github__*": "deny"})
+    );
+
+    // The resolved context merges the base's rules under the agent's, key by key.
+    let r = app.get("/api/agent/careful/resolved-context", &alice).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        r.body["approvals"],
+        json!({"*": "allow", "execute": "ask", "mcp__github__*": "deny"})
+    );
+    assert_eq!(r.body["sources"]["approvals"], "agent");
+
+    // Bad rules are refused naming the rule; nothing changes.
+    for (approvals, field) in [
+        (
+            json!({"rm -rf": "deny"}),
+            "config_json.context.approvals.rm -rf",
+        ),
+        (json!({"execute": "maybe"}), "config_json.context.approvals"),
+        (json!(["execute"]), "config_json.context.approvals"),
+    ] {
+        let r = app
+            .patch(
+                &path,
+                &alice,
+                json!({"config_json": {"context": {"approvals": approvals}}}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+        assert!(
+            r.body["error"]["field"]
+                .as_str()
+                .is_some_and(|f| f.starts_with(field)),
+            "{field}: {}",
+            r.body
+        );
+    }
+    let r = app.get(&path, &alice).await;
+    assert_eq!(
+        r.body["config_json"]["context"]["approvals"],
+        json!({"*": "allow", "mcp__github__*": "deny"})
+    );
+}

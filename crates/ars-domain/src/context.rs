@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::{Backend, ValidationError};
+use crate::{ApprovalRules, Backend, ValidationError};
 
 /// Which chat model an agent talks to, and with what parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -93,6 +93,14 @@ pub struct AgentContext {
     /// Whether the sandboxed shell may reach the network (default: no).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<bool>,
+    /// Tool name or glob (`execute`, `mcp__github__*`, `*`) → `allow`, `ask` or `deny`; merged
+    /// key by key over the defaults, the most specific match decides, no match allows.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::object::optional_object"
+    )]
+    pub approvals: Option<ApprovalRules>,
 }
 
 /// The names of the built-in tools; the default `BaseContext` grants them all.
@@ -153,6 +161,8 @@ impl Default for ContextDefaults {
                     max_tokens: None,
                 }),
                 network: Some(false),
+                // Everything allowed.
+                approvals: None,
             },
             subagent: AgentContext {
                 system_prompt: Some(
@@ -209,6 +219,8 @@ pub struct ResolvedContext {
     pub limits: ResolvedLimits,
     /// Whether the sandboxed shell may reach the network.
     pub network: bool,
+    /// Every layer's approval rules merged, the agent's over the defaults'.
+    pub approvals: ApprovalRules,
     /// For each field, the layer its value came from.
     pub sources: BTreeMap<String, Layer>,
 }
@@ -269,6 +281,13 @@ impl ContextDefaults {
         let network = from(pick("network", &|c| c.network.is_some()))
             .and_then(|c| c.network)
             .unwrap_or(false);
+        // Key by key: the lowest layer first, each higher one over it.
+        pick("approvals", &|c| c.approvals.is_some());
+        let approvals = layers
+            .iter()
+            .rev()
+            .filter_map(|(_, c)| c.approvals.as_ref())
+            .fold(ApprovalRules::default(), |under, rules| rules.over(&under));
         let subagents = match backend {
             Backend::Default => own.subagents.clone().unwrap_or_default(),
             Backend::SubAgent => Vec::new(),
@@ -283,6 +302,7 @@ impl ContextDefaults {
             subagents,
             limits,
             network,
+            approvals,
             sources,
         }
     }
@@ -346,6 +366,9 @@ impl AgentContext {
             ("subagents", &self.subagents),
         ] {
             validate_name_list(&field(name), list.as_deref().unwrap_or_default())?;
+        }
+        if let Some(approvals) = &self.approvals {
+            approvals.validate(&field("approvals"))?;
         }
         if let Some(limits) = &self.limits {
             if let Some(steps) = limits.max_steps

@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod agent;
+pub mod approvals;
 pub mod context;
 pub mod credentials;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod user;
 
 pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
+pub use approvals::{Approval, ApprovalRules};
 pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
 pub use error::{FieldError, ValidationError};
 pub use ids::{

@@ -389,6 +389,14 @@ impl Config {
         {
             anyhow::bail!("invalid configuration: metrics_token must not be empty");
         }
+        for (layer, context) in [
+            ("defaults.base", &config.defaults.base),
+            ("defaults.subagent", &config.defaults.subagent),
+        ] {
+            context
+                .validate(layer)
+                .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
+        }
         config.network.policy()?;
         config
             .sandbox_config()

@@ -33,6 +33,7 @@ const rowLabels = (t: TFunction) => ({
   subagents: t("resolved.rows.subagents"),
   limits: t("resolved.rows.limits"),
   network: t("resolved.rows.network"),
+  approvals: t("resolved.rows.approvals"),
 });
 
 function rows(context: ResolvedContext, t: TFunction): Array<[RowKey, string, string]> {
@@ -52,6 +53,11 @@ function rows(context: ResolvedContext, t: TFunction): Array<[RowKey, string, st
     subagents: context.subagents.length ? context.subagents.join(", ") : t("resolved.allVisible"),
     limits: limitsText,
     network: context.network ? t("resolved.networkAllowed") : t("resolved.networkBlocked"),
+    approvals: Object.keys(context.approvals).length
+      ? Object.entries(context.approvals)
+          .map(([rule, approval]) => `${rule}: ${t(`resolved.approvalValue.${approval}`)}`)
+          .join(", ")
+      : t("resolved.approvalsNone"),
   };
   return (Object.keys(labels) as RowKey[]).map((key) => [key, labels[key], values[key]]);
 }

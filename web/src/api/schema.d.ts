@@ -1103,6 +1103,7 @@ export interface components {
         };
         /** @description `config_json.context`: one form for every agent. */
         AgentContext: {
+            approvals?: null | components["schemas"]["ApprovalRules"];
             knowledge_bases?: string[] | null;
             limits?: null | components["schemas"]["Limits"];
             mcp_servers?: string[] | null;
@@ -1183,6 +1184,15 @@ export interface components {
             last_used_at?: string | null;
             name: string;
             user_id: components["schemas"]["UserId"];
+        };
+        /**
+         * @description What happens when the model calls a tool.
+         * @enum {string}
+         */
+        Approval: "allow" | "ask" | "deny";
+        /** @description Rules keyed by tool name or glob. */
+        ApprovalRules: {
+            [key: string]: components["schemas"]["Approval"];
         };
         /**
          * @description The execution backend of an agent row.
@@ -2065,6 +2075,8 @@ export interface components {
         };
         /** @description The context an agent actually runs with. */
         ResolvedContext: {
+            /** @description Every layer's approval rules merged, the agent's over the defaults'. */
+            approvals: components["schemas"]["ApprovalRules"];
             knowledge_bases: string[];
             limits: components["schemas"]["ResolvedLimits"];
             mcp_servers: string[];

@@ -609,6 +609,7 @@ export const en = {
       subagents: "Subagents",
       limits: "Limits",
       network: "Network",
+      approvals: "Approvals",
     },
     noModel: "none: cannot run until one is configured",
     allVisible: "all visible",
@@ -616,6 +617,8 @@ export const en = {
     limitsTokens: ", {{tokens}} tokens",
     networkAllowed: "allowed",
     networkBlocked: "blocked",
+    approvalsNone: "every tool runs without asking",
+    approvalValue: { allow: "allow", ask: "ask", deny: "deny" },
     offeredSkills: "Skills a run is offered",
   },
   share: {

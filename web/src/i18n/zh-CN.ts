@@ -600,6 +600,7 @@ export const zhCN: Translations = {
       subagents: "子智能体",
       limits: "限制",
       network: "网络",
+      approvals: "审批",
     },
     noModel: "无：配置模型之前无法运行",
     allVisible: "全部可见的",
@@ -607,6 +608,8 @@ export const zhCN: Translations = {
     limitsTokens: "，{{tokens}} 个令牌",
     networkAllowed: "允许",
     networkBlocked: "禁止",
+    approvalsNone: "所有工具直接运行，无需确认",
+    approvalValue: { allow: "允许", ask: "询问", deny: "禁止" },
     offeredSkills: "运行时提供的 Skills",
   },
   share: {

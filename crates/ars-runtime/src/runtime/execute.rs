@@ -238,6 +238,8 @@ impl Runtime {
                 emitter.middleware.push(m);
             }
         }
+        // `deny` means never offered: the model cannot call what it is not told of.
+        tools.retain(|tool| context.approvals.decide(tool.name()) != ars_domain::Approval::Deny);
         Ok(LoopSpec {
             store: Arc::clone(store),
             emitter: emitter.clone(),

@@ -320,3 +320,42 @@ fn unknown_settings_are_refused() {
         Ok(())
     });
 }
+
+#[test]
+fn approval_rules_in_the_defaults_are_read_and_checked() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file(
+            "ars.toml",
+            r#"
+            [defaults.base.approvals]
+            execute = "ask"
+            "mcp__github__*" = "deny"
+            [defaults.subagent.approvals]
+            "*" = "ask"
+            "#,
+        )?;
+        let config = Config::load(None).map_err(|e| e.to_string())?;
+        let base = config.defaults.base.approvals.clone().unwrap_or_default();
+        assert_eq!(base.decide("execute"), ars_domain::Approval::Ask);
+        assert_eq!(base.decide("mcp__github__list"), ars_domain::Approval::Deny);
+        assert_eq!(base.decide("ls"), ars_domain::Approval::Allow);
+        let sub = config
+            .defaults
+            .subagent
+            .approvals
+            .clone()
+            .unwrap_or_default();
+        assert_eq!(sub.decide("ls"), ars_domain::Approval::Ask);
+
+        jail.create_file(
+            "ars.toml",
+            r#"
+            [defaults.base.approvals]
+            "rm -rf" = "deny"
+            "#,
+        )?;
+        let err = Config::load(None).unwrap_err().to_string();
+        assert!(err.contains("defaults.base.approvals.rm -rf"), "{err}");
+        Ok(())
+    });
+}

@@ -3,11 +3,14 @@
 //! its default), nested objects merge member by member, arrays are replaced. The merged write
 //! is then validated exactly like a `PUT`.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use ars_domain::{
-    Agent, AgentConfig, AgentContext, AgentInput, Backend, Limits, ModelConfig, ShareConfig,
+    Agent, AgentConfig, AgentContext, AgentInput, Approval, ApprovalRules, Backend, Limits,
+    ModelConfig, ShareConfig,
 };
 
 use crate::ApiError;
@@ -84,6 +87,31 @@ struct ContextPatch {
     limits: Patch<LimitsPatch>,
     #[serde(default)]
     network: Patch<bool>,
+    /// Rule by rule: a value sets a rule, `null` removes it.
+    #[serde(default, deserialize_with = "patch::object")]
+    approvals: Patch<ApprovalsPatch>,
+}
+
+/// `config_json.context.approvals` in a merge patch.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(transparent)]
+struct ApprovalsPatch(BTreeMap<String, Option<Approval>>);
+
+impl MergeInto<ApprovalRules> for ApprovalsPatch {
+    fn merge_into(
+        self,
+        stored: Option<ApprovalRules>,
+        _at: &str,
+    ) -> Result<ApprovalRules, ApiError> {
+        let mut rules = stored.unwrap_or_default();
+        for (key, approval) in self.0 {
+            match approval {
+                Some(approval) => rules.0.insert(key, approval),
+                None => rules.0.remove(&key),
+            };
+        }
+        Ok(rules)
+    }
 }
 
 /// `config_json.context.model` in a merge patch.
@@ -180,6 +208,9 @@ impl MergeInto<AgentContext> for ContextPatch {
             skills: self.skills.optional(stored.skills),
             subagents: self.subagents.optional(stored.subagents),
             network: self.network.optional(stored.network),
+            approvals: self
+                .approvals
+                .merge(stored.approvals, &format!("{at}.approvals"))?,
         })
     }
 }

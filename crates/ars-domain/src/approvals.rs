@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
 
 use crate::ValidationError;
 
@@ -33,9 +35,36 @@ pub const MAX_APPROVAL_RULES: usize = 256;
 pub const MAX_APPROVAL_KEY_CHARS: usize = 128;
 
 /// Rules keyed by tool name or glob.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ApprovalRules(pub BTreeMap<String, Approval>);
+
+/// A rule's key as the schema states it (what [`ApprovalRules::validate`] checks).
+const KEY_PATTERN: &str = "^[A-Za-z0-9_.*?-]+$";
+
+/// A map whose keys are held to [`KEY_PATTERN`], so a client (and the fuzzer) know what
+/// [`ApprovalRules::validate`] accepts.
+impl PartialSchema for ApprovalRules {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "Tool name or glob (`execute`, `mcp__github__*`, `*`) → `allow`, `ask` or `deny`.",
+            ))
+            .property_names(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(MAX_APPROVAL_KEY_CHARS))
+                    .pattern(Some(KEY_PATTERN)),
+            ))
+            .additional_properties(Some(Approval::schema()))
+            .max_properties(Some(MAX_APPROVAL_RULES))
+            .into()
+    }
+}
+
+impl ToSchema for ApprovalRules {}
 
 impl ApprovalRules {
     /// The decision for `tool`: the most specific matching rule's, or `allow`.

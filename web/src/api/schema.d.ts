@@ -1185,14 +1185,9 @@ export interface components {
             name: string;
             user_id: components["schemas"]["UserId"];
         };
-        /**
-         * @description What happens when the model calls a tool.
-         * @enum {string}
-         */
-        Approval: "allow" | "ask" | "deny";
-        /** @description Rules keyed by tool name or glob. */
+        /** @description Tool name or glob (`execute`, `mcp__github__*`, `*`) → `allow`, `ask` or `deny`. */
         ApprovalRules: {
-            [key: string]: components["schemas"]["Approval"];
+            [key: string]: "allow" | "ask" | "deny";
         };
         /**
          * @description The execution backend of an agent row.

@@ -238,8 +238,10 @@ impl Runtime {
                 emitter.middleware.push(m);
             }
         }
-        // `deny` means never offered: the model cannot call what it is not told of.
-        tools.retain(|tool| context.approvals.decide(tool.name()) != ars_domain::Approval::Deny);
+        // `deny` means never offered: the model cannot call what it is not told of. Until a
+        // run can wait for a person's decision, an `ask` tool is not offered either: a tool
+        // that needs a decision never runs without one.
+        tools.retain(|tool| context.approvals.decide(tool.name()) == ars_domain::Approval::Allow);
         Ok(LoopSpec {
             store: Arc::clone(store),
             emitter: emitter.clone(),

@@ -280,6 +280,11 @@ impl From<RuntimeError> for ApiError {
         match err {
             RuntimeError::Busy { active } => Self::busy(active),
             RuntimeError::NotFound(what) => Self::not_found(what),
+            RuntimeError::NotWaiting { .. } => Self::Conflict {
+                message: err.to_string(),
+                field: None,
+            },
+            RuntimeError::Invalid(e) => e.into(),
             RuntimeError::Store(e) => e.into(),
         }
     }

@@ -43,7 +43,9 @@ async fn tools_lists_every_builtin_with_its_schema() {
     let tools = r.body.as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort_unstable();
+    // Every built-in, `ask_user` included (offered only to agents that list it).
     let mut expected = ars_domain::context::BUILTIN_TOOLS.to_vec();
+    expected.push("ask_user");
     expected.sort_unstable();
     assert_eq!(names, expected);
     for tool in tools {

@@ -56,6 +56,11 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 1_000_000_000_000i64)]
     pub max_tokens: Option<u64>,
+    /// How long a run waits for a decision on a call or an answer to a question before the
+    /// pending calls are rejected, in seconds; absent, it waits until someone decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 2592000)]
+    pub approval_timeout_s: Option<u64>,
 }
 
 /// `config_json.context`: one form for every agent.
@@ -159,6 +164,7 @@ impl Default for ContextDefaults {
                     max_steps: Some(50),
                     timeout_s: Some(600),
                     max_tokens: None,
+                    approval_timeout_s: None,
                 }),
                 network: Some(false),
                 // Everything allowed.
@@ -175,6 +181,7 @@ impl Default for ContextDefaults {
                     max_steps: Some(30),
                     timeout_s: Some(300),
                     max_tokens: None,
+                    approval_timeout_s: None,
                 }),
                 ..AgentContext::default()
             },
@@ -202,6 +209,8 @@ pub struct ResolvedLimits {
     pub max_steps: u32,
     pub timeout_s: u64,
     pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_timeout_s: Option<u64>,
 }
 
 /// The context an agent actually runs with.
@@ -277,6 +286,7 @@ impl ContextDefaults {
                 .unwrap_or(50),
             timeout_s: limit(&|l| l.timeout_s).unwrap_or(600),
             max_tokens: limit(&|l| l.max_tokens),
+            approval_timeout_s: limit(&|l| l.approval_timeout_s),
         };
         let network = from(pick("network", &|c| c.network.is_some()))
             .and_then(|c| c.network)
@@ -393,6 +403,15 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("limits.max_tokens"),
                     format!("must be between 1 and {RUN_MAX_TOKENS_CEILING}"),
+                ));
+            }
+            use crate::waiting::APPROVAL_TIMEOUT_CEILING_S;
+            if let Some(wait) = limits.approval_timeout_s
+                && !(1..=APPROVAL_TIMEOUT_CEILING_S).contains(&wait)
+            {
+                return Err(ValidationError::invalid(
+                    field("limits.approval_timeout_s"),
+                    format!("must be between 1 and {APPROVAL_TIMEOUT_CEILING_S}"),
                 ));
             }
         }

@@ -25,6 +25,7 @@ pub mod text;
 pub mod thread;
 pub mod time;
 pub mod user;
+pub mod waiting;
 
 pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
@@ -53,3 +54,4 @@ pub use thread::{
     Message, MessageNotice, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord,
 };
 pub use user::{AccountChange, ApiToken, Role, User};
+pub use waiting::{DecisionInput, PendingItem, PendingRequest, Resolution, Waiting};

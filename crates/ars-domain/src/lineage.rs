@@ -243,6 +243,7 @@ mod tests {
             created_at: crate::time::now(),
             started_at: None,
             finished_at: None,
+            pending: Vec::new(),
         }
     }
 

@@ -5,14 +5,19 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::lineage::{Delivery, RunLineage};
+use crate::waiting::PendingItem;
 use crate::{AgentId, RunId, ThreadId, UserId};
 
-/// The life of a run. `Pending` and `Running` are active; every other status is terminal.
+/// The life of a run. `Pending`, `Running` and `Waiting` are active; every other status is
+/// terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Pending,
     Running,
+    /// Stopped before a turn's calls until a person decides on them (`pending`); holds no
+    /// lease and no task, and resumes on whichever instance receives the decision.
+    Waiting,
     Success,
     Error,
     Cancelled,
@@ -22,9 +27,10 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    pub const ALL: [RunStatus; 7] = [
+    pub const ALL: [RunStatus; 8] = [
         Self::Pending,
         Self::Running,
+        Self::Waiting,
         Self::Success,
         Self::Error,
         Self::Cancelled,
@@ -33,13 +39,20 @@ impl RunStatus {
     ];
 
     pub fn is_terminal(self) -> bool {
-        !matches!(self, Self::Pending | Self::Running)
+        !matches!(self, Self::Pending | Self::Running | Self::Waiting)
+    }
+
+    /// Whether an instance executes (or is about to execute) the run: a waiting run is active
+    /// but executed nowhere.
+    pub fn is_executing(self) -> bool {
+        matches!(self, Self::Pending | Self::Running)
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
             Self::Running => "running",
+            Self::Waiting => "waiting",
             Self::Success => "success",
             Self::Error => "error",
             Self::Cancelled => "cancelled",
@@ -96,6 +109,9 @@ pub struct Run {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// What a `waiting` run needs decisions on; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingItem>,
 }
 
 impl Run {

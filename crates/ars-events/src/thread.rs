@@ -37,13 +37,23 @@ pub enum ThreadEvent {
         run: Run,
         subagent_slug: Option<String>,
     },
+    /// A run of the thread, or of a subagent started from it, started waiting for people:
+    /// `run` as it stands, its `pending` the calls and questions to decide.
+    ApprovalRequested { run: Run },
+    /// What `run` waited on was decided (or its time for a decision ran out): the items by
+    /// call id, and `run` as it now stands.
+    ApprovalResolved { run: Run, call_ids: Vec<String> },
 }
 
 impl ThreadEvent {
     /// The run the event is about.
     pub fn run(&self) -> &Run {
         match self {
-            Self::Run { run, .. } | Self::Subagent { run, .. } | Self::Notice { run, .. } => run,
+            Self::Run { run, .. }
+            | Self::Subagent { run, .. }
+            | Self::Notice { run, .. }
+            | Self::ApprovalRequested { run }
+            | Self::ApprovalResolved { run, .. } => run,
         }
     }
 
@@ -88,6 +98,7 @@ mod tests {
                 created_at: now,
                 started_at: None,
                 finished_at: None,
+                pending: Vec::new(),
             },
             total_usage: Usage::default(),
         }

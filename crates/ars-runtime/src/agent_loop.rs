@@ -4,7 +4,14 @@
 //!
 //! **Invariant:** each complete message is committed to the store before the next step starts
 //! (the checkpoint), so a crash loses at most the message being streamed.
+//!
+//! A turn whose calls include one that needs a person — a tool whose approval rule is `ask`, or
+//! a valid `ask_user` — is committed and then stops the loop before any of its calls runs
+//! ([`LoopEnd::Waiting`]). The run resumes with a [`Resolution`] for each of those calls
+//! ([`LoopSpec::resume`]): the open turn's calls run first, each as decided, and the loop goes
+//! on from there.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -12,14 +19,16 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use ars_domain::context::ResolvedLimits;
+use ars_domain::waiting::Question;
 use ars_domain::{
-    Message as StoredMessage, MessageRole, NewMessage, RunErrorCode, RunFailure, ToolCallRecord,
-    Usage,
+    Approval, ApprovalRules, Message as StoredMessage, MessageRole, NewMessage, PendingItem,
+    PendingRequest, Resolution, RunErrorCode, RunFailure, ToolCallRecord, Usage, Waiting,
 };
 use ars_events::{EventKind, preview};
 use ars_models::{ChatModel, ChatRequest, Message, ToolCall, ToolDefinition};
 use ars_store::Store;
 
+use crate::builtin::ASK_USER;
 use crate::emitter::Emitter;
 use crate::metrics;
 use crate::middleware::PendingCall;
@@ -46,6 +55,12 @@ pub struct LoopSpec {
     pub usage: Arc<Mutex<Usage>>,
     /// How a model stream that breaks mid-answer is asked again.
     pub retry: StreamRetry,
+    /// The agent's approval rules: a call of a tool whose rule is `ask` waits for a decision.
+    pub approvals: ApprovalRules,
+    /// The agent's slug, named in what the run waits on.
+    pub agent_slug: String,
+    /// When the run resumes after waiting: the decision on each call it waited on, by call id.
+    pub resume: Option<HashMap<String, Resolution>>,
 }
 
 /// How a loop ended on its own.
@@ -55,6 +70,8 @@ pub enum LoopEnd {
     Answer(String),
     /// A limit or an error ended the run; the failure says which.
     Failed(RunFailure),
+    /// The last turn's calls need decisions: none of them ran.
+    Waiting(Waiting),
 }
 
 /// Runs the loop over the thread's committed history (which already holds the user's input).
@@ -67,6 +84,9 @@ pub async fn run_loop(spec: &LoopSpec) -> LoopEnd {
 
 async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let thread_id = &spec.tool_ctx.thread_id;
+    if let Some(resolutions) = &spec.resume {
+        settle(spec, resolutions).await?;
+    }
     let history = spec
         .store
         .messages(thread_id)
@@ -136,28 +156,11 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             return Ok(LoopEnd::Answer(turn.text));
         }
 
-        let results = run_tool_calls(spec, &turn.tool_calls).await;
-        let mut any_invalid = false;
-        for (call, outcome) in turn.tool_calls.iter().zip(results) {
-            any_invalid |= outcome.invalid_json;
-            let (content, is_error) = match outcome.result {
-                Ok(text) => (text, false),
-                Err(e) => (e.to_string(), true),
-            };
-            let message = NewMessage {
-                thread_id: thread_id.clone(),
-                run_id: Some(spec.tool_ctx.run_id),
-                role: MessageRole::Tool,
-                content: content.clone(),
-                tool_calls: Vec::new(),
-                tool_call_id: Some(call.id.clone()),
-                tool_name: Some(call.name.clone()),
-                is_error,
-                notice: None,
-            };
-            commit(spec, message).await?;
-            messages.push(Message::tool(call.id.clone(), content));
+        if let Some(waiting) = awaited(spec, &turn.tool_calls) {
+            return Ok(LoopEnd::Waiting(waiting));
         }
+        let (results, any_invalid) = run_and_commit(spec, &turn.tool_calls, None).await?;
+        messages.extend(results);
         invalid_turns = if any_invalid { invalid_turns + 1 } else { 0 };
         if invalid_turns >= MAX_INVALID_ARGUMENT_TURNS {
             return Ok(LoopEnd::Failed(RunFailure::new(
@@ -175,6 +178,137 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             spec.limits.max_steps
         ),
     )))
+}
+
+/// Runs `calls` (concurrently, each as `resolutions` decided when given) and commits their
+/// results in call order; answers them as model messages, and whether any call's arguments
+/// were not JSON.
+async fn run_and_commit(
+    spec: &LoopSpec,
+    calls: &[ToolCall],
+    resolutions: Option<&HashMap<String, Resolution>>,
+) -> Result<(Vec<Message>, bool), RunFailure> {
+    let outcomes = futures::future::join_all(
+        calls
+            .iter()
+            .map(|call| run_tool_call(spec, call, resolutions.and_then(|r| r.get(&call.id)))),
+    )
+    .await;
+    let mut any_invalid = false;
+    let mut messages = Vec::with_capacity(calls.len());
+    for (call, outcome) in calls.iter().zip(outcomes) {
+        any_invalid |= outcome.invalid_json;
+        let (content, is_error) = match outcome.result {
+            Ok(text) => (text, false),
+            Err(e) => (e.to_string(), true),
+        };
+        let message = NewMessage {
+            thread_id: spec.tool_ctx.thread_id.clone(),
+            run_id: Some(spec.tool_ctx.run_id),
+            role: MessageRole::Tool,
+            content: content.clone(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call.id.clone()),
+            tool_name: Some(call.name.clone()),
+            is_error,
+            notice: None,
+        };
+        commit(spec, message).await?;
+        messages.push(Message::tool(call.id.clone(), content));
+    }
+    Ok((messages, any_invalid))
+}
+
+/// What the calls of a turn wait on, if any needs a person: a valid question to the user, or a
+/// call of an offered tool whose approval rule is `ask`. `None` when every call may run.
+fn awaited(spec: &LoopSpec, calls: &[ToolCall]) -> Option<Waiting> {
+    let mut waiting = Waiting::default();
+    for call in calls {
+        let Some(tool) = spec.tools.iter().find(|t| t.name() == call.name) else {
+            continue;
+        };
+        let arguments = parse_arguments(&call.arguments);
+        let request = if call.name == ASK_USER {
+            // A call that is not a question runs, and the tool says what is wrong with it.
+            match arguments.ok().and_then(|a| Question::parse(&a).ok()) {
+                Some(q) => PendingRequest::Question {
+                    question: q.question,
+                    options: q.options,
+                },
+                None => continue,
+            }
+        } else if spec.approvals.decide(&call.name) == Approval::Ask {
+            waiting.schemas.insert(call.id.clone(), tool.parameters());
+            PendingRequest::Approval {
+                tool: call.name.clone(),
+                arguments: arguments.unwrap_or_else(|_| Value::String(call.arguments.clone())),
+            }
+        } else {
+            continue;
+        };
+        waiting.items.push(PendingItem {
+            call_id: call.id.clone(),
+            request,
+            run_id: spec.tool_ctx.run_id,
+            thread_id: spec.tool_ctx.thread_id.clone(),
+            agent_slug: spec.agent_slug.clone(),
+        });
+    }
+    if waiting.items.is_empty() {
+        return None;
+    }
+    if let Some(after_s) = spec.limits.approval_timeout_s {
+        let after_ms = i64::try_from(after_s.saturating_mul(1000)).unwrap_or(i64::MAX);
+        waiting.timeout_s = Some(after_s);
+        waiting.until_ms = Some(
+            ars_domain::time::now()
+                .timestamp_millis()
+                .saturating_add(after_ms),
+        );
+    }
+    Some(waiting)
+}
+
+/// Runs the calls of the turn the run waited on, each as decided, and commits their results.
+async fn settle(
+    spec: &LoopSpec,
+    resolutions: &HashMap<String, Resolution>,
+) -> Result<(), RunFailure> {
+    let history = spec
+        .store
+        .messages(&spec.tool_ctx.thread_id)
+        .await
+        .map_err(|e| format!("cannot load the thread: {e}"))?;
+    let open = open_turn(&history);
+    if !open.is_empty() {
+        run_and_commit(spec, &open, Some(resolutions)).await?;
+    }
+    Ok(())
+}
+
+/// The calls of the thread's last assistant turn that have no result yet.
+fn open_turn(history: &[StoredMessage]) -> Vec<ToolCall> {
+    let Some(at) = history
+        .iter()
+        .rposition(|m| m.role == MessageRole::Assistant)
+    else {
+        return Vec::new();
+    };
+    let answered: HashSet<&str> = history[at + 1..]
+        .iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    history[at]
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(c.id.as_str()))
+        .map(|c| ToolCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: c.arguments.clone(),
+        })
+        .collect()
 }
 
 fn assistant_message(spec: &LoopSpec, text: &str, calls: &[ToolCallRecord]) -> NewMessage {
@@ -209,36 +343,52 @@ struct CallOutcome {
     invalid_json: bool,
 }
 
-/// Runs every call of one turn concurrently; results come back in call order.
-async fn run_tool_calls(spec: &LoopSpec, calls: &[ToolCall]) -> Vec<CallOutcome> {
-    futures::future::join_all(calls.iter().map(|call| run_tool_call(spec, call))).await
-}
-
 /// One call in its `tool_call` span; a child run its tool starts (`task`) is a child of it.
-async fn run_tool_call(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
+async fn run_tool_call(
+    spec: &LoopSpec,
+    call: &ToolCall,
+    resolution: Option<&Resolution>,
+) -> CallOutcome {
     let span = spans::tool_call(&call.name, &call.id);
-    call_tool(spec, call).instrument(span).await
+    call_tool(spec, call, resolution).instrument(span).await
 }
 
-async fn call_tool(spec: &LoopSpec, call: &ToolCall) -> CallOutcome {
+async fn call_tool(
+    spec: &LoopSpec,
+    call: &ToolCall,
+    resolution: Option<&Resolution>,
+) -> CallOutcome {
+    let edited = match resolution {
+        Some(Resolution::Edit { arguments }) => Some(arguments),
+        _ => None,
+    };
     spec.emitter
         .emit(EventKind::ToolCallStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            arguments: call.arguments.clone(),
+            arguments: edited.map_or_else(|| call.arguments.clone(), Value::to_string),
         })
         .await;
     let called = Instant::now();
-    let (result, invalid_json) = match parse_arguments(&call.arguments) {
-        Err(e) => (Err(e), true),
-        Ok(arguments) => {
-            let pending = PendingCall {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                arguments,
-            };
-            (invoke(spec, pending).await, false)
+    let pending = |arguments| PendingCall {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments,
+    };
+    let refusal = resolution.and_then(|r| r.refusal(&call.name));
+    let (result, invalid_json) = match (resolution, refusal, edited) {
+        (_, Some(refusal), _) => (Err(ToolError::Failed(refusal)), false),
+        (Some(Resolution::Answer { answer }), _, _) => (Ok(answer.clone()), false),
+        (_, _, Some(arguments)) => {
+            let result = invoke(spec, pending(arguments.clone())).await;
+            // The model's own call still reads as it sent it: say what ran instead.
+            let note = format!("(the user edited the arguments; this ran with {arguments})");
+            (result.map(|text| format!("{note}\n{text}")), false)
         }
+        _ => match parse_arguments(&call.arguments) {
+            Err(e) => (Err(e), true),
+            Ok(arguments) => (invoke(spec, pending(arguments)).await, false),
+        },
     };
     let known = spec.tools.iter().any(|t| t.name() == call.name);
     metrics::tool_call(

@@ -30,7 +30,37 @@ pub fn builtin_tools() -> ToolRegistry {
         Arc::new(Glob),
         Arc::new(Grep),
         Arc::new(Execute),
+        Arc::new(AskUser),
     ])
+}
+
+/// The name of the tool that asks the user a question: a valid call of it puts the run in
+/// `waiting` (see `agent_loop`), and the answer becomes its result.
+pub const ASK_USER: &str = "ask_user";
+
+/// `ask_user`: never runs by itself. The loop stops the turn at a valid call and the person's
+/// answer becomes the result; a call reaches here only with arguments that are not a
+/// question, and is told so.
+struct AskUser;
+
+#[async_trait]
+impl Tool for AskUser {
+    tool_meta!(
+        ASK_USER,
+        "Ask the user a question and wait for the answer (the run pauses until they reply). Use it when you cannot go on without their choice or information; offer options when the answer is one of a few.",
+        json!({"type": "object", "properties": {
+            "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "options": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 500}, "description": "Answers to choose from (the user may still answer otherwise)"}
+        }, "required": ["question"], "additionalProperties": false})
+    );
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        match ars_domain::waiting::Question::parse(&args) {
+            Err(e) => Err(ToolError::InvalidArguments(e)),
+            Ok(_) => Err(ToolError::Failed(
+                "the question could not be put to the user; go on without it".into(),
+            )),
+        }
+    }
 }
 
 struct Ls;
@@ -274,6 +304,7 @@ mod tests {
         assert_eq!(
             registry.names(),
             [
+                "ask_user",
                 "edit_file",
                 "execute",
                 "glob",

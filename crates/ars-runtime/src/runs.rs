@@ -126,6 +126,12 @@ pub enum RuntimeError {
     Busy { active: RunId },
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// A decision for a run that is not waiting for one.
+    #[error("the run is not waiting for a decision (it is {})", status.as_str())]
+    NotWaiting { status: ars_domain::RunStatus },
+    /// Decisions that do not fit what the run waits on.
+    #[error(transparent)]
+    Invalid(ars_domain::ValidationError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

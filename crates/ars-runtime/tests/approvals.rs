@@ -1,6 +1,6 @@
 //! Approvals in runs: `config_json.context.approvals` rules layered over the defaults; a
-//! `deny`ed tool is never offered to the model (nor, until a run can wait for a decision, an
-//! `ask` one).
+//! `deny`ed tool is never offered to the model; an `ask` one is (its calls wait for a decision:
+//! see `waiting.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -61,8 +61,12 @@ async fn a_denied_tool_is_not_offered_and_the_most_specific_rule_wins() {
         ]),
     )
     .await;
-    // `grep` asks, and a run cannot wait for a decision yet: not offered, never run unasked.
-    assert_eq!(tools, ["ls", "read_file", "glob", "task"], "{tools:?}");
+    // `grep` asks: offered, and its calls wait for a decision.
+    assert_eq!(
+        tools,
+        ["ls", "read_file", "glob", "grep", "task"],
+        "{tools:?}"
+    );
 }
 
 #[tokio::test]

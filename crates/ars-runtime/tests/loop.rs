@@ -338,12 +338,14 @@ async fn recover_marks_runs_left_active_as_interrupted() {
 }
 
 #[test]
-fn the_base_context_grants_exactly_the_builtin_tools() {
+fn the_base_context_grants_exactly_the_builtin_tools_but_ask_user() {
+    // `ask_user` pauses a run for a person: offered only to agents that list it.
     let mut names = ars_runtime::builtin_tools().names();
     names.sort();
     let mut expected: Vec<String> = ars_domain::context::BUILTIN_TOOLS
         .iter()
         .map(|s| s.to_string())
+        .chain(["ask_user".to_string()])
         .collect();
     expected.sort();
     assert_eq!(names, expected);

@@ -81,7 +81,7 @@ pub use mcp::{McpServerFilter, McpStore};
 pub use outcome::{Bound, Deleted, Retried, Updated, Written};
 pub use postgres::PgStore;
 pub use providers::{DeletedProvider, ModelSettings, ProviderStore};
-pub use runs::{FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput};
+pub use runs::{FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput, StoredWaiting};
 pub use skills::{SkillFilter, SkillStore};
 pub use sqlite::SqliteStore;
 

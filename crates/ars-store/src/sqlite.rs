@@ -58,6 +58,34 @@ pub struct SqliteStore {
     _checkpointer: Option<Arc<Checkpointer>>,
 }
 
+/// Brings the database up to the latest migration on the pool's one writing connection, with
+/// foreign-key enforcement off and a `foreign_key_check` after: SQLite's documented way to
+/// rebuild a table that other tables reference (a CHECK constraint cannot change in place),
+/// which would otherwise fire their `ON DELETE` actions when the old table is dropped.
+async fn migrate(pool: &SqlitePool) -> Result<()> {
+    let mut conn = pool.acquire().await?;
+    sqlx::query("PRAGMA foreign_keys = OFF")
+        .execute(&mut *conn)
+        .await?;
+    let migrated = MIGRATOR.run(&mut *conn).await;
+    let broken: std::result::Result<Vec<(String,)>, sqlx::Error> =
+        sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check")
+            .fetch_all(&mut *conn)
+            .await;
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut *conn)
+        .await?;
+    migrated?;
+    let broken = broken?;
+    if let Some((table,)) = broken.first() {
+        return Err(crate::StoreError::Invalid(format!(
+            "after migrating, {} row(s) of `{table}` refer to rows that are not there",
+            broken.len()
+        )));
+    }
+    Ok(())
+}
+
 impl SqliteStore {
     /// Opens (creating it and its parent directory if needed) the database at a `sqlite:` URL,
     /// e.g. `sqlite://data/ars.db` or `sqlite::memory:`, and migrates it.
@@ -96,7 +124,7 @@ impl SqliteStore {
                 .max_lifetime(None)
                 .connect_with(options.create_if_missing(true))
                 .await?;
-            MIGRATOR.run(&pool).await?;
+            migrate(&pool).await?;
             return Ok(Self {
                 writer: pool.clone(),
                 pool,
@@ -117,7 +145,7 @@ impl SqliteStore {
                     .pragma("wal_autocheckpoint", BACKSTOP_PAGES.to_string()),
             )
             .await?;
-        MIGRATOR.run(&writer).await?;
+        migrate(&writer).await?;
         checkpoint_task.start(&options).await?;
         let pool = pool_options
             .max_connections(MAX_READERS)

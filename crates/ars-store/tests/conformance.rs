@@ -35,6 +35,8 @@ mod threads;
 mod users;
 #[path = "conformance/visibility.rs"]
 mod visibility;
+#[path = "conformance/waiting.rs"]
+mod waiting;
 
 /// Runs each `module::check` once per store, each time on a fresh database.
 macro_rules! conformance {
@@ -120,6 +122,9 @@ conformance!(
     runs::check_interrupt_active_runs,
     runs::check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped,
     runs::check_child_and_subagent_runs,
+    waiting::check_a_waiting_run_holds_its_thread_keeps_no_lease_and_is_never_reaped,
+    waiting::check_a_waiting_run_resumes_once_and_only_on_what_it_waited_on,
+    waiting::check_expired_waits_and_the_waiting_runs_under_a_thread,
     replace::check_create_run_with_input_writes_the_run_and_its_user_message,
     replace::check_replace_from_takes_the_message_and_everything_after_it_out_of_the_history,
     replace::check_replace_while_busy_is_busy_and_replaces_nothing,

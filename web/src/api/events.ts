@@ -27,9 +27,9 @@ export type RunEventKind =
 
 export type RunEvent = Envelope & RunEventKind;
 
-const ACTIVE: readonly RunStatus[] = ["pending", "running"];
+const ACTIVE: readonly RunStatus[] = ["pending", "running", "waiting"];
 
-/** Whether a run in `status` has ended (every status but `pending` and `running`). */
+/** Whether a run in `status` has ended (every status but `pending`, `running` and `waiting`). */
 export function isTerminalStatus(status: RunStatus): boolean {
   return !ACTIVE.includes(status);
 }

@@ -634,6 +634,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decides every call the run waits on and resumes it: approved and edited calls run (edited
+         *     ones with the new arguments, checked against the tool's schema), rejected ones give the
+         *     model a result saying they were refused and why, answers become the question's result.
+         */
+        post: operations["decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/events": {
         parameters: {
             query?: never;
@@ -662,8 +683,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Blocks until the run ends or `timeout_s` passes; on timeout answers the current snapshot
-         *     with `wait_timed_out: true`.
+         * Blocks until the run ends, starts waiting for a decision (`status: waiting`, with its
+         *     `pending` items), or `timeout_s` passes; on timeout answers the current snapshot with
+         *     `wait_timed_out: true`.
          */
         get: operations["wait_run"];
         put?: never;
@@ -904,6 +926,27 @@ export interface paths {
          *     replaced (`replace_from`) are left out unless `include_replaced=true`.
          */
         get: operations["list_messages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/threads/{id}/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every item the thread's runs and its subagents' runs wait on, oldest run first: approvals
+         *     (`kind: approval`, with the tool and its arguments) and questions (`kind: question`). Each
+         *     names the run to send the decision to.
+         */
+        get: operations["pending"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1239,6 +1282,34 @@ export interface components {
             info: components["schemas"]["ApiToken"];
             /** @description The secret: shown once, store it now. */
             token: string;
+        };
+        /**
+         * @description One decision as a client sends it: `decision` (and for `edit` the `arguments`, for `reject`
+         *     an optional `message`) for an approval, `answer` for a question.
+         */
+        DecisionInput: {
+            /** @description For a question: the answer, which becomes the tool's result. */
+            answer?: string | null;
+            /** @description For `edit`: the arguments to run the call with (a JSON object). */
+            arguments?: unknown;
+            call_id: string;
+            decision?: null | components["schemas"]["DecisionKind"];
+            /** @description For `reject`: why, for the model to read. */
+            message?: string | null;
+        };
+        /**
+         * @description A decision on an approval.
+         * @enum {string}
+         */
+        DecisionKind: "approve" | "reject" | "edit";
+        /** @description The body of `POST /api/runs/{id}/decisions`. */
+        DecisionsBody: {
+            /**
+             * @description One decision per pending call of the run, all at once: `approve`, `reject` (with an
+             *     optional `message` the model reads) or `edit` (with the new `arguments`) for an
+             *     approval; an `answer` for a question.
+             */
+            decisions: components["schemas"]["DecisionInput"][];
         };
         /**
          * @description Where the default model in force comes from.
@@ -1622,6 +1693,12 @@ export interface components {
         Layer: "agent" | "subagent_defaults" | "base" | "unset";
         /** @description Per-run limits. Absent fields inherit from the defaults. */
         Limits: {
+            /**
+             * Format: int64
+             * @description How long a run waits for a decision on a call or an answer to a question before the
+             *     pending calls are rejected, in seconds; absent, it waits until someone decides.
+             */
+            approval_timeout_s?: number | null;
             /**
              * Format: int32
              * @description The most model steps one run may take.
@@ -2028,6 +2105,28 @@ export interface components {
             path: string;
             source: components["schemas"]["SkillSourceView"];
         };
+        /** @description One call a waiting run needs a decision on. */
+        PendingItem: components["schemas"]["PendingRequest"] & {
+            /** @description The agent whose run waits. */
+            agent_slug: string;
+            /** @description The model's tool-call id: what a decision names. */
+            call_id: string;
+            /** @description The waiting run, and its thread (a subagent's child thread for a child run). */
+            run_id: components["schemas"]["RunId"];
+            thread_id: components["schemas"]["ThreadId"];
+        };
+        /** @description What a pending item asks for. */
+        PendingRequest: {
+            arguments: unknown;
+            /** @enum {string} */
+            kind: "approval";
+            tool: string;
+        } | {
+            /** @enum {string} */
+            kind: "question";
+            options?: string[];
+            question: string;
+        };
         /** @description Why a probe failed. */
         ProbeError: {
             kind: components["schemas"]["ProbeErrorKind"];
@@ -2102,6 +2201,8 @@ export interface components {
         };
         /** @description Effective limits after layering. */
         ResolvedLimits: {
+            /** Format: int64 */
+            approval_timeout_s?: number | null;
             /** Format: int32 */
             max_steps: number;
             /** Format: int64 */
@@ -2132,6 +2233,11 @@ export interface components {
             parent_run_id?: null | components["schemas"]["RunId"];
             /** @description Set on subagent runs: the tool call id in the parent run. */
             parent_tool_call_id?: string | null;
+            /**
+             * @description What a `waiting` run needs decisions on (`POST /api/runs/{id}/decisions`); empty
+             *     otherwise.
+             */
+            pending: components["schemas"]["PendingItem"][];
             /** Format: date-time */
             started_at?: string | null;
             status: components["schemas"]["RunStatus"];
@@ -2176,10 +2282,11 @@ export interface components {
          */
         RunId: string;
         /**
-         * @description The life of a run. `Pending` and `Running` are active; every other status is terminal.
+         * @description The life of a run. `Pending`, `Running` and `Waiting` are active; every other status is
+         *     terminal.
          * @enum {string}
          */
-        RunStatus: "pending" | "running" | "success" | "error" | "cancelled" | "timeout" | "interrupted";
+        RunStatus: "pending" | "running" | "waiting" | "success" | "error" | "cancelled" | "timeout" | "interrupted";
         /**
          * @description How a knowledge base ranks search results.
          * @enum {string}
@@ -2395,7 +2502,8 @@ export interface components {
         ThreadEventMessage: {
             /**
              * @description JSON: a `ThreadSnapshot` (`snapshot`), `SubagentRun` (`subagent`), `RunDetail` (`run`),
-             *     `ThreadNotice` (`notice`) or `ErrorBody` (`stream_error`).
+             *     `ThreadNotice` (`notice`), `ApprovalRequested` (`approval_requested`),
+             *     `ApprovalResolved` (`approval_resolved`) or `ErrorBody` (`stream_error`).
              */
             data: string;
             event: components["schemas"]["ThreadEventName"];
@@ -2404,7 +2512,7 @@ export interface components {
          * @description The `event:` names of a thread's event stream.
          * @enum {string}
          */
-        ThreadEventName: "snapshot" | "subagent" | "run" | "notice" | "stream_error";
+        ThreadEventName: "snapshot" | "subagent" | "run" | "notice" | "approval_requested" | "approval_resolved" | "stream_error";
         /**
          * @description Identifies a thread. Text, because child thread ids embed their parent's:
          *     `<parent_thread_id>_sub_<slug>_<uuid8>`. Top-level ids are UUIDv7 text.
@@ -2425,6 +2533,11 @@ export interface components {
          */
         ThreadSnapshot: {
             active_run?: null | components["schemas"]["RunDetail"];
+            /**
+             * @description Every item the thread's runs and its subagents' runs wait on (as
+             *     `GET /api/threads/{id}/pending` lists them).
+             */
+            pending: components["schemas"]["PendingItem"][];
             /**
              * @description Every subagent run started from the thread, oldest first (as
              *     `GET /api/threads/{id}/subagents` lists them).
@@ -2573,7 +2686,7 @@ export interface components {
         Visibility: "private" | "users" | "public";
         /** @description The answer to `GET /api/runs/{id}/wait`. */
         WaitReply: {
-            /** @description The run: terminal, or as it stood when the wait timed out. */
+            /** @description The run: terminal, waiting for a decision, or as it stood when the wait timed out. */
             run: components["schemas"]["Run"];
             /** @description `true` when the timeout passed before the run ended. */
             wait_timed_out: boolean;
@@ -5579,6 +5692,75 @@ export interface operations {
             };
         };
     };
+    decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionsBody"];
+            };
+        };
+        responses: {
+            /** @description The run, resumed (`pending`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run is not waiting for a decision */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A call missing, unknown or decided twice; a decision that does not fit its call; edited arguments that do not fit the tool's schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     run_events: {
         parameters: {
             query?: {
@@ -6907,6 +7089,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pending: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingItem"][];
                 };
             };
             401: {

@@ -209,6 +209,7 @@ export const en = {
   runStatus: {
     pending: "pending",
     running: "running",
+    waiting: "waiting for you",
     success: "done",
     error: "error",
     cancelled: "cancelled",

@@ -204,6 +204,7 @@ export const zhCN: Translations = {
   runStatus: {
     pending: "等待中",
     running: "运行中",
+    waiting: "待你决定",
     success: "已完成",
     error: "出错",
     cancelled: "已取消",

@@ -15,6 +15,7 @@ mod agent_runtime_rules;
 mod agents;
 mod auth;
 mod catalog;
+mod decisions;
 mod events;
 mod files;
 mod health;
@@ -82,6 +83,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::get_run))
         .routes(routes!(runs::wait_run))
         .routes(routes!(runs::cancel_run))
+        .routes(routes!(decisions::decide))
+        .routes(routes!(decisions::pending))
         .routes(routes!(events::run_events))
         .routes(routes!(
             model_providers::list_model_providers,

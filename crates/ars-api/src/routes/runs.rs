@@ -79,6 +79,9 @@ pub struct RunView {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// What a `waiting` run needs decisions on (`POST /api/runs/{id}/decisions`); empty
+    /// otherwise.
+    pub pending: Vec<ars_domain::PendingItem>,
 }
 
 impl From<Run> for RunView {
@@ -104,6 +107,7 @@ impl From<Run> for RunView {
             created_at: run.created_at,
             started_at: run.started_at,
             finished_at: run.finished_at,
+            pending: run.pending,
         }
     }
 }
@@ -127,7 +131,7 @@ pub struct WaitQuery {
 /// The answer to `GET /api/runs/{id}/wait`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WaitReply {
-    /// The run: terminal, or as it stood when the wait timed out.
+    /// The run: terminal, waiting for a decision, or as it stood when the wait timed out.
     run: RunView,
     /// `true` when the timeout passed before the run ended.
     wait_timed_out: bool,
@@ -225,8 +229,9 @@ pub async fn get_run(
     }))
 }
 
-/// Blocks until the run ends or `timeout_s` passes; on timeout answers the current snapshot
-/// with `wait_timed_out: true`.
+/// Blocks until the run ends, starts waiting for a decision (`status: waiting`, with its
+/// `pending` items), or `timeout_s` passes; on timeout answers the current snapshot with
+/// `wait_timed_out: true`.
 #[utoipa::path(get, path = "/runs/{id}/wait", tag = "runs", security(("bearer" = [])),
     params(("id" = String, Path, description = "Run id"), WaitQuery),
     responses(
@@ -251,10 +256,10 @@ pub async fn wait_run(
     let run = owned_run(&state, &auth, &id).await?;
     let waited = state
         .runtime
-        .wait(run.id, Duration::from_secs(timeout_s))
+        .wait_for_turn(run.id, Duration::from_secs(timeout_s))
         .await?;
     Ok(Json(WaitReply {
-        wait_timed_out: matches!(waited, Waited::StillRunning(_)),
+        wait_timed_out: matches!(&waited, Waited::StillRunning(run) if run.status != RunStatus::Waiting),
         run: waited.into_run().into(),
     }))
 }

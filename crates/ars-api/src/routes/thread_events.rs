@@ -7,6 +7,8 @@
 //! event: subagent      data: SubagentRun     a subagent run was created, changed status, spent tokens or ended
 //! event: run           data: RunDetail       a run on the thread was created, changed status or ended
 //! event: notice        data: ThreadNotice    {"message": Message, "subagent": SubagentRun}
+//! event: approval_requested  data: ApprovalRequested  {"run_id", "thread_id", "items": [PendingItem…]}
+//! event: approval_resolved   data: ApprovalResolved   {"run_id", "thread_id", "call_ids": […]}
 //! event: stream_error  data: ErrorBody       the stream cannot go on (it ends)
 //! ```
 //!
@@ -29,7 +31,7 @@ use futures::{Stream, StreamExt};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::{RunId, Thread, ThreadId};
+use ars_domain::{PendingItem, RunId, Thread, ThreadId};
 use ars_events::{EventError, ThreadEvent, ThreadEventStream};
 
 use super::events::stream_error;
@@ -49,6 +51,27 @@ pub struct ThreadSnapshot {
     pub subagents: Vec<SubagentRun>,
     /// The run active on the thread, if any (follow it at `GET /api/runs/{id}/events`).
     pub active_run: Option<RunDetail>,
+    /// Every item the thread's runs and its subagents' runs wait on (as
+    /// `GET /api/threads/{id}/pending` lists them).
+    pub pending: Vec<PendingItem>,
+}
+
+/// A run of the thread, or of a subagent started from it, waits for decisions on `items`
+/// (send them to `POST /api/runs/{run_id}/decisions`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApprovalRequested {
+    pub run_id: RunId,
+    pub thread_id: ThreadId,
+    pub items: Vec<PendingItem>,
+}
+
+/// What a run waited on was decided (or its time for a decision ran out): those items are no
+/// longer pending.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApprovalResolved {
+    pub run_id: RunId,
+    pub thread_id: ThreadId,
+    pub call_ids: Vec<String>,
 }
 
 /// A completion notice committed to the thread: the message (as
@@ -69,6 +92,8 @@ pub enum ThreadEventName {
     Subagent,
     Run,
     Notice,
+    ApprovalRequested,
+    ApprovalResolved,
     StreamError,
 }
 
@@ -80,7 +105,8 @@ pub enum ThreadEventName {
 pub struct ThreadEventMessage {
     event: ThreadEventName,
     /// JSON: a `ThreadSnapshot` (`snapshot`), `SubagentRun` (`subagent`), `RunDetail` (`run`),
-    /// `ThreadNotice` (`notice`) or `ErrorBody` (`stream_error`).
+    /// `ThreadNotice` (`notice`), `ApprovalRequested` (`approval_requested`),
+    /// `ApprovalResolved` (`approval_resolved`) or `ErrorBody` (`stream_error`).
     data: String,
 }
 
@@ -132,10 +158,18 @@ async fn snapshot(state: &AppState, thread: &Thread) -> Result<ThreadSnapshot, A
         }),
         None => None,
     };
+    let pending = state
+        .store
+        .waiting_runs_under(&thread.id)
+        .await?
+        .into_iter()
+        .flat_map(|r| r.pending)
+        .collect();
     Ok(ThreadSnapshot {
         thread_id: thread.id.clone(),
         subagents,
         active_run,
+        pending,
     })
 }
 
@@ -230,6 +264,20 @@ impl Follower {
                 message: (*message).into(),
                 subagent: SubagentRun::new(run, subagent_slug),
             }),
+            ThreadEvent::ApprovalRequested { run } => Event::default()
+                .event("approval_requested")
+                .json_data(ApprovalRequested {
+                    run_id: run.id,
+                    thread_id: run.thread_id,
+                    items: run.pending,
+                }),
+            ThreadEvent::ApprovalResolved { run, call_ids } => Event::default()
+                .event("approval_resolved")
+                .json_data(ApprovalResolved {
+                    run_id: run.id,
+                    thread_id: run.thread_id,
+                    call_ids,
+                }),
         })
     }
 }

@@ -42,6 +42,7 @@ fn child_run(status: RunStatus, prompt_tokens: u64) -> Run {
         created_at: now,
         started_at: Some(now),
         finished_at: Some(now),
+        pending: Vec::new(),
     }
 }
 

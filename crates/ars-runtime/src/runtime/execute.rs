@@ -1,15 +1,17 @@
 //! One run, from its slot to its recorded end: wait for an execution slot, prepare the run
 //! (agent, resolved context, model, tools, plug-ins, sandbox scope), drive the loop under
-//! cancellation and the wall-clock limit, and write the outcome once.
+//! cancellation and the wall-clock limit, and write the outcome once — or, when a turn needs
+//! people's decisions, write that the run waits, and end the task there.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
-    Agent, Caller, ModelConfig, ResolvedContext, Run, RunErrorCode, RunFailure, RunOutcome,
-    RunStatus, Thread, Usage,
+    Agent, Caller, ModelConfig, Resolution, ResolvedContext, Run, RunErrorCode, RunFailure,
+    RunOutcome, RunStatus, Thread, Usage, Waiting,
 };
 use ars_events::EventKind;
 use ars_models::ChatModel;
@@ -30,18 +32,48 @@ enum Ending {
     TimedOut,
 }
 
+/// Where driving a run left it.
+enum Driven {
+    Ended(RunOutcome),
+    /// It waits for decisions on `Waiting`, having spent `Usage` so far.
+    Waits(Waiting, Usage),
+}
+
+/// What a run's preparation reads.
+struct Prepared<'a> {
+    run: &'a Run,
+    thread: &'a Thread,
+    caller: &'a Caller,
+    cancel: &'a CancellationToken,
+    usage: &'a Arc<Mutex<Usage>>,
+}
+
+/// How a run's task starts: fresh, or resuming after a wait with the decisions on each call.
+pub(super) type Resume = Option<HashMap<String, Resolution>>;
+
+/// One execution of a run: the run, its thread, who it runs for, what cancels it, the pool it
+/// takes a slot from, and whether it resumes after a wait.
+pub(super) struct Execution {
+    pub run: Run,
+    pub thread: Thread,
+    pub caller: Caller,
+    pub cancel: CancellationToken,
+    pub slots: Slots,
+    pub resume: Resume,
+}
+
 impl Runtime {
     /// The background part of a run: wait for a slot in `slots`, prepare, loop, record the
     /// outcome. Runs inside the run's span (`spans::run`), which it completes.
-    pub(super) async fn execute(
-        &self,
-        run: Run,
-        thread: Thread,
-        caller: Caller,
-        mut emitter: Emitter,
-        cancel: CancellationToken,
-        slots: Slots,
-    ) {
+    pub(super) async fn execute(&self, execution: Execution, mut emitter: Emitter) {
+        let Execution {
+            run,
+            thread,
+            caller,
+            cancel,
+            slots,
+            resume,
+        } = execution;
         let store = Arc::clone(&self.inner.store);
         let pending = InGauge::enter(metrics::RUNS_PENDING);
         let permit = tokio::select! {
@@ -49,21 +81,46 @@ impl Runtime {
             () = cancel.cancelled() => None,
         };
         drop(pending);
-        let outcome = match permit {
-            None => self.cancelled_outcome(Usage::default()),
+        let driven = match permit {
+            None => Driven::Ended(self.cancelled_outcome(run.usage)),
             Some(_permit) => {
                 let _active = InGauge::enter(metrics::RUNS_ACTIVE);
                 if let Ok(running) = store.mark_run_running(run.id).await {
                     self.tell_changed(&emitter.feed, &running).await;
                 }
                 emitter.emit(EventKind::status(RunStatus::Running)).await;
-                let usage = Arc::new(Mutex::new(Usage::default()));
-                match self
-                    .prepare(&run, &thread, &caller, &mut emitter, &cancel, &usage)
-                    .await
-                {
-                    Err(failure) => RunOutcome::failed(failure, Usage::default()),
+                // A resumed run counts on from what it spent before it waited.
+                let usage = Arc::new(Mutex::new(run.usage));
+                let setup = Prepared {
+                    run: &run,
+                    thread: &thread,
+                    caller: &caller,
+                    cancel: &cancel,
+                    usage: &usage,
+                };
+                match self.prepare(setup, &mut emitter, resume).await {
+                    Err(failure) => Driven::Ended(RunOutcome::failed(failure, run.usage)),
                     Ok(spec) => self.drive(&spec, &cancel, &usage).await,
+                }
+            }
+        };
+        let outcome = match driven {
+            Driven::Ended(outcome) => outcome,
+            Driven::Waits(waiting, usage) => {
+                match store.wait_run(run.id, &waiting, usage).await {
+                    Ok(waits) if waits.status == RunStatus::Waiting => {
+                        self.waits(&emitter, &thread, waits).await;
+                        return;
+                    }
+                    // Ended meanwhile (cancelled): its writer told of it.
+                    Ok(_) => {
+                        emitter.feed.close().await;
+                        return;
+                    }
+                    Err(e) => RunOutcome::failed(
+                        format!("cannot record what the run waits on: {e}").into(),
+                        usage,
+                    ),
                 }
             }
         };
@@ -106,22 +163,29 @@ impl Runtime {
         spec: &LoopSpec,
         cancel: &CancellationToken,
         usage: &Arc<Mutex<Usage>>,
-    ) -> RunOutcome {
+    ) -> Driven {
         let limit_s = spec.limits.timeout_s;
         let ending = tokio::select! {
             end = run_loop(spec) => Ending::Loop(end),
             () = cancel.cancelled() => Ending::Cancelled,
             () = tokio::time::sleep(Duration::from_secs(limit_s)) => Ending::TimedOut,
         };
+        let usage = usage.lock().map(|u| *u).unwrap_or_default();
+        // A turn that waits ran none of its calls: nothing was started with the token.
+        if let Ending::Loop(LoopEnd::Waiting(waiting)) = ending {
+            if !cancel.is_cancelled() {
+                return Driven::Waits(waiting, usage);
+            }
+            return Driven::Ended(self.cancelled_outcome(usage));
+        }
         // Whatever ended the loop, the runs waited for with its token end with it.
         cancel.cancel();
-        let usage = usage.lock().map(|u| *u).unwrap_or_default();
-        match ending {
+        Driven::Ended(match ending {
+            Ending::Loop(LoopEnd::Waiting(_)) | Ending::Cancelled => self.cancelled_outcome(usage),
             Ending::Loop(LoopEnd::Answer(output)) => RunOutcome::Success { output, usage },
             Ending::Loop(LoopEnd::Failed(failure)) => RunOutcome::failed(failure, usage),
             Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
-            Ending::Cancelled => self.cancelled_outcome(usage),
-        }
+        })
     }
 
     /// Cancellation caused by shutdown is an interruption, not a user's cancel.
@@ -178,13 +242,17 @@ impl Runtime {
     /// the next run on.
     async fn prepare(
         &self,
-        run: &Run,
-        thread: &Thread,
-        caller: &Caller,
+        setup: Prepared<'_>,
         emitter: &mut Emitter,
-        cancel: &CancellationToken,
-        usage: &Arc<Mutex<Usage>>,
+        resume: Resume,
     ) -> Result<LoopSpec, RunFailure> {
+        let Prepared {
+            run,
+            thread,
+            caller,
+            cancel,
+            usage,
+        } = setup;
         let store = &self.inner.store;
         let agent: Agent = store
             .agent(thread.agent_id)
@@ -238,10 +306,9 @@ impl Runtime {
                 emitter.middleware.push(m);
             }
         }
-        // `deny` means never offered: the model cannot call what it is not told of. Until a
-        // run can wait for a person's decision, an `ask` tool is not offered either: a tool
-        // that needs a decision never runs without one.
-        tools.retain(|tool| context.approvals.decide(tool.name()) == ars_domain::Approval::Allow);
+        // `deny` means never offered: the model cannot call what it is not told of. An `ask`
+        // tool is offered, and its calls wait for a decision (`agent_loop`).
+        tools.retain(|tool| context.approvals.decide(tool.name()) != ars_domain::Approval::Deny);
         Ok(LoopSpec {
             store: Arc::clone(store),
             emitter: emitter.clone(),
@@ -261,6 +328,9 @@ impl Runtime {
             },
             usage: Arc::clone(usage),
             retry: self.inner.config.stream_retry.clone(),
+            approvals: context.approvals.clone(),
+            agent_slug: agent.slug.clone(),
+            resume,
         })
     }
 }

@@ -39,6 +39,7 @@ use crate::tool::{ToolInfo, ToolRegistry};
 mod control;
 mod execute;
 mod lease;
+mod waiting;
 
 pub use lease::now_ms;
 
@@ -324,11 +325,37 @@ impl Runtime {
             other => other?.run,
         };
         metrics::run_started();
-        let feed = self.feed(&run, &start.thread);
-        let run_ref = run_ref(&run, &start.thread);
+        let (cancel_with, slots) = match start.parent {
+            Some(ParentLink {
+                cancel_with, slots, ..
+            }) => (cancel_with, slots),
+            None => (None, None),
+        };
+        let cancel = match cancel_with {
+            Some(starter) => starter.child_token(),
+            None => self.inner.shutdown.child_token(),
+        };
+        let slots = slots.unwrap_or_else(|| self.inner.slots.clone());
+        self.launch(run.clone(), start.thread, start.caller, cancel, slots, None)
+            .await;
+        Ok(run)
+    }
+
+    /// Executes a `pending` run in the background (a new one, or one taken to resume after a
+    /// wait): its `pending` event and feed, its place among the runs executing here, its task.
+    async fn launch(
+        &self,
+        run: Run,
+        thread: Thread,
+        caller: ars_domain::Caller,
+        cancel: CancellationToken,
+        slots: Slots,
+        resume: execute::Resume,
+    ) {
+        let feed = self.feed(&run, &thread);
         let emitter = Emitter {
             bus: Arc::clone(&self.inner.events),
-            run: run_ref,
+            run: run_ref(&run, &thread),
             middleware: Vec::new(),
             feed: Arc::clone(&feed),
         };
@@ -341,18 +368,6 @@ impl Runtime {
             })
             .await;
         self.tell_changed(&feed, &run).await;
-
-        let (cancel_with, slots) = match start.parent {
-            Some(ParentLink {
-                cancel_with, slots, ..
-            }) => (cancel_with, slots),
-            None => (None, None),
-        };
-        let cancel = match cancel_with {
-            Some(starter) => starter.child_token(),
-            None => self.inner.shutdown.child_token(),
-        };
-        let slots = slots.unwrap_or_else(|| self.inner.slots.clone());
         let (done_tx, done_rx) = watch::channel(false);
         if let Ok(mut active) = self.inner.active.lock() {
             active.insert(
@@ -364,22 +379,26 @@ impl Runtime {
             );
         }
         let runtime = self.clone();
-        let spawned = run.clone();
         let span = crate::spans::run(&run);
-        let (thread, caller) = (start.thread, start.caller);
+        let id = run.id;
         tokio::spawn(
             async move {
-                runtime
-                    .execute(spawned.clone(), thread, caller, emitter, cancel, slots)
-                    .await;
+                let execution = execute::Execution {
+                    run,
+                    thread,
+                    caller,
+                    cancel,
+                    slots,
+                    resume,
+                };
+                runtime.execute(execution, emitter).await;
                 if let Ok(mut active) = runtime.inner.active.lock() {
-                    active.remove(&spawned.id);
+                    active.remove(&id);
                 }
                 let _ = done_tx.send(true);
             }
             .instrument(span),
         );
-        Ok(run)
     }
 
     /// Cancels a run and answers it once terminal (or as it stands after a few seconds).
@@ -397,30 +416,44 @@ impl Runtime {
         if let Some((token, mut done)) = local {
             token.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(5), done.wait_for(|d| *d)).await;
-            return self.stored_run(run_id).await;
+            let run = self.stored_run(run_id).await?;
+            // Its task may have started waiting just before the cancel reached it.
+            if run.status != RunStatus::Waiting {
+                return Ok(run);
+            }
         }
         let run = self.stored_run(run_id).await?;
         if run.status.is_terminal() {
             return Ok(run);
         }
+        // A waiting run is executed nowhere: its end is written here.
+        if run.status != RunStatus::Waiting {
+            self.cancel_elsewhere(run_id).await?;
+        }
+        let run = self.stored_run(run_id).await?;
+        if run.status.is_terminal() {
+            return Ok(run);
+        }
+        let outcome = RunOutcome::Cancelled { usage: run.usage };
+        if let FinishedRun::Ended(ended) = self.inner.store.finish_run(run_id, &outcome).await? {
+            tracing::info!(run_id = %run_id, "cancelled in the store: no instance executes it");
+            self.ended_here(&ended).await?;
+        }
+        self.stored_run(run_id).await
+    }
+
+    /// Asks the instance executing a run to cancel it, and waits a little for its end.
+    async fn cancel_elsewhere(&self, run_id: RunId) -> Result<(), RuntimeError> {
         match self.inner.control.send(Signal::Cancel { run_id }).await {
             Ok(()) => {
-                if let Waited::Finished(run) =
-                    self.await_end(run_id, control::CANCEL_ANSWER).await?
-                {
-                    return Ok(run);
-                }
+                self.await_end(run_id, control::CANCEL_ANSWER, false)
+                    .await?;
             }
             Err(e) => {
                 tracing::warn!(run_id = %run_id, error = %e, "cannot send a cancel to the run's instance");
             }
         }
-        let outcome = RunOutcome::Cancelled { usage: run.usage };
-        if let FinishedRun::Ended(ended) = self.inner.store.finish_run(run_id, &outcome).await? {
-            tracing::info!(run_id = %run_id, "cancelled in the store: its instance did not answer");
-            self.ended_here(&ended).await?;
-        }
-        self.stored_run(run_id).await
+        Ok(())
     }
 
     async fn stored_run(&self, run_id: RunId) -> Result<Run, RuntimeError> {
@@ -434,7 +467,19 @@ impl Runtime {
     /// Waits until the run is terminal or `timeout` passes (at most the configured
     /// `max_wait`).
     pub async fn wait(&self, run_id: RunId, timeout: Duration) -> Result<Waited, RuntimeError> {
-        self.await_end(run_id, timeout.min(self.inner.config.max_wait))
+        self.await_end(run_id, timeout.min(self.inner.config.max_wait), false)
+            .await
+    }
+
+    /// As [`Runtime::wait`], but answers as soon as the run waits for a decision too
+    /// (`Waited::StillRunning` with the run `waiting`): a client waiting on a run learns at
+    /// once that the run now waits on it.
+    pub async fn wait_for_turn(
+        &self,
+        run_id: RunId,
+        timeout: Duration,
+    ) -> Result<Waited, RuntimeError> {
+        self.await_end(run_id, timeout.min(self.inner.config.max_wait), true)
             .await
     }
 
@@ -442,7 +487,12 @@ impl Runtime {
     /// bus's terminal event or the control channel's word that it ended, whichever comes
     /// first — with a store read every [`FALLBACK_READ`] in case neither can tell (the bus
     /// holds no record of the run and a signal was missed).
-    async fn await_end(&self, run_id: RunId, timeout: Duration) -> Result<Waited, RuntimeError> {
+    async fn await_end(
+        &self,
+        run_id: RunId,
+        timeout: Duration,
+        or_waiting: bool,
+    ) -> Result<Waited, RuntimeError> {
         let deadline = tokio::time::Instant::now() + timeout;
         // Subscribed before the store is read, so an end announced in between is not missed.
         let mut ended = self.inner.ended.subscribe();
@@ -464,7 +514,9 @@ impl Runtime {
             if run.status.is_terminal() {
                 return Ok(Waited::Finished(run));
             }
-            if tokio::time::Instant::now() >= deadline {
+            if (or_waiting && run.status == RunStatus::Waiting)
+                || tokio::time::Instant::now() >= deadline
+            {
                 return Ok(Waited::StillRunning(run));
             }
             tokio::select! {

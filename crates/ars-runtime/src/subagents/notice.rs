@@ -94,7 +94,7 @@ fn text(child: &Run, slug: &str) -> String {
         RunStatus::Timeout => "timed out",
         RunStatus::Cancelled => "was cancelled",
         RunStatus::Interrupted => "was interrupted",
-        RunStatus::Pending | RunStatus::Running => "ended",
+        RunStatus::Pending | RunStatus::Running | RunStatus::Waiting => "ended",
     };
     let task = child.input.split_whitespace().collect::<Vec<_>>().join(" ");
     let task = preview(&task, TASK_CHARS);
@@ -137,6 +137,7 @@ mod tests {
             created_at: ars_domain::time::now(),
             started_at: None,
             finished_at: None,
+            pending: Vec::new(),
         }
     }
 

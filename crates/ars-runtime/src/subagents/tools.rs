@@ -242,6 +242,10 @@ impl Shared {
         if let Some(error) = &run.error {
             value["error"] = json!(error);
         }
+        // A waiting child says what it waits on (the user decides it; see their pending list).
+        if !run.pending.is_empty() {
+            value["pending"] = json!(run.pending);
+        }
         value
     }
 
@@ -278,12 +282,24 @@ impl Tool for Task {
                 )));
             }
         };
-        // The child has its own time limit, so this wait ends; the bound is a backstop.
+        // The child has its own time limit, so this wait ends; the bound is a backstop. A
+        // child waiting for a person's decision keeps this call waiting too.
         let run = loop {
-            let waited = self
+            let waited = match self
                 .0
                 .wait(run.id, Duration::from_secs(AWAIT_MAX_S), ctx)
-                .await?;
+                .await
+            {
+                Ok(waited) => waited,
+                Err(e) => {
+                    // The call ends with the parent: a child that waits for a decision has no
+                    // task the parent's cancellation reaches, so it is cancelled here.
+                    if ctx.cancel.is_cancelled() {
+                        let _ = self.0.runs.cancel(run.id).await;
+                    }
+                    return Err(e);
+                }
+            };
             if let Waited::Finished(run) = waited {
                 break run;
             }

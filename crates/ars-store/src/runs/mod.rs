@@ -3,7 +3,9 @@
 
 use async_trait::async_trait;
 
-use ars_domain::{AgentId, Message, MessageId, NewRun, Run, RunId, RunOutcome, ThreadId, Usage};
+use ars_domain::{
+    AgentId, Lease, Message, MessageId, NewRun, Run, RunId, RunOutcome, ThreadId, Usage, Waiting,
+};
 
 use crate::Result;
 
@@ -51,6 +53,14 @@ impl FinishedRun {
             Self::Ended(run) | Self::AlreadyEnded(run) => run,
         }
     }
+}
+
+/// What a waiting run waits on, with the text it is stored as: [`RunStore::resume_run`] takes
+/// the run only if it still waits on exactly that.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredWaiting {
+    pub waiting: ars_domain::Waiting,
+    pub stored: String,
 }
 
 /// Runs: their creation (with their input), status, usage, end and leases.
@@ -111,4 +121,18 @@ pub trait RunStore: Send + Sync {
     /// before `now_ms` or that has none — the runs of a crashed instance — and answers them.
     /// Runs of live instances, whose leases are renewed, are never touched.
     async fn reap_expired_runs(&self, now_ms: i64) -> Result<Vec<RunId>>;
+    /// A running run starts waiting on `waiting` (its usage so far recorded, its lease
+    /// dropped). Answers the run as it now stands: `waiting`, or — when it was no longer
+    /// running (cancelled meanwhile) — unchanged. `NotFound` when there is no such run.
+    async fn wait_run(&self, id: RunId, waiting: &Waiting, usage: Usage) -> Result<Run>;
+    /// What the run waits on, if it is waiting.
+    async fn run_waiting(&self, id: RunId) -> Result<Option<StoredWaiting>>;
+    /// Takes a waiting run to execute it again: `pending` under `lease`, only if it still
+    /// waits on exactly `expected` (the stored text decisions were checked against). `None`
+    /// when it does not (decided by someone else, cancelled, or waiting on something new).
+    async fn resume_run(&self, id: RunId, lease: &Lease, expected: &str) -> Result<Option<Run>>;
+    /// The waiting runs whose deadline for a decision passed before `now_ms` (Unix ms).
+    async fn expired_waits(&self, now_ms: i64) -> Result<Vec<RunId>>;
+    /// The waiting runs on `thread` and on its child threads (its subagents'), oldest first.
+    async fn waiting_runs_under(&self, thread: &ThreadId) -> Result<Vec<Run>>;
 }

@@ -8,12 +8,21 @@ macro_rules! run_columns {
     () => {
         "id, thread_id, agent_id, user_id, status, input, output, error, prompt_tokens, \
          completion_tokens, parent_run_id, parent_tool_call_id, created_at, started_at, \
-         finished_at, delivery, error_code"
+         finished_at, delivery, error_code, waiting_json"
     };
 }
 
-/// The statuses of an active run, as SQL; the same predicate as the one-active-run index.
+/// The statuses of an active run, as SQL; the same predicate as the one-active-run index. A
+/// waiting run is active: it holds its thread, and its end is written like any other's.
 macro_rules! active {
+    () => {
+        "status IN ('pending', 'running', 'waiting')"
+    };
+}
+
+/// The statuses of a run an instance executes (or is about to): what leases, the reaper and
+/// recovery are about. A waiting run is executed nowhere.
+macro_rules! executing {
     () => {
         "status IN ('pending', 'running')"
     };
@@ -79,9 +88,11 @@ pub(crate) const SUBAGENT_RUNS: &str = concat!(
      ORDER BY created_at, id"
 );
 
-/// `$1`: the run; `$2`: now. Only a pending run starts; otherwise no row is returned.
+/// `$1`: the run; `$2`: now. Only a pending run starts; otherwise no row is returned. A run
+/// resumed after waiting keeps the time it first started.
 pub(crate) const MARK_RUN_RUNNING: &str = concat!(
-    "UPDATE runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'pending' \
+    "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $2) WHERE id = $1 \
+     AND status = 'pending' \
      RETURNING ",
     run_columns!()
 );
@@ -107,7 +118,7 @@ pub(crate) const RUN_IS_ACTIVE: &str = concat!(
 /// Extends every active run's lease held by `$1` to `$2` (Unix ms); answers the runs renewed.
 pub(crate) const RENEW_LEASES: &str = concat!(
     "UPDATE runs SET lease_expires_ms = $2 WHERE lease_owner = $1 AND ",
-    active!(),
+    executing!(),
     " RETURNING id"
 );
 
@@ -115,7 +126,7 @@ pub(crate) const RENEW_LEASES: &str = concat!(
 /// has none. `$1`: now; `$2`: the error.
 pub(crate) const REAP_EXPIRED_RUNS: &str = concat!(
     "UPDATE runs SET status = 'interrupted', error = $2, finished_at = $1 WHERE ",
-    active!(),
+    executing!(),
     " AND (lease_expires_ms IS NULL OR lease_expires_ms < $3) RETURNING id"
 );
 
@@ -125,15 +136,51 @@ pub(crate) const REAP_EXPIRED_RUNS: &str = concat!(
 /// the run terminal.
 pub(crate) const FINISH_RUN: &str = concat!(
     "UPDATE runs SET status = $2, output = $3, error = $4, prompt_tokens = $5, \
-     completion_tokens = $6, finished_at = $7, error_code = $8 WHERE id = $1 AND ",
+     completion_tokens = $6, finished_at = $7, error_code = $8, waiting_json = NULL, \
+     waiting_until_ms = NULL, lease_owner = NULL, lease_expires_ms = NULL WHERE id = $1 AND ",
     active!(),
     " RETURNING ",
     run_columns!()
 );
 
-/// `$1`: now; `$2`: the error to record.
+/// `$1`: now; `$2`: the error to record. A waiting run is left waiting: nothing of it was
+/// executing.
 pub(crate) const INTERRUPT_ACTIVE_RUNS: &str = concat!(
     "UPDATE runs SET status = 'interrupted', error = $2, finished_at = $1 WHERE ",
-    active!(),
+    executing!(),
     " RETURNING id"
+);
+
+/// A running run starts waiting: `$2` what it waits on, `$3` until when (Unix ms, or NULL),
+/// `$4`, `$5` its prompt and completion tokens. Its lease goes: no instance executes it.
+pub(crate) const WAIT_RUN: &str = concat!(
+    "UPDATE runs SET status = 'waiting', waiting_json = $2, waiting_until_ms = $3, \
+     prompt_tokens = $4, completion_tokens = $5, lease_owner = NULL, lease_expires_ms = NULL \
+     WHERE id = $1 AND status = 'running' RETURNING ",
+    run_columns!()
+);
+
+/// What run `$1` waits on, if it waits.
+pub(crate) const RUN_WAITING: &str =
+    "SELECT waiting_json FROM runs WHERE id = $1 AND status = 'waiting'";
+
+/// A waiting run is taken to be executed again: `pending` under lease `$2` until `$3`, only if
+/// it still waits on exactly `$4` (what the decisions were checked against).
+pub(crate) const RESUME_RUN: &str = concat!(
+    "UPDATE runs SET status = 'pending', waiting_json = NULL, waiting_until_ms = NULL, \
+     lease_owner = $2, lease_expires_ms = $3 WHERE id = $1 AND status = 'waiting' \
+     AND waiting_json = $4 RETURNING ",
+    run_columns!()
+);
+
+/// The waiting runs whose deadline passed before `$1` (Unix ms).
+pub(crate) const EXPIRED_WAITS: &str =
+    "SELECT id FROM runs WHERE status = 'waiting' AND waiting_until_ms < $1 ORDER BY id";
+
+/// The waiting runs on thread `$1` and on its child threads (its subagents'), oldest first.
+pub(crate) const WAITING_RUNS_UNDER: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE status = 'waiting' AND (thread_id = $1 OR thread_id IN \
+     (SELECT id FROM threads WHERE parent_thread_id = $1)) ORDER BY created_at, id"
 );

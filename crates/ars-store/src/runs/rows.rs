@@ -26,6 +26,7 @@ pub(crate) struct RunRow {
     finished_at: Option<DateTime<Utc>>,
     delivery: Option<String>,
     error_code: Option<String>,
+    waiting_json: Option<String>,
 }
 
 impl RunRow {
@@ -66,6 +67,10 @@ impl RunRow {
             created_at: self.created_at,
             started_at: self.started_at,
             finished_at: self.finished_at,
+            pending: match self.waiting_json.as_deref() {
+                None => Vec::new(),
+                Some(json) => decode_items(json)?,
+            },
         })
     }
 }
@@ -83,4 +88,20 @@ fn token_count(what: &str, stored: i64) -> Result<u64> {
 /// The ids a statement answered (`RETURNING id`), parsed.
 pub(crate) fn parse_run_ids(ids: Vec<(String,)>) -> Result<Vec<ars_domain::RunId>> {
     ids.iter().map(|(id,)| parse_run_id(id)).collect()
+}
+
+/// What a waiting run waits on, as stored.
+pub(crate) fn decode_waiting(json: &str) -> Result<ars_domain::Waiting> {
+    serde_json::from_str(json).map_err(|_| corrupt("runs.waiting_json", "(unreadable)"))
+}
+
+/// Only the pending items of what a waiting run waits on (the schemas are skipped unread).
+fn decode_items(json: &str) -> Result<Vec<ars_domain::PendingItem>> {
+    #[derive(serde::Deserialize)]
+    struct Items {
+        items: Vec<ars_domain::PendingItem>,
+    }
+    serde_json::from_str::<Items>(json)
+        .map(|i| i.items)
+        .map_err(|_| corrupt("runs.waiting_json", "(unreadable)"))
 }

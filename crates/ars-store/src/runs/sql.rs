@@ -400,6 +400,92 @@ macro_rules! impl_run_store {
                 })
                 .await
             }
+
+            async fn wait_run(
+                &self,
+                id: ars_domain::RunId,
+                waiting: &ars_domain::Waiting,
+                usage: ars_domain::Usage,
+            ) -> $crate::Result<ars_domain::Run> {
+                let json = serde_json::to_string(waiting)
+                    .map_err(|e| $crate::StoreError::Invalid(e.to_string()))?;
+                let until = waiting.until_ms;
+                self.write("wait_run", move |this| async move {
+                    let row = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                        $crate::runs::queries::WAIT_RUN,
+                    )
+                    .bind(id.to_string())
+                    .bind(&json)
+                    .bind(until)
+                    .bind($crate::runs::rows::stored_tokens(usage.prompt_tokens)?)
+                    .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
+                    .fetch_optional(this.writer())
+                    .await?;
+                    match row {
+                        Some(row) => row.into_run(),
+                        None => this.existing_run(id).await,
+                    }
+                })
+                .await
+            }
+
+            async fn run_waiting(
+                &self,
+                id: ars_domain::RunId,
+            ) -> $crate::Result<Option<$crate::StoredWaiting>> {
+                let row: Option<(Option<String>,)> =
+                    sqlx::query_as($crate::runs::queries::RUN_WAITING)
+                        .bind(id.to_string())
+                        .fetch_optional(&self.pool)
+                        .await?;
+                match row {
+                    Some((Some(stored),)) => Ok(Some($crate::StoredWaiting {
+                        waiting: $crate::runs::rows::decode_waiting(&stored)?,
+                        stored,
+                    })),
+                    _ => Ok(None),
+                }
+            }
+
+            async fn resume_run(
+                &self,
+                id: ars_domain::RunId,
+                lease: &ars_domain::Lease,
+                expected: &str,
+            ) -> $crate::Result<Option<ars_domain::Run>> {
+                let (owner, expires_ms) = (lease.owner.clone(), lease.expires_ms);
+                let expected = expected.to_owned();
+                self.write("resume_run", move |this| async move {
+                    sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                        $crate::runs::queries::RESUME_RUN,
+                    )
+                    .bind(id.to_string())
+                    .bind(&owner)
+                    .bind(expires_ms)
+                    .bind(&expected)
+                    .fetch_optional(this.writer())
+                    .await?
+                    .map($crate::runs::rows::RunRow::into_run)
+                    .transpose()
+                })
+                .await
+            }
+
+            async fn expired_waits(&self, now_ms: i64) -> $crate::Result<Vec<ars_domain::RunId>> {
+                let ids: Vec<(String,)> = sqlx::query_as($crate::runs::queries::EXPIRED_WAITS)
+                    .bind(now_ms)
+                    .fetch_all(&self.pool)
+                    .await?;
+                $crate::runs::rows::parse_run_ids(ids)
+            }
+
+            async fn waiting_runs_under(
+                &self,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Vec<ars_domain::Run>> {
+                self.runs_where($crate::runs::queries::WAITING_RUNS_UNDER, thread.as_str())
+                    .await
+            }
         }
     };
 }

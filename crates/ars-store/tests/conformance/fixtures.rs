@@ -153,7 +153,7 @@ pub fn outcome(status: RunStatus) -> RunOutcome {
             reason: "stopped".into(),
             usage,
         },
-        RunStatus::Cancelled | RunStatus::Pending | RunStatus::Running => {
+        RunStatus::Cancelled | RunStatus::Pending | RunStatus::Running | RunStatus::Waiting => {
             RunOutcome::Cancelled { usage }
         }
     }

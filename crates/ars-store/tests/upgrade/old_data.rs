@@ -158,6 +158,7 @@ impl Old {
             created_at: at(T1),
             started_at: Some(at(T1)),
             finished_at: Some(at(T5)),
+            pending: Vec::new(),
         };
         let child_run = Run {
             id: child_run_id,
@@ -298,6 +299,7 @@ impl Old {
                             max_steps: Some(7),
                             timeout_s: Some(60),
                             max_tokens: None,
+                            approval_timeout_s: None,
                         }),
                         ..AgentContext::default()
                     },

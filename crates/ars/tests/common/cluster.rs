@@ -283,7 +283,10 @@ impl Drop for Cluster {
 }
 
 pub fn is_terminal(run: &Value) -> bool {
-    !matches!(run["status"].as_str(), Some("pending" | "running"))
+    !matches!(
+        run["status"].as_str(),
+        Some("pending" | "running" | "waiting")
+    )
 }
 
 /// The messages `run` wrote.

@@ -143,6 +143,8 @@ struct LimitsPatch {
     timeout_s: Patch<u64>,
     #[serde(default)]
     max_tokens: Patch<u64>,
+    #[serde(default)]
+    approval_timeout_s: Patch<u64>,
 }
 
 impl AgentPatch {
@@ -260,6 +262,7 @@ impl MergeInto<Limits> for LimitsPatch {
             max_steps: self.max_steps.optional(stored.max_steps),
             timeout_s: self.timeout_s.optional(stored.timeout_s),
             max_tokens: self.max_tokens.optional(stored.max_tokens),
+            approval_timeout_s: self.approval_timeout_s.optional(stored.approval_timeout_s),
         })
     }
 }

@@ -106,7 +106,15 @@ async fn every_format_is_parsed_and_found_and_a_corrupt_pdf_fails_only_its_docum
         )
         .await;
     assert_eq!(retried.status, StatusCode::OK, "{}", retried.body);
-    assert_eq!(retried.body["status"], "pending");
+    // Back to ingestion: a worker may already have taken it by the time it is read back.
+    assert!(
+        matches!(
+            retried.body["status"].as_str(),
+            Some("pending" | "processing")
+        ),
+        "{}",
+        retried.body
+    );
     let again = settled(&app, &alice, &kb_id).await;
     assert_eq!(
         again

@@ -219,3 +219,78 @@ async fn a_subagents_waiting_call_is_listed_on_the_root_thread_and_decided_throu
         .await;
     assert_eq!(listed.body, json!([]));
 }
+
+#[tokio::test]
+async fn absurd_decision_bodies_are_refused_and_lose_nothing() {
+    let app = TestApp::spawn().await;
+    let (_, token) = app.user("alice").await;
+    asking_agent(&app, &token, "writer", None).await;
+    let thread = app.thread(&token, "writer").await;
+    let run = app.start_run(&token, &thread, "write").await;
+    assert_eq!(app.wait(&token, &run, 20).await["run"]["status"], "waiting");
+    let path = format!("/api/runs/{run}/decisions");
+
+    // Edited arguments nested a million levels deep: refused before any parser recurses.
+    let depth = 1_000_000;
+    let mut body =
+        String::from(r#"{"decisions": [{"call_id": "c1", "decision": "edit", "arguments": "#);
+    body.push_str(&"[".repeat(depth));
+    body.push_str(&"]".repeat(depth));
+    body.push_str("}]}");
+    let deep = app
+        .raw(
+            reqwest::Method::POST,
+            &path,
+            &token,
+            "application/json",
+            body.into_bytes(),
+        )
+        .await;
+    assert!(
+        deep.status.is_client_error(),
+        "{}: {}",
+        deep.status,
+        deep.body
+    );
+    // Ten thousand decisions: more than any turn has.
+    let many: Vec<Value> = (0..10_000)
+        .map(|i| json!({"call_id": format!("c{i}"), "decision": "approve"}))
+        .collect();
+    let many = app.post(&path, &token, json!({"decisions": many})).await;
+    assert_eq!(
+        many.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        many.body
+    );
+    assert_eq!(many.field(), Some("decisions"));
+    // A reason longer than any allowed.
+    let long = app
+        .post(
+            &path,
+            &token,
+            json!({"decisions": [{"call_id": "c1", "decision": "approve"},
+                                 {"call_id": "c2", "decision": "reject", "message": "x".repeat(100_001)}]}),
+        )
+        .await;
+    assert_eq!(
+        long.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        long.body
+    );
+    assert_eq!(long.field(), Some("decisions[1].message"));
+    // Nothing was lost: the run still waits on both calls, and deciding them works.
+    let still = app.get(&format!("/api/runs/{run}"), &token).await;
+    assert_eq!(still.body["status"], "waiting");
+    assert_eq!(still.body["pending"].as_array().unwrap().len(), 2);
+    let decided = app
+        .post(
+            &path,
+            &token,
+            json!({"decisions": [{"call_id": "c1", "decision": "approve"},
+                                 {"call_id": "c2", "decision": "approve"}]}),
+        )
+        .await;
+    assert_eq!(decided.status, StatusCode::OK, "{}", decided.body);
+}

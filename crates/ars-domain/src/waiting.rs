@@ -181,7 +181,8 @@ pub fn resolve(
             }
         }
         let resolution = match &item.request {
-            PendingRequest::Question { options, .. } => {
+            // Options are suggestions: any answer is accepted, as a person may say "neither".
+            PendingRequest::Question { .. } => {
                 if d.decision.is_some() || d.arguments.is_some() || d.message.is_some() {
                     return Err(ValidationError::invalid(
                         field("answer"),
@@ -200,8 +201,6 @@ pub fn resolve(
                         "the answer must not be blank",
                     ));
                 }
-                // Options are suggestions: any answer is accepted, as a person may say "neither".
-                let _ = options;
                 Resolution::Answer { answer }
             }
             PendingRequest::Approval { .. } => {

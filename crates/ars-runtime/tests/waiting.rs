@@ -15,8 +15,45 @@ use ars_domain::{
     AgentContext, Approval, ApprovalRules, Backend, DecisionInput, Limits, PendingRequest, Run,
     RunStatus, Thread,
 };
-use ars_runtime::{RuntimeConfig, RuntimeError, Waited, thread_scope};
-use common::{Harness, harness, harness_config, scripted};
+use ars_runtime::{
+    MiddlewareFactory, RunObserver, RunSetup, Runs, RuntimeConfig, RuntimeError, Waited,
+    thread_scope,
+};
+use common::{Harness, harness, harness_config, harness_parts, scripted};
+
+/// A plug-in slow to hear that a run waits: the waiting run's first task is still ending when
+/// the decision resumes it.
+struct SlowToHearWaiting;
+
+struct SlowObserver;
+
+#[async_trait::async_trait]
+impl RunObserver for SlowObserver {
+    async fn changed(&self, run: &Run) {
+        if run.status == RunStatus::Waiting {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl MiddlewareFactory for SlowToHearWaiting {
+    async fn build(
+        &self,
+        _setup: &RunSetup<'_>,
+    ) -> Option<std::sync::Arc<dyn ars_runtime::Middleware>> {
+        None
+    }
+
+    fn observe(
+        &self,
+        _run: &Run,
+        _thread: &Thread,
+        _runs: &dyn Runs,
+    ) -> Option<std::sync::Arc<dyn RunObserver>> {
+        Some(std::sync::Arc::new(SlowObserver))
+    }
+}
 
 fn asks(tools: &[&str]) -> ApprovalRules {
     ApprovalRules(
@@ -332,4 +369,99 @@ async fn a_waiting_run_is_cancelled_in_the_store_and_holds_its_thread_until_then
     let again = h.start(&thread, "again").await;
     assert_ne!(again.id, run.id);
     until_waiting(&h, &again).await;
+}
+
+#[tokio::test]
+async fn a_run_resumed_the_moment_it_waits_stays_known_to_this_runtime_as_executing() {
+    let h = harness_parts(RuntimeConfig::default(), |_, _| {
+        vec![std::sync::Arc::new(SlowToHearWaiting)]
+    })
+    .await;
+    let thread = thread_asking(
+        &h,
+        json!([
+            {"tool_calls": [write("c1", "a.txt", "A")]},
+            {"tool_calls": [{"name": "sleep", "arguments": {"ms": 5000}}]},
+            {"text": "done"}
+        ]),
+        &["write_file", "sleep"],
+        &["write_file"],
+        Limits::default(),
+    )
+    .await;
+    let run = h.start(&thread, "go").await;
+    let approve = [decision(json!({"call_id": "c1", "decision": "approve"}))];
+    // Decided as soon as the store says it waits, while its first task is still ending.
+    loop {
+        match h.runtime.decide(run.id, &approve).await {
+            Ok(_) => break,
+            Err(RuntimeError::NotWaiting { .. }) => tokio::task::yield_now().await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The first task's end did not take the resumed execution's place with it: the run is
+    // executing here, and a cancel reaches it at once.
+    assert!(h.runtime.is_local(run.id));
+    let cancelled = h.runtime.cancel(run.id).await.unwrap();
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn an_ask_user_call_that_is_not_a_question_does_not_wait_and_says_why() {
+    let h = harness().await;
+    let thread = thread_asking(
+        &h,
+        json!([
+            {"tool_calls": [{"id": "q1", "name": "ask_user", "arguments": {"options": ["a"]}}]},
+            {"text": "{{last_tool_result}}"}
+        ]),
+        &["ask_user"],
+        &[],
+        Limits::default(),
+    )
+    .await;
+    let ended = h.finish(&thread, "go").await;
+    assert_eq!(ended.status, RunStatus::Success);
+    let output = ended.output.unwrap();
+    assert!(output.contains("invalid arguments"), "{output}");
+}
+
+#[tokio::test]
+async fn a_background_childs_status_says_waiting_with_its_pending_calls() {
+    let h = harness().await;
+    let child = AgentContext {
+        model: Some(scripted(
+            json!([{"tool_calls": [write("c1", "a.txt", "A")]}, {"text": "child done"}]),
+        )),
+        tools: Some(vec!["write_file".into()]),
+        approvals: Some(asks(&["write_file"])),
+        ..AgentContext::default()
+    };
+    h.agent("bg", Backend::SubAgent, child).await;
+    let parent = AgentContext {
+        model: Some(scripted(json!([
+            {"tool_calls": [{"name": "subagent_start",
+                             "arguments": {"description": "write", "subagent_slug": "bg"}}]},
+            {"tool_calls": [{"name": "sleep", "arguments": {"ms": 500}}]},
+            {"tool_calls": [{"name": "subagent_status",
+                             "arguments": {"run_id": "{{tool_result.0.run_id}}"}}]},
+            {"text": "parent done"}
+        ]))),
+        tools: Some(vec!["sleep".into()]),
+        ..AgentContext::default()
+    };
+    let agent = h.agent("lead", Backend::Default, parent).await;
+    let thread = h.thread_of(&agent, &h.caller.clone()).await;
+    assert_eq!(h.finish(&thread, "go").await.status, RunStatus::Success);
+    let status = &h.tool_results(&thread).await[2];
+    assert_eq!(status["status"], "waiting", "{status}");
+    assert_eq!(status["pending"][0]["call_id"], "c1", "{status}");
+    assert_eq!(status["pending"][0]["tool"], "write_file", "{status}");
+    // The child still waits, after its parent ended.
+    let child_run: ars_domain::RunId = serde_json::from_value(status["run_id"].clone()).unwrap();
+    assert_eq!(
+        h.store.run(child_run).await.unwrap().unwrap().status,
+        RunStatus::Waiting
+    );
 }

@@ -369,6 +369,7 @@ impl Runtime {
             .await;
         self.tell_changed(&feed, &run).await;
         let (done_tx, done_rx) = watch::channel(false);
+        let mine = done_rx.clone();
         if let Ok(mut active) = self.inner.active.lock() {
             active.insert(
                 run.id,
@@ -392,7 +393,11 @@ impl Runtime {
                     resume,
                 };
                 runtime.execute(execution, emitter).await;
-                if let Ok(mut active) = runtime.inner.active.lock() {
+                // Only this execution's entry: a run that waited may already be executing
+                // again here, resumed by a decision, under an entry of its own.
+                if let Ok(mut active) = runtime.inner.active.lock()
+                    && active.get(&id).is_some_and(|a| a.done.same_channel(&mine))
+                {
                     active.remove(&id);
                 }
                 let _ = done_tx.send(true);

@@ -37,8 +37,8 @@ impl Runtime {
         run_id: RunId,
         decisions: &[DecisionInput],
     ) -> Result<Run, RuntimeError> {
-        let run = self.stored_run(run_id).await?;
         let Some(stored) = self.inner.store.run_waiting(run_id).await? else {
+            let run = self.stored_run(run_id).await?;
             return Err(RuntimeError::NotWaiting { status: run.status });
         };
         let resolutions =

@@ -1,0 +1,179 @@
+//! The cost of a turn that waits and resumes: N runs whose first turn calls an `ask` tool, each
+//! decided as soon as it waits; timed from the decision to the resumed run's next model call
+//! (its `message_started` event) and to its end. Decided through the runtime the run waited on
+//! ("same instance") and through a second runtime over the same store and bus ("another
+//! instance": the decision's path is the same as across processes, minus the network).
+//!
+//! `cargo bench -p ars-runtime --bench waiting -- [N]` (default N = 500).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::json;
+
+use ars_domain::{
+    AgentConfig, AgentContext, AgentDraft, Approval, ApprovalRules, Backend, Caller, DecisionInput,
+    ModelConfig, Role, RunStatus, ShareConfig, Thread,
+};
+use ars_events::{EventBus, EventKind, InProcessBus};
+use ars_models::{ModelRegistry, ModelsConfig};
+use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, StartRun};
+use ars_sandbox::{LocalSandbox, SandboxConfig};
+use ars_store::{NewUser, Store};
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+fn runtime(store: &Arc<dyn Store>, bus: &Arc<InProcessBus>, dir: &std::path::Path) -> Runtime {
+    Runtime::new(RuntimeParts {
+        store: Arc::clone(store),
+        events: Arc::clone(bus) as Arc<dyn EventBus>,
+        models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+        secret_key: ars_domain::SecretKey::generate(),
+        sandbox: Arc::new(LocalSandbox::new(SandboxConfig::new(dir.to_path_buf()))),
+        tools: ars_runtime::builtin_tools(),
+        config: RuntimeConfig::default(),
+        plugins: Vec::new(),
+        control: Arc::new(ars_events::LocalChannel::new()),
+    })
+}
+
+/// Starts a run on `thread` through `first`, waits until it waits, decides it through
+/// `decider`; answers (decision → next model call, decision → end).
+async fn one(
+    first: &Runtime,
+    decider: &Runtime,
+    bus: &InProcessBus,
+    thread: &Thread,
+    caller: Caller,
+) -> (Duration, Duration) {
+    let run = first
+        .start_run(StartRun {
+            thread: thread.clone(),
+            caller,
+            input: ars_domain::RunInput::new("go").unwrap(),
+            parent: None,
+            replace_from: None,
+        })
+        .await
+        .unwrap();
+    let waiting = first
+        .wait_for_turn(run.id, Duration::from_secs(30))
+        .await
+        .unwrap()
+        .into_run();
+    assert_eq!(waiting.status, RunStatus::Waiting);
+    // The whole stream: the first `message_started` after the `waiting` status is the resumed
+    // run's model call.
+    let mut events = bus.subscribe(run.id, 0).await.unwrap();
+    let decision: DecisionInput =
+        serde_json::from_value(json!({"call_id": "c1", "decision": "approve"})).unwrap();
+    let decided = Instant::now();
+    decider.decide(run.id, &[decision]).await.unwrap();
+    let (mut waited, mut to_model) = (false, None);
+    while let Some(Ok(event)) = events.next().await {
+        match event.kind {
+            EventKind::RunStatus {
+                status: RunStatus::Waiting,
+                ..
+            } => waited = true,
+            EventKind::MessageStarted { .. } if waited && to_model.is_none() => {
+                to_model = Some(decided.elapsed());
+            }
+            EventKind::RunStatus { status, .. } if status.is_terminal() => break,
+            _ => {}
+        }
+    }
+    let ended = decider
+        .wait(run.id, Duration::from_secs(30))
+        .await
+        .unwrap()
+        .into_run();
+    assert_eq!(ended.status, RunStatus::Success);
+    (
+        to_model.expect("a model call after the decision"),
+        decided.elapsed(),
+    )
+}
+
+fn report(name: &str, mut to_model: Vec<Duration>, mut to_end: Vec<Duration>) {
+    to_model.sort();
+    to_end.sort();
+    println!(
+        "{name}: decision → next model call p50 {:?} p99 {:?}; decision → end p50 {:?} p99 {:?}",
+        percentile(&to_model, 0.5),
+        percentile(&to_model, 0.99),
+        percentile(&to_end, 0.5),
+        percentile(&to_end, 0.99),
+    );
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(500);
+    let (store, _db) = ars_store::test_support::sqlite_fresh().await;
+    let store: Arc<dyn Store> = Arc::new(store);
+    let bus = Arc::new(InProcessBus::new(Default::default()));
+    let dir = tempfile::tempdir().unwrap();
+    let a = runtime(&store, &bus, dir.path());
+    let b = runtime(&store, &bus, dir.path());
+    let user = store
+        .create_user(NewUser {
+            username: "bench".into(),
+            password_hash: "x".into(),
+            role: Role::User,
+        })
+        .await
+        .unwrap();
+    let caller = Caller::from(&user);
+    let draft = AgentDraft {
+        slug: "bench".into(),
+        name: "Bench".into(),
+        description: String::new(),
+        backend: Backend::Default,
+        config: AgentConfig {
+            context: AgentContext {
+                model: Some(ModelConfig {
+                    provider: "scripted".into(),
+                    name: "bench".into(),
+                    temperature: None,
+                    max_tokens: None,
+                    top_p: None,
+                    script: Some(json!([
+                        {"tool_calls": [{"id": "c1", "name": "ls", "arguments": {}}]},
+                        {"text": "ok"}
+                    ])),
+                }),
+                tools: Some(vec!["ls".into()]),
+                approvals: Some(ApprovalRules(
+                    [("ls".to_string(), Approval::Ask)].into_iter().collect(),
+                )),
+                ..AgentContext::default()
+            },
+        },
+        share_config: ShareConfig::default(),
+        is_default: false,
+    };
+    let agent = store.create_agent(&draft, Some(user.id)).await.unwrap();
+
+    println!("waiting runs, scripted model, SQLite (WAL) store, N = {n} each");
+    for (name, decider) in [("same instance", &a), ("another instance", &b)] {
+        let (mut to_model, mut to_end) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let thread = Thread::new_root(user.id, agent.id, "bench".into());
+            let thread = store.create_thread(&thread).await.unwrap();
+            let (model, end) = one(&a, decider, &bus, &thread, caller).await;
+            to_model.push(model);
+            to_end.push(end);
+        }
+        report(name, to_model, to_end);
+    }
+}

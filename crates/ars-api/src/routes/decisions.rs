@@ -44,6 +44,7 @@ pub struct DecisionsBody {
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The run is not waiting for a decision"),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "A call missing, unknown or decided twice; a decision that does not fit its call; edited arguments that do not fit the tool's schema"),
     ))]
 pub async fn decide(

@@ -280,7 +280,7 @@ impl From<RuntimeError> for ApiError {
         match err {
             RuntimeError::Busy { active } => Self::busy(active),
             RuntimeError::NotFound(what) => Self::not_found(what),
-            RuntimeError::NotWaiting { .. } => Self::Conflict {
+            RuntimeError::NotWaiting { .. } | RuntimeError::Ended { .. } => Self::Conflict {
                 message: err.to_string(),
                 field: None,
             },

@@ -106,6 +106,25 @@ pub struct AgentContext {
         deserialize_with = "crate::object::optional_object"
     )]
     pub approvals: Option<ApprovalRules>,
+    /// Normal agents: what a background subagent's result does once it ends — `wake` (default):
+    /// the running parent reads it as a message, an idle parent thread gets a new run acting on
+    /// it; `note`: a note on the parent thread, read by its next run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_results: Option<SubagentResults>,
+}
+
+/// What a background subagent's result does to its parent thread
+/// (`config_json.context.subagent_results`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentResults {
+    /// The parent acts on it without being asked: its active run reads the completion notice
+    /// before its next model call; an idle parent thread gets a new run whose input it is.
+    #[default]
+    Wake,
+    /// A completion notice on the parent thread once the parent's run has ended, read by the
+    /// thread's next run.
+    Note,
 }
 
 /// The names of the built-in tools; the default `BaseContext` grants them all.
@@ -169,6 +188,7 @@ impl Default for ContextDefaults {
                 network: Some(false),
                 // Everything allowed.
                 approvals: None,
+                subagent_results: Some(SubagentResults::Wake),
             },
             subagent: AgentContext {
                 system_prompt: Some(
@@ -230,6 +250,8 @@ pub struct ResolvedContext {
     pub network: bool,
     /// Every layer's approval rules merged, the agent's over the defaults'.
     pub approvals: ApprovalRules,
+    /// What a background subagent's result does to the agent's thread.
+    pub subagent_results: SubagentResults,
     /// For each field, the layer its value came from.
     pub sources: BTreeMap<String, Layer>,
 }
@@ -298,6 +320,9 @@ impl ContextDefaults {
             .rev()
             .filter_map(|(_, c)| c.approvals.as_ref())
             .fold(ApprovalRules::default(), |under, rules| rules.over(&under));
+        let subagent_results = from(pick("subagent_results", &|c| c.subagent_results.is_some()))
+            .and_then(|c| c.subagent_results)
+            .unwrap_or_default();
         let subagents = match backend {
             Backend::Default => own.subagents.clone().unwrap_or_default(),
             Backend::SubAgent => Vec::new(),
@@ -313,6 +338,7 @@ impl ContextDefaults {
             limits,
             network,
             approvals,
+            subagent_results,
             sources,
         }
     }

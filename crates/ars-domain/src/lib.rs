@@ -30,7 +30,9 @@ pub mod waiting;
 pub use access::{Caller, Shared};
 pub use agent::{Agent, AgentConfig, AgentDraft, AgentInput, Backend, ShareConfig, Visibility};
 pub use approvals::{Approval, ApprovalRules};
-pub use context::{AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext};
+pub use context::{
+    AgentContext, ContextDefaults, Limits, ModelConfig, ResolvedContext, SubagentResults,
+};
 pub use error::{FieldError, ValidationError};
 pub use ids::{
     AgentId, KbDocumentId, KnowledgeBaseId, McpServerId, MessageId, ModelProviderId, RunId,

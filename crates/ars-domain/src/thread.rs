@@ -216,6 +216,11 @@ pub struct Message {
     /// to it without reading the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<MessageNotice>,
+    /// Sent into a run while it was active (steering, or a notice that reached a running
+    /// parent): the model read it before its next model call, after the results of the calls
+    /// it had open.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steer: bool,
     pub created_at: DateTime<Utc>,
     /// The run that replaced this message (a regenerate or an edit started with
     /// `replace_from`): it has left the thread's history. Absent for the current history.
@@ -249,6 +254,8 @@ pub struct NewMessage {
     pub tool_name: Option<String>,
     pub is_error: bool,
     pub notice: Option<MessageNotice>,
+    /// Sent into the active run `run_id` from outside it (see [`Message::steer`]).
+    pub steer: bool,
 }
 
 impl NewMessage {
@@ -269,6 +276,7 @@ impl NewMessage {
             tool_name: None,
             is_error: false,
             notice: None,
+            steer: false,
         }
     }
 }
@@ -304,6 +312,7 @@ mod tests {
             tool_name: None,
             is_error: false,
             notice: None,
+            steer: false,
             created_at: crate::time::now(),
             replaced_by_run_id: None,
         }

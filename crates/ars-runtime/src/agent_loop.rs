@@ -92,6 +92,9 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
         .messages(thread_id)
         .await
         .map_err(|e| format!("cannot load the thread: {e}"))?;
+    // Everything up to `seen` is in `messages`; what others add to the thread after it (a
+    // steer message, a notice) is read before each model call.
+    let mut seen = history.last().map_or(0, |m| m.seq);
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(Message::system(spec.system_prompt.clone()));
     messages.extend(to_model_messages(&history));
@@ -106,7 +109,10 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
         .collect();
 
     let mut invalid_turns = 0;
-    for _step in 0..spec.limits.max_steps {
+    for step in 0..spec.limits.max_steps {
+        if step > 0 {
+            messages.extend(arrivals(spec, &mut seen).await?);
+        }
         let request = ChatRequest::new(messages.clone()).with_tools(definitions.clone());
         let step = Step {
             model: &spec.model,
@@ -153,7 +159,13 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
         commit(spec, assistant_message(spec, &turn.text, &records)).await?;
         messages.push(turn.to_message());
         if turn.tool_calls.is_empty() {
-            return Ok(LoopEnd::Answer(turn.text));
+            // A message sent in while the model answered is answered too, not left behind.
+            let arrived = arrivals(spec, &mut seen).await?;
+            if arrived.is_empty() {
+                return Ok(LoopEnd::Answer(turn.text));
+            }
+            messages.extend(arrived);
+            continue;
         }
 
         if let Some(waiting) = awaited(spec, &turn.tool_calls) {
@@ -178,6 +190,51 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             spec.limits.max_steps
         ),
     )))
+}
+
+/// The messages sent into the run (`steer`: steering, a completion notice for a running parent)
+/// that were added to the thread after `seen`, as model messages in the order they were sent;
+/// moves `seen` past everything read, the loop's own messages included (the loop holds those
+/// already). Anything else written meanwhile (a note for the thread's next run) waits for that
+/// run. Each arrival is announced on the run's stream as the model reads it.
+async fn arrivals(spec: &LoopSpec, seen: &mut i64) -> Result<Vec<Message>, RunFailure> {
+    let after = spec
+        .store
+        .messages_after(&spec.tool_ctx.thread_id, *seen)
+        .await
+        .map_err(|e| format!("cannot read the thread: {e}"))?;
+    let Some(last) = after.last() else {
+        return Ok(Vec::new());
+    };
+    *seen = last.seq;
+    let mut arrived = Vec::new();
+    for message in after {
+        if message.steer {
+            arrived.push(sent_in(&message));
+            spec.emitter
+                .emit(EventKind::MessageCompleted { message })
+                .await;
+        }
+    }
+    Ok(arrived)
+}
+
+/// A user or system message of the thread as the model reads it.
+fn sent_in(m: &StoredMessage) -> Message {
+    match m.role {
+        // Stored system messages are notices (e.g. a background subagent finished). Many chat
+        // templates accept a system message only first, so the model reads them as a user-side
+        // notice. A notice's text names the subagent; the ids the model needs to follow up on
+        // it are added here.
+        MessageRole::System => Message::user(match &m.notice {
+            Some(n) => format!(
+                "[notice] {} (run_id: {}, thread_id: {})",
+                m.content, n.run_id, n.thread_id
+            ),
+            None => format!("[notice] {}", m.content),
+        }),
+        _ => Message::user(m.content.clone()),
+    }
 }
 
 /// Runs `calls` (concurrently, each as `resolutions` decided when given) and commits their
@@ -212,6 +269,7 @@ async fn run_and_commit(
             tool_name: Some(call.name.clone()),
             is_error,
             notice: None,
+            steer: false,
         };
         commit(spec, message).await?;
         messages.push(Message::tool(call.id.clone(), content));
@@ -464,17 +522,21 @@ fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
 }
 
 /// The thread's committed history as model messages. An assistant tool call left without a
-/// result (a run cut off mid-tool) gets a stand-in result, which every provider requires.
+/// result (a run cut off mid-tool) gets a stand-in result, which every provider requires. A
+/// message written while calls were open (steering while a tool ran or the run waited, a
+/// notice) is read after their results, as the running loop read it.
 pub fn to_model_messages(history: &[StoredMessage]) -> Vec<Message> {
     let mut out = Vec::with_capacity(history.len());
     let mut open_calls: Vec<String> = Vec::new();
-    let close_open = |out: &mut Vec<Message>, open: &mut Vec<String>| {
+    let mut held: Vec<Message> = Vec::new();
+    let close_open = |out: &mut Vec<Message>, open: &mut Vec<String>, held: &mut Vec<Message>| {
         for id in open.drain(..) {
             out.push(Message::tool(
                 id,
                 "(no result: the run stopped before this call finished)",
             ));
         }
+        out.append(held);
     };
     for m in history {
         match m.role {
@@ -482,41 +544,34 @@ pub fn to_model_messages(history: &[StoredMessage]) -> Vec<Message> {
                 let id = m.tool_call_id.clone().unwrap_or_default();
                 open_calls.retain(|open| *open != id);
                 out.push(Message::tool(id, m.content.clone()));
-            }
-            role => {
-                close_open(&mut out, &mut open_calls);
-                match role {
-                    // Stored system messages are notices (e.g. a background subagent finished).
-                    // Many chat templates accept a system message only first, so the model
-                    // reads them as a user-side notice.
-                    // A notice's text names the subagent; the ids the model needs to follow
-                    // up on it are added here.
-                    MessageRole::System => out.push(Message::user(match &m.notice {
-                        Some(n) => format!(
-                            "[notice] {} (run_id: {}, thread_id: {})",
-                            m.content, n.run_id, n.thread_id
-                        ),
-                        None => format!("[notice] {}", m.content),
-                    })),
-                    MessageRole::User => out.push(Message::user(m.content.clone())),
-                    _ => {
-                        let calls: Vec<ToolCall> = m
-                            .tool_calls
-                            .iter()
-                            .map(|c| ToolCall {
-                                id: c.id.clone(),
-                                name: c.name.clone(),
-                                arguments: c.arguments.clone(),
-                            })
-                            .collect();
-                        open_calls = calls.iter().map(|c| c.id.clone()).collect();
-                        out.push(Message::assistant(m.content.clone(), calls));
-                    }
+                if open_calls.is_empty() {
+                    out.append(&mut held);
                 }
+            }
+            MessageRole::User | MessageRole::System if !open_calls.is_empty() => {
+                held.push(sent_in(m));
+            }
+            MessageRole::User | MessageRole::System => {
+                close_open(&mut out, &mut open_calls, &mut held);
+                out.push(sent_in(m));
+            }
+            MessageRole::Assistant => {
+                close_open(&mut out, &mut open_calls, &mut held);
+                let calls: Vec<ToolCall> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    })
+                    .collect();
+                open_calls = calls.iter().map(|c| c.id.clone()).collect();
+                out.push(Message::assistant(m.content.clone(), calls));
             }
         }
     }
-    close_open(&mut out, &mut open_calls);
+    close_open(&mut out, &mut open_calls, &mut held);
     out
 }
 
@@ -539,6 +594,7 @@ mod tests {
             tool_call_id: None,
             tool_name: None,
             is_error: false,
+            steer: false,
             notice: Some(MessageNotice {
                 run_id,
                 thread_id: thread_id.clone(),
@@ -563,6 +619,96 @@ mod tests {
                 Message::user("[notice] a note"),
             ]
         );
+    }
+
+    fn stored(role: MessageRole, content: &str, steer: bool) -> StoredMessage {
+        StoredMessage {
+            id: MessageId::new(),
+            thread_id: ThreadId::new(),
+            run_id: None,
+            seq: 0,
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            is_error: false,
+            notice: None,
+            steer,
+            replaced_by_run_id: None,
+            created_at: ars_domain::time::now(),
+        }
+    }
+
+    fn calling(ids: &[&str]) -> StoredMessage {
+        StoredMessage {
+            tool_calls: ids
+                .iter()
+                .map(|id| ToolCallRecord {
+                    id: (*id).into(),
+                    name: "ls".into(),
+                    arguments: "{}".into(),
+                    interrupted: false,
+                })
+                .collect(),
+            ..stored(MessageRole::Assistant, "", false)
+        }
+    }
+
+    fn result(id: &str) -> StoredMessage {
+        StoredMessage {
+            tool_call_id: Some(id.into()),
+            ..stored(MessageRole::Tool, id, false)
+        }
+    }
+
+    #[test]
+    fn a_steer_message_sent_while_calls_were_open_is_read_after_their_results() {
+        let history = [
+            stored(MessageRole::User, "go", false),
+            calling(&["a", "b"]),
+            result("a"),
+            stored(MessageRole::User, "steer", true),
+            result("b"),
+            stored(MessageRole::Assistant, "ok", false),
+        ];
+        assert_eq!(
+            to_model_messages(&history),
+            vec![
+                Message::user("go"),
+                Message::assistant("", to_calls(&history[1])),
+                Message::tool("a", "a"),
+                Message::tool("b", "b"),
+                Message::user("steer"),
+                Message::assistant("ok", Vec::new()),
+            ]
+        );
+    }
+
+    #[test]
+    fn calls_left_open_get_stand_in_results_before_any_later_message() {
+        let history = [
+            stored(MessageRole::User, "go", false),
+            calling(&["a"]),
+            stored(MessageRole::User, "steer", true),
+            stored(MessageRole::User, "next run", false),
+        ];
+        let model = to_model_messages(&history);
+        assert_eq!(model.len(), 5, "{model:?}");
+        assert!(matches!(&model[2], Message::Tool { .. }), "{model:?}");
+        assert_eq!(model[3], Message::user("steer"));
+        assert_eq!(model[4], Message::user("next run"));
+    }
+
+    fn to_calls(m: &StoredMessage) -> Vec<ToolCall> {
+        m.tool_calls
+            .iter()
+            .map(|c| ToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect()
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub const TOOL_CALL_ERRORS: &str = "ars_tool_call_errors_total";
 pub const SUBAGENT_RUNS: &str = "ars_subagent_runs_total";
 pub const LEASE_RENEWALS: &str = "ars_lease_renewals_total";
 pub const RUNS_REAPED: &str = "ars_runs_reaped_total";
+pub const STEER_MESSAGES: &str = "ars_steer_messages_total";
 
 /// The label of tool calls naming no tool of the run: the model may invent any name, and a
 /// label per invented name would grow without bound.
@@ -37,13 +38,17 @@ const UNKNOWN_TOOL: &str = "unknown";
 /// Gives the installed recorder each metric's help text and unit, and exports the metrics
 /// without labels from zero on, so a scraper sees them before the first run.
 pub fn describe() {
-    for name in [RUNS_STARTED, LEASE_RENEWALS, RUNS_REAPED] {
+    for name in [RUNS_STARTED, LEASE_RENEWALS, RUNS_REAPED, STEER_MESSAGES] {
         counter!(name).increment(0);
     }
     for name in [RUNS_ACTIVE, RUNS_PENDING] {
         gauge!(name).increment(0.0);
     }
     describe_counter!(RUNS_STARTED, "Runs created on this instance.");
+    describe_counter!(
+        STEER_MESSAGES,
+        "Messages sent into active runs through this instance."
+    );
     describe_counter!(
         RUNS_ENDED,
         "Runs whose end this instance wrote, by terminal status."
@@ -150,6 +155,10 @@ pub(crate) fn tool_call<T, E>(tool: Option<&str>, took: Duration, result: &Resul
 
 pub(crate) fn subagent_run_started(slug: &str) {
     counter!(SUBAGENT_RUNS, "slug" => slug.to_string()).increment(1);
+}
+
+pub(crate) fn steer_message() {
+    counter!(STEER_MESSAGES).increment(1);
 }
 
 pub(crate) fn leases_renewed(count: usize) {

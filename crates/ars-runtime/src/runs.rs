@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use ars_domain::{Agent, Caller, MessageId, Run, RunId, RunInput, RunLineage, Thread};
+use ars_domain::{Agent, Caller, Message, MessageId, Run, RunId, RunInput, RunLineage, Thread};
 use ars_events::EventBus;
 use ars_store::{Store, StoreError};
 
@@ -28,6 +28,10 @@ pub trait Runs: Send + Sync {
 
     /// Cancels a run and answers it once terminal (or as it stands after a few seconds).
     async fn cancel(&self, run_id: RunId) -> Result<Run, RuntimeError>;
+
+    /// Sends `input` into the active run `run_id`: the model reads it before its next model
+    /// call. `Ended` once the run has ended.
+    async fn steer(&self, run_id: RunId, input: RunInput) -> Result<Message, RuntimeError>;
 
     /// Why a run of `agent` would fail before its first step, in words; `None` when it can
     /// start.
@@ -129,6 +133,9 @@ pub enum RuntimeError {
     /// A decision for a run that is not waiting for one.
     #[error("the run is not waiting for a decision (it is {})", status.as_str())]
     NotWaiting { status: ars_domain::RunStatus },
+    /// A message for a run that has ended.
+    #[error("the run has ended ({}); start a new run on its thread to continue", status.as_str())]
+    Ended { status: ars_domain::RunStatus },
     /// Decisions that do not fit what the run waits on.
     #[error(transparent)]
     Invalid(ars_domain::ValidationError),

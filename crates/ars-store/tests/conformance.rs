@@ -29,6 +29,8 @@ mod runs;
 mod schema;
 #[path = "conformance/skills.rs"]
 mod skills;
+#[path = "conformance/steering.rs"]
+mod steering;
 #[path = "conformance/threads.rs"]
 mod threads;
 #[path = "conformance/users.rs"]
@@ -125,6 +127,7 @@ conformance!(
     waiting::check_a_waiting_run_holds_its_thread_keeps_no_lease_and_is_never_reaped,
     waiting::check_a_waiting_run_resumes_once_and_only_on_what_it_waited_on,
     waiting::check_expired_waits_and_the_waiting_runs_under_a_thread,
+    steering::check_steer_messages_keep_their_mark_and_read_after_a_seq,
     replace::check_create_run_with_input_writes_the_run_and_its_user_message,
     replace::check_replace_from_takes_the_message_and_everything_after_it_out_of_the_history,
     replace::check_replace_while_busy_is_busy_and_replaces_nothing,

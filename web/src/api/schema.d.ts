@@ -675,6 +675,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends a message into a run while it is active (pending, running or waiting for a decision).
+         *     It is stored on the run's thread as a user message marked `steer`, and the model reads it
+         *     before its next model call — after the results of the calls it has open — wherever the run
+         *     executes or resumes. A run that has ended answers 409: start a new run on its thread.
+         */
+        post: operations["steer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/wait": {
         parameters: {
             query?: never;
@@ -1154,6 +1176,7 @@ export interface components {
             /** @description Whether the sandboxed shell may reach the network (default: no). */
             network?: boolean | null;
             skills?: string[] | null;
+            subagent_results?: null | components["schemas"]["SubagentResults"];
             /**
              * @description Normal agents only: the allow-list of subagent slugs. Missing or `[]` means every
              *     subagent visible to the user at run time.
@@ -1858,6 +1881,11 @@ export interface components {
              * @description Position in the thread, strictly increasing.
              */
             seq: number;
+            /**
+             * @description Sent into a run while it was active (`POST /api/runs/{id}/messages`, or a completion
+             *     notice that reached a running parent): the model read it before its next model call.
+             */
+            steer?: boolean;
             thread_id: components["schemas"]["ThreadId"];
             /** @description Tool messages: the call this answers. */
             tool_call_id?: string | null;
@@ -2182,6 +2210,8 @@ export interface components {
             sources: {
                 [key: string]: components["schemas"]["Layer"];
             };
+            /** @description What a background subagent's result does to the agent's thread. */
+            subagent_results: components["schemas"]["SubagentResults"];
             /** @description The stored allow-list (normal agents only; always empty for subagents). */
             subagents: string[];
             system_prompt: string;
@@ -2404,6 +2434,17 @@ export interface components {
              */
             replace_from?: string | null;
         };
+        /** @description The body of `POST /api/runs/{id}/messages`. */
+        SteerBody: {
+            /** @description What to tell the running agent: not blank, at most 100,000 characters. */
+            content: string;
+        };
+        /**
+         * @description What a background subagent's result does to its parent thread
+         *     (`config_json.context.subagent_results`).
+         * @enum {string}
+         */
+        SubagentResults: "wake" | "note";
         /**
          * @description One subagent run of a thread: the whole entry, so a client that gets a newer one (from the
          *     thread's event stream) replaces the one it has with the same `run_id`.
@@ -5831,6 +5872,91 @@ export interface operations {
             };
             /** @description The run's events are no longer retained */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    steer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SteerBody"];
+            };
+        };
+        responses: {
+            /** @description The message as stored (`steer: true`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run has ended: start a new run on its thread */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Blank or over-long `content` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

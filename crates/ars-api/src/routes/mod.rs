@@ -85,6 +85,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::cancel_run))
         .routes(routes!(decisions::decide))
         .routes(routes!(decisions::pending))
+        .routes(routes!(decisions::steer))
         .routes(routes!(events::run_events))
         .routes(routes!(
             model_providers::list_model_providers,

@@ -74,6 +74,7 @@ fn notice(thread: &ThreadId) -> ThreadEvent {
                 status: run.status,
             }),
             replaced_by_run_id: None,
+            steer: false,
             created_at: ars_domain::time::now(),
         }),
         run,

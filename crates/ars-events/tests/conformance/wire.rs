@@ -44,6 +44,7 @@ fn message() -> Message {
         notice: None,
         created_at: at(),
         replaced_by_run_id: None,
+        steer: false,
     }
 }
 

@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use ars_domain::{
-    Agent, ContextDefaults, Lease, Lineage, NewRun, Run, RunId, RunOutcome, RunStatus, SecretKey,
-    Thread, Usage, UserId,
+    Agent, ContextDefaults, Lease, Lineage, Message, NewRun, Run, RunId, RunInput, RunOutcome,
+    RunStatus, SecretKey, Thread, Usage, UserId,
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
@@ -39,6 +39,7 @@ use crate::tool::{ToolInfo, ToolRegistry};
 mod control;
 mod execute;
 mod lease;
+mod steer;
 mod waiting;
 
 pub use lease::now_ms;
@@ -621,6 +622,10 @@ impl Runs for Runtime {
 
     async fn cannot_run(&self, agent: &Agent) -> Option<String> {
         Runtime::cannot_run(self, agent).await
+    }
+
+    async fn steer(&self, run_id: RunId, input: RunInput) -> Result<Message, RuntimeError> {
+        Runtime::steer(self, run_id, input).await
     }
 
     fn store(&self) -> &Arc<dyn Store> {

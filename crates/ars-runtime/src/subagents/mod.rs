@@ -3,8 +3,8 @@
 //! When a **normal** agent's run is built, [`SubagentMiddlewareFactory`] normalises
 //! `context.subagents` into the allow-list of subagents visible to the run's user and, when that
 //! list is non-empty, mounts a middleware that adds `task`, `subagent_start`,
-//! `subagent_status`, `subagent_cancel`, `subagent_await` and `subagent_list`, and tells the
-//! model about them. It is never mounted for `SubAgentBackend`: subagents do not nest.
+//! `subagent_status`, `subagent_cancel`, `subagent_await`, `subagent_list` and `subagent_send`,
+//! and tells the model about them. It is never mounted for `SubAgentBackend`: subagents do not nest.
 //!
 //! A child run is the ordinary [`Runs::start_run`] on a child thread
 //! `<parent>_sub_<slug>_<uuid8>` that shares the parent's runtime scope and workdir, with a
@@ -187,13 +187,14 @@ struct SubagentMiddleware {
 }
 
 /// The task tool names, so callers can recognise them.
-pub const TASK_TOOLS: [&str; 6] = [
+pub const TASK_TOOLS: [&str; 7] = [
     "task",
     "subagent_start",
     "subagent_status",
     "subagent_cancel",
     "subagent_await",
     "subagent_list",
+    "subagent_send",
 ];
 
 impl Middleware for SubagentMiddleware {
@@ -213,7 +214,9 @@ impl Middleware for SubagentMiddleware {
             "\nUse `task` for short work whose result you need now: it waits for the subagent and \
              returns its answer. Use `subagent_start` for long or parallel work: it returns a \
              run_id at once; follow it with `subagent_status`, collect it with `subagent_await`, \
-             stop it with `subagent_cancel`, and see them all with `subagent_list`. Several \
+             stop it with `subagent_cancel`, and see them all with `subagent_list`. Use \
+             `subagent_send` to tell a running subagent something it should know now, or to \
+             give one that has finished a follow-up on its thread. Several \
              `task` or `subagent_start` calls in one turn run in parallel. Pass a thread_id \
              from an earlier result to continue that subagent's conversation. Subagents work \
              in your workdir: files they write are the files you read. Call subagents only \

@@ -95,6 +95,7 @@ mod tests {
             notice: None,
             created_at: ars_domain::time::now(),
             replaced_by_run_id: None,
+            steer: false,
         }
     }
 

@@ -49,6 +49,7 @@ pub(super) fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn Tool>> {
         Arc::new(Cancel(s())),
         Arc::new(Await(s())),
         Arc::new(List(s())),
+        Arc::new(SendTo(s())),
     ]
 }
 
@@ -65,6 +66,16 @@ struct DelegateArgs {
 #[serde(deny_unknown_fields)]
 struct RunArgs {
     run_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendArgs {
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    thread_id: Option<String>,
+    message: String,
 }
 
 #[derive(Deserialize)]
@@ -213,6 +224,26 @@ impl Shared {
         } else {
             Err(not_found())
         }
+    }
+
+    /// A child thread of this parent thread and user (of any subagent), or "not found".
+    async fn owned_thread(&self, raw: &str) -> Result<Thread, ToolError> {
+        let not_found = || {
+            ToolError::Failed(format!(
+                "thread `{raw}` is not a subagent thread started from this conversation"
+            ))
+        };
+        let id = ThreadId::parse(raw).ok_or_else(not_found)?;
+        let thread = self
+            .runs
+            .store()
+            .thread(&id)
+            .await
+            .map_err(failed)?
+            .ok_or_else(not_found)?;
+        let ours =
+            thread.parent_thread_id() == Some(&self.thread.id) && thread.user_id == self.caller.id;
+        if ours { Ok(thread) } else { Err(not_found()) }
     }
 
     /// The tool-facing result of a child run that has ended: its result, or — when it did not
@@ -431,6 +462,88 @@ impl Tool for Await {
                 to_json(&value)
             }
         }
+    }
+}
+
+struct SendTo(Arc<Shared>);
+
+/// How `subagent_send` delivered its message.
+const SENT_STEER: &str = "steer";
+const SENT_NEW_RUN: &str = "new_run";
+
+#[async_trait]
+impl Tool for SendTo {
+    tool_meta!(
+        "subagent_send",
+        "Send a message to a subagent started from this conversation, by run_id or thread_id. A running subagent reads it before its next step (sent: steer); a subagent whose run has ended continues its thread with a new background run on the message (sent: new_run), followed like subagent_start's.",
+        json!({"type": "object", "properties": {
+            "run_id": {"type": "string", "description": "A subagent run (from subagent_start, task or subagent_list)"},
+            "thread_id": {"type": "string", "description": "A subagent thread (from a previous result)"},
+            "message": {"type": "string", "description": "What to tell the subagent"}
+        }, "required": ["message"], "additionalProperties": false})
+    );
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: SendArgs = parse_args(args)?;
+        let input = RunInput::new(args.message.as_str()).map_err(|e| {
+            ToolError::InvalidArguments(match e {
+                RunInputError::Blank => "message must not be empty".into(),
+                RunInputError::TooLong => {
+                    format!("message is longer than {} characters", RunInput::MAX_CHARS)
+                }
+            })
+        })?;
+        let thread = match (&args.run_id, &args.thread_id) {
+            (None, None) => {
+                return Err(ToolError::InvalidArguments(
+                    "give the subagent's run_id or thread_id".into(),
+                ));
+            }
+            (Some(run_id), thread_id) => {
+                let (_, thread) = self.0.owned_run(run_id).await?;
+                if thread_id.as_ref().is_some_and(|t| *t != thread.id.as_str()) {
+                    return Err(ToolError::InvalidArguments(format!(
+                        "run `{run_id}` is not a run of thread `{}`",
+                        thread_id.as_deref().unwrap_or_default()
+                    )));
+                }
+                thread
+            }
+            (None, Some(thread_id)) => self.0.owned_thread(thread_id).await?,
+        };
+        let store = self.0.runs.store();
+        let reply = |run: &Run, sent: &str| {
+            to_json(&json!({
+                "sent": sent,
+                "run_id": run.id,
+                "thread_id": thread.id,
+                "subagent_slug": thread.subagent_slug(),
+                "status": run.status,
+            }))
+        };
+        // The thread's run may end, or one start, between each read and write: a steer that
+        // finds the run ended starts a new one, a start that finds one running steers it.
+        for _ in 0..3 {
+            if let Some(active) = store.active_run(&thread.id).await.map_err(failed)? {
+                match self.0.runs.steer(active.id, input.clone()).await {
+                    Ok(_) => return reply(&active, SENT_STEER),
+                    Err(RuntimeError::Ended { .. }) => continue,
+                    Err(e) => return Err(failed(e)),
+                }
+            }
+            let delegate = DelegateArgs {
+                description: input.as_str().to_string(),
+                subagent_slug: thread.subagent_slug().unwrap_or_default().to_string(),
+                thread_id: Some(thread.id.to_string()),
+            };
+            match self.0.start(&delegate, ctx, Delivery::Background).await? {
+                Started::Started { run, .. } => return reply(&run, SENT_NEW_RUN),
+                Started::Busy { .. } => continue,
+            }
+        }
+        Err(ToolError::Failed(format!(
+            "thread {} kept starting and ending runs; try again",
+            thread.id
+        )))
     }
 }
 

@@ -45,6 +45,9 @@ pub trait ConversationStore: Send + Sync {
     /// A thread's history: its messages in `seq` order, without those a later run replaced
     /// (empty for an unknown thread). This is what the model sees.
     async fn messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;
+    /// The thread's history after `seq` (as [`Self::messages`]): what a running loop has not
+    /// read yet.
+    async fn messages_after(&self, thread: &ThreadId, seq: i64) -> Result<Vec<Message>>;
     /// Every message of a thread in `seq` order, replaced ones included (they carry
     /// `replaced_by_run_id`).
     async fn all_messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;

@@ -56,7 +56,7 @@ pub(crate) const TOUCH_THREAD: &str = "UPDATE threads SET updated_at = $2 WHERE 
 macro_rules! message_insert_columns {
     () => {
         "id, thread_id, run_id, seq, role, content, tool_calls, tool_call_id, tool_name, \
-         is_error, notice, created_at"
+         is_error, notice, steer, created_at"
     };
 }
 
@@ -69,12 +69,13 @@ macro_rules! message_columns {
 
 /// Appends a message at the thread's next seq (previous maximum + 1, from 1, replaced messages
 /// counted too). `$1`: id; `$2`: thread; `$3`: run; `$4`: role; `$5`: content; `$6`: tool
-/// calls; `$7`: tool call id; `$8`: tool name; `$9`: is error; `$10`: notice; `$11`: now.
+/// calls; `$7`: tool call id; `$8`: tool name; `$9`: is error; `$10`: notice; `$11`: steer;
+/// `$12`: now.
 /// Callers hold the thread's lock (see [`TOUCH_THREAD`]).
 pub(crate) const APPEND_MESSAGE: &str = concat!(
     "INSERT INTO messages (",
     message_insert_columns!(),
-    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10, $11 \
+    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
      FROM messages WHERE thread_id = $2 RETURNING ",
     message_columns!()
 );
@@ -84,6 +85,13 @@ pub(crate) const THREAD_MESSAGES: &str = concat!(
     "SELECT ",
     message_columns!(),
     " FROM messages WHERE thread_id = $1 AND replaced_by_run_id IS NULL ORDER BY seq"
+);
+
+/// The thread's history after seq `$2`.
+pub(crate) const THREAD_MESSAGES_AFTER: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages WHERE thread_id = $1 AND seq > $2 AND replaced_by_run_id IS NULL ORDER BY seq"
 );
 
 /// Every message of the thread, replaced ones included.

@@ -62,6 +62,7 @@ pub(crate) struct MessageRow {
     tool_name: Option<String>,
     is_error: bool,
     notice: Option<Json<MessageNotice>>,
+    steer: bool,
     created_at: DateTime<Utc>,
     replaced_by_run_id: Option<String>,
 }
@@ -81,6 +82,7 @@ impl MessageRow {
             tool_name: self.tool_name,
             is_error: self.is_error,
             notice: self.notice.map(|n| n.0),
+            steer: self.steer,
             created_at: self.created_at,
             replaced_by_run_id: self
                 .replaced_by_run_id

@@ -186,6 +186,7 @@ macro_rules! impl_conversation_store {
                     .bind(message.tool_name.as_deref())
                     .bind(message.is_error)
                     .bind(message.notice.as_ref().map(sqlx::types::Json))
+                    .bind(message.steer)
                     .bind(now)
                     .fetch_one(&mut *tx)
                     .await?;
@@ -204,6 +205,23 @@ macro_rules! impl_conversation_store {
             ) -> $crate::Result<Vec<ars_domain::Message>> {
                 self.messages_where($crate::conversations::queries::THREAD_MESSAGES, thread)
                     .await
+            }
+
+            async fn messages_after(
+                &self,
+                thread: &ars_domain::ThreadId,
+                seq: i64,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
+                    $crate::conversations::queries::THREAD_MESSAGES_AFTER,
+                )
+                .bind(thread.as_str())
+                .bind(seq)
+                .fetch_all(&self.pool)
+                .await?
+                .into_iter()
+                .map($crate::conversations::rows::MessageRow::into_message)
+                .collect()
             }
 
             async fn all_messages(

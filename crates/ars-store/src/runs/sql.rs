@@ -219,6 +219,7 @@ macro_rules! impl_run_store {
                         .bind(None::<&str>)
                         .bind(false)
                         .bind(None::<sqlx::types::Json<ars_domain::MessageNotice>>)
+                        .bind(false)
                         .bind(now)
                         .fetch_one(&mut *tx)
                         .await?

@@ -153,6 +153,7 @@ pub async fn check_replace_from_takes_the_message_and_everything_after_it_out_of
         assert_eq!(
             Message {
                 replaced_by_run_id: None,
+                steer: false,
                 ..stored.clone()
             },
             *before,

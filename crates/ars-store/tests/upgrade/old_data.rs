@@ -209,6 +209,7 @@ impl Old {
             notice: None,
             created_at: at(time),
             replaced_by_run_id: None,
+            steer: false,
         };
         let call = |id: &str, name: &str, arguments: &str| ToolCallRecord {
             id: id.into(),

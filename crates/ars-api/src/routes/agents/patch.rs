@@ -87,6 +87,8 @@ struct ContextPatch {
     limits: Patch<LimitsPatch>,
     #[serde(default)]
     network: Patch<bool>,
+    #[serde(default)]
+    subagent_results: Patch<ars_domain::SubagentResults>,
     /// Rule by rule: a value sets a rule, `null` removes it.
     #[serde(default, deserialize_with = "patch::object")]
     approvals: Patch<ApprovalsPatch>,
@@ -210,6 +212,7 @@ impl MergeInto<AgentContext> for ContextPatch {
             skills: self.skills.optional(stored.skills),
             subagents: self.subagents.optional(stored.subagents),
             network: self.network.optional(stored.network),
+            subagent_results: self.subagent_results.optional(stored.subagent_results),
             approvals: self
                 .approvals
                 .merge(stored.approvals, &format!("{at}.approvals"))?,

@@ -79,6 +79,10 @@ pub struct MessageView {
     /// to it without reading the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<MessageNotice>,
+    /// Sent into a run while it was active (`POST /api/runs/{id}/messages`, or a completion
+    /// notice that reached a running parent): the model read it before its next model call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steer: bool,
     pub created_at: DateTime<Utc>,
     /// The run that replaced this message (a regenerate or an edit started with
     /// `replace_from`): it has left the thread's history. Absent for the current history.
@@ -100,6 +104,7 @@ impl From<Message> for MessageView {
             tool_name: message.tool_name,
             is_error: message.is_error,
             notice: message.notice,
+            steer: message.steer,
             created_at: message.created_at,
             replaced_by_run_id: message.replaced_by_run_id,
         }

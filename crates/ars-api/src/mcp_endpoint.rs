@@ -409,6 +409,7 @@ impl ServerHandler for AgentsServer {
                 input,
                 parent: None,
                 replace_from: None,
+                woken_by: None,
             })
             .await
         {

@@ -476,6 +476,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn background_results_wake_the_parent_unless_the_agent_or_the_defaults_say_note() {
+        let defaults = ContextDefaults::default();
+        let resolved = defaults.resolve(Backend::Default, &AgentContext::default());
+        assert_eq!(resolved.subagent_results, SubagentResults::Wake);
+        assert_eq!(resolved.sources["subagent_results"], Layer::Base);
+        let own = AgentContext {
+            subagent_results: Some(SubagentResults::Note),
+            ..AgentContext::default()
+        };
+        let resolved = defaults.resolve(Backend::Default, &own);
+        assert_eq!(resolved.subagent_results, SubagentResults::Note);
+        assert_eq!(resolved.sources["subagent_results"], Layer::Agent);
+        let parsed: AgentContext =
+            serde_json::from_value(serde_json::json!({"subagent_results": "note"})).unwrap();
+        assert_eq!(parsed.subagent_results, Some(SubagentResults::Note));
+        assert!(
+            serde_json::from_value::<AgentContext>(serde_json::json!({"subagent_results": "x"}))
+                .is_err()
+        );
+    }
+
+    #[test]
     fn empty_subagent_context_resolves_from_subagent_defaults_then_base() {
         let mut defaults = ContextDefaults::default();
         defaults.base.model = Some(ModelConfig {

@@ -137,6 +137,10 @@ pub struct NewRun {
     pub lineage: Option<RunLineage>,
     /// The instance that will execute it, and until when (renewed while it runs).
     pub lease: Option<Lease>,
+    /// A run a background child's end starts on its parent thread (a wake): the completion
+    /// notice about that child, which is the run's input message. Its creation tells the
+    /// child's parent of the end, so it happens once per child.
+    pub woken_by: Option<crate::MessageNotice>,
 }
 
 /// Who executes an active run, and until when that claim holds unless renewed.

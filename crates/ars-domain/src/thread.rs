@@ -256,6 +256,9 @@ pub struct NewMessage {
     pub notice: Option<MessageNotice>,
     /// Sent into the active run `run_id` from outside it (see [`Message::steer`]).
     pub steer: bool,
+    /// The background child run whose end this message tells its parent thread of: written
+    /// only if nobody has told it yet, so once per child.
+    pub tells: Option<RunId>,
 }
 
 impl NewMessage {
@@ -277,6 +280,7 @@ impl NewMessage {
             is_error: false,
             notice: None,
             steer: false,
+            tells: None,
         }
     }
 }

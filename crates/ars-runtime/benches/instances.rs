@@ -121,6 +121,7 @@ fn start(thread: &Thread, caller: Caller) -> StartRun {
         input: ars_domain::RunInput::new("go").unwrap(),
         parent: None,
         replace_from: None,
+        woken_by: None,
     }
 }
 

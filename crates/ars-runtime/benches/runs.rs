@@ -97,6 +97,7 @@ async fn main() {
                 input: ars_domain::RunInput::new("hi").unwrap(),
                 parent: None,
                 replace_from: None,
+                woken_by: None,
             })
             .await
             .unwrap();
@@ -122,6 +123,7 @@ async fn main() {
                 input: ars_domain::RunInput::new("hi").unwrap(),
                 parent: None,
                 replace_from: None,
+                woken_by: None,
             })
             .await
             .unwrap();

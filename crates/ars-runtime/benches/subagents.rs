@@ -146,6 +146,7 @@ async fn main() {
                     input: ars_domain::RunInput::new("delegate").unwrap(),
                     parent: None,
                     replace_from: None,
+                    woken_by: None,
                 })
                 .await
                 .unwrap();

@@ -59,6 +59,7 @@ async fn one(
             input: ars_domain::RunInput::new("go").unwrap(),
             parent: None,
             replace_from: None,
+            woken_by: None,
         })
         .await
         .unwrap();

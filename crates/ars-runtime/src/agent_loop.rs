@@ -270,6 +270,7 @@ async fn run_and_commit(
             is_error,
             notice: None,
             steer: false,
+            tells: None,
         };
         commit(spec, message).await?;
         messages.push(Message::tool(call.id.clone(), content));

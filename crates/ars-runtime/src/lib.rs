@@ -52,6 +52,7 @@ pub use plugin::{MiddlewareFactory, RunSetup};
 pub use runs::{ParentLink, Runs, RuntimeError, Slots, StartRun, Waited};
 pub use runtime::{Recovery, Runtime, RuntimeConfig, RuntimeParts, now_ms, run_ref, thread_scope};
 pub use subagents::{
-    SubagentMiddlewareFactory, SubagentRun, TASK_TOOLS, allowed_subagents, subagent_runs,
+    SubagentMiddlewareFactory, SubagentRun, SubagentSettings, TASK_TOOLS, allowed_subagents,
+    subagent_runs,
 };
 pub use tool::{Tool, ToolContext, ToolError, ToolInfo, ToolRegistry, parse_args, to_json};

@@ -8,7 +8,9 @@
 //!   it or not, from its creation to its end ([`RunObserver`]: changes, tokens, the end on the
 //!   instance that wrote it);
 //! - **usage** — [`MiddlewareFactory::usage_beyond`] adds the tokens spent on a run's behalf
-//!   outside it to the run's total.
+//!   outside it to the run's total;
+//! - **sweeps** — [`MiddlewareFactory::sweep`] runs at startup and on every heartbeat, to
+//!   finish what an instance that stopped left undone.
 //!
 //! A plug-in acts on runs only through [`Runs`], never the runtime itself.
 //!
@@ -69,4 +71,9 @@ pub trait MiddlewareFactory: Send + Sync {
     async fn usage_beyond(&self, _run: &Run, _runs: &dyn Runs) -> Result<Usage, StoreError> {
         Ok(Usage::default())
     }
+
+    /// Sweeps: called after startup recovery and on every heartbeat of every instance, to
+    /// finish durably what the instance that should have done it left undone (it stopped
+    /// first). Must be safe to run on several instances at once.
+    async fn sweep(&self, _runs: &dyn Runs) {}
 }

@@ -10,7 +10,10 @@ use async_trait::async_trait;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use ars_domain::{Agent, Caller, Message, MessageId, Run, RunId, RunInput, RunLineage, Thread};
+use ars_domain::{
+    Agent, Caller, Message, MessageId, MessageNotice, ResolvedContext, Run, RunId, RunInput,
+    RunLineage, Thread,
+};
 use ars_events::EventBus;
 use ars_store::{Store, StoreError};
 
@@ -32,6 +35,9 @@ pub trait Runs: Send + Sync {
     /// Sends `input` into the active run `run_id`: the model reads it before its next model
     /// call. `Ended` once the run has ended.
     async fn steer(&self, run_id: RunId, input: RunInput) -> Result<Message, RuntimeError>;
+
+    /// The context `agent` runs with now: its own over the server's defaults.
+    async fn context_of(&self, agent: &Agent) -> Result<ResolvedContext, StoreError>;
 
     /// Why a run of `agent` would fail before its first step, in words; `None` when it can
     /// start.
@@ -64,6 +70,11 @@ pub struct StartRun {
     /// A user message of the thread's history that this input replaces, with every message
     /// after it (regenerate, edit-and-resend): they leave the history the model sees.
     pub replace_from: Option<MessageId>,
+    /// A run a background child's end starts on its parent thread: the completion notice about
+    /// the child, which is the run's input message instead of a user message. Starting it tells
+    /// the child's parent of the end, so it starts at most once per child; a second start is
+    /// `Store(Conflict { field: "woken_by" })`.
+    pub woken_by: Option<MessageNotice>,
 }
 
 /// How a run started from another run's tool call hangs on that run.

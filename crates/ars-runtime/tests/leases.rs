@@ -149,6 +149,7 @@ fn start(thread: &Thread, caller: Caller) -> StartRun {
         input: ars_domain::RunInput::new("go").unwrap(),
         parent: None,
         replace_from: None,
+        woken_by: None,
     }
 }
 
@@ -198,6 +199,7 @@ async fn a_crashed_instances_runs_are_reaped_within_the_lease_ttl() {
                 owner: "crashed".into(),
                 expires_ms: now_ms() + TTL.as_millis() as i64,
             }),
+            woken_by: None,
         })
         .await
         .unwrap();

@@ -248,6 +248,7 @@ async fn a_second_run_on_a_busy_thread_is_refused_naming_the_active_run() {
             input: ars_domain::RunInput::new("two").unwrap(),
             parent: None,
             replace_from: None,
+            woken_by: None,
         })
         .await
         .unwrap_err();
@@ -325,6 +326,7 @@ async fn recover_marks_runs_left_active_as_interrupted() {
             input: "cut off".into(),
             lineage: None,
             lease: None,
+            woken_by: None,
         })
         .await
         .unwrap();

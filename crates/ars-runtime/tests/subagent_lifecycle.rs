@@ -374,6 +374,7 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
                     delivery: Some(delivery),
                 }),
                 lease: None,
+                woken_by: None,
             })
             .await
             .unwrap();

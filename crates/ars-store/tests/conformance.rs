@@ -23,6 +23,8 @@ mod mcp_servers;
 mod providers;
 #[path = "conformance/replace.rs"]
 mod replace;
+#[path = "conformance/results.rs"]
+mod results;
 #[path = "conformance/runs.rs"]
 mod runs;
 #[path = "conformance/schema.rs"]
@@ -128,6 +130,7 @@ conformance!(
     waiting::check_a_waiting_run_resumes_once_and_only_on_what_it_waited_on,
     waiting::check_expired_waits_and_the_waiting_runs_under_a_thread,
     steering::check_steer_messages_keep_their_mark_and_read_after_a_seq,
+    results::check_a_background_childs_end_is_told_once_by_a_message_a_wake_or_the_mark,
     replace::check_create_run_with_input_writes_the_run_and_its_user_message,
     replace::check_replace_from_takes_the_message_and_everything_after_it_out_of_the_history,
     replace::check_replace_while_busy_is_busy_and_replaces_nothing,

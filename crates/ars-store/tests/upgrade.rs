@@ -440,6 +440,7 @@ fn new_run(thread: &Thread, input: &str) -> NewRun {
         input: input.into(),
         lineage: None,
         lease: None,
+        woken_by: None,
     }
 }
 

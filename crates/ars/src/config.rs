@@ -107,6 +107,34 @@ pub struct Config {
     /// `[network]`: exceptions to the outbound policy for URLs non-admins give
     /// (`ARS_NETWORK__ALLOW`).
     pub network: NetworkSettings,
+    /// `[subagents]`: bounds of what background subagents do to their parent threads
+    /// (`ARS_SUBAGENTS__<NAME>`).
+    pub subagents: SubagentSettings,
+}
+
+/// `[subagents]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SubagentSettings {
+    /// The most runs background results start on one thread within an hour (`wake`); past
+    /// it, they leave a note and a log line.
+    pub max_wakes_per_hour: u32,
+}
+
+impl Default for SubagentSettings {
+    fn default() -> Self {
+        Self {
+            max_wakes_per_hour: ars_runtime::SubagentSettings::default().max_wakes_per_hour,
+        }
+    }
+}
+
+impl SubagentSettings {
+    pub fn runtime_settings(&self) -> ars_runtime::SubagentSettings {
+        ars_runtime::SubagentSettings {
+            max_wakes_per_hour: self.max_wakes_per_hour,
+        }
+    }
 }
 
 /// `[knowledge]`.
@@ -287,6 +315,7 @@ impl Default for Config {
             mcp: McpSettings::default(),
             knowledge: KnowledgeSettings::default(),
             network: NetworkSettings::default(),
+            subagents: SubagentSettings::default(),
         }
     }
 }
@@ -295,7 +324,7 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 27] = [
+const SETTINGS: [&str; 28] = [
     "bind",
     "data_dir",
     "database_url",
@@ -323,6 +352,7 @@ const SETTINGS: [&str; 27] = [
     "mcp",
     "knowledge",
     "network",
+    "subagents",
 ];
 
 impl Config {
@@ -349,6 +379,7 @@ impl Config {
                     || key.starts_with("mcp__")
                     || key.starts_with("knowledge__")
                     || key.starts_with("network__")
+                    || key.starts_with("subagents__")
             })
             // `ARS_SANDBOX` predates the `[sandbox]` table and still names the mode.
             .map(|key| {

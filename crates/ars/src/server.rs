@@ -225,7 +225,12 @@ pub async fn build(config: &Config, store: Arc<dyn Store>) -> anyhow::Result<App
         sandbox: Arc::clone(&sandbox) as Arc<dyn Sandbox>,
         tools: builtin_tools(),
         config: config.runtime_config(),
-        plugins: plugins(&skills, &mcp, &knowledge),
+        plugins: plugins(
+            config.subagents.runtime_settings(),
+            &skills,
+            &mcp,
+            &knowledge,
+        ),
         control,
     });
     check_models(&runtime).await;
@@ -319,12 +324,13 @@ async fn control_channel(config: &Config) -> anyhow::Result<Arc<dyn ControlChann
 
 /// The capability plug-ins every run may use, in the order they shape it.
 fn plugins(
+    subagents: ars_runtime::SubagentSettings,
     skills: &SkillLibrary,
     mcp: &McpHub,
     knowledge: &KnowledgeHub,
 ) -> Vec<Arc<dyn MiddlewareFactory>> {
     vec![
-        Arc::new(SubagentMiddlewareFactory::new()),
+        Arc::new(SubagentMiddlewareFactory::with_settings(subagents)),
         Arc::new(SkillsPlugin::new(skills.clone())),
         Arc::new(McpPlugin::new(mcp.clone())),
         Arc::new(KnowledgePlugin::new(knowledge.clone())),

@@ -184,6 +184,7 @@ pub async fn start_run(
             input,
             parent: None,
             replace_from: body.replace_from,
+            woken_by: None,
         })
         .await?;
     Ok((StatusCode::ACCEPTED, Json(RunAccepted { run: run.into() })))

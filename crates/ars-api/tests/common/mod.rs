@@ -141,7 +141,12 @@ impl TestApp {
     /// A server with a real runtime: fresh SQLite store, in-process event bus, the model
     /// providers of `setup.models` besides the built-in `scripted` one, the bubblewrap sandbox
     /// in the test's temp dir, and every built-in tool.
-    pub async fn spawn_setup(setup: Setup) -> Self {
+    ///
+    /// The server's `[defaults.base]` leave background results as notes (`subagent_results =
+    /// "note"`): these tests follow their children themselves. Wakes are tested with agents
+    /// that ask for them.
+    pub async fn spawn_setup(mut setup: Setup) -> Self {
+        setup.api.defaults.base.subagent_results = Some(ars_domain::SubagentResults::Note);
         let (store, dir): (Arc<dyn Store>, _) = match (setup.store, &setup.postgres) {
             (Some(store), _) => (store, tempfile::tempdir().unwrap()),
             (None, None) => {

@@ -83,6 +83,7 @@ impl Runtime {
             Err(e) => tracing::warn!(error = %e, "cannot renew the run leases"),
         }
         self.sweep_waits().await;
+        self.sweep_plugins().await;
         if config.recovery == Recovery::ExpiredLeases {
             match store.reap_expired_runs(now_ms()).await {
                 Ok(ids) => {

@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use ars_domain::{
-    Agent, ContextDefaults, Lease, Lineage, Message, NewRun, Run, RunId, RunInput, RunOutcome,
-    RunStatus, SecretKey, Thread, Usage, UserId,
+    Agent, ContextDefaults, Lease, Lineage, Message, NewRun, ResolvedContext, Run, RunId, RunInput,
+    RunOutcome, RunStatus, SecretKey, Thread, Usage, UserId,
 };
 use ars_events::{ControlChannel, EventBus, EventKind, ParentRef, RunRef, Signal};
 use ars_models::ModelRegistry;
@@ -254,7 +254,15 @@ impl Runtime {
             Recovery::ExpiredLeases => store.reap_expired_runs(now_ms()).await?,
         };
         self.after_reaping(&ids).await?;
+        self.sweep_plugins().await;
         Ok(ids)
+    }
+
+    /// Each plug-in's sweep (see `MiddlewareFactory::sweep`).
+    async fn sweep_plugins(&self) {
+        for plugin in &self.inner.plugins {
+            plugin.sweep(self).await;
+        }
     }
 
     /// Logs runs ended by recovery or the reaper and tells of their ends.
@@ -320,6 +328,7 @@ impl Runtime {
                 owner: self.inner.config.instance_id.clone(),
                 expires_ms: now_ms() + lease::ttl_ms(&self.inner.config),
             }),
+            woken_by: start.woken_by,
         };
         let run = match store.create_run_with_input(&new, start.replace_from).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
@@ -626,6 +635,13 @@ impl Runs for Runtime {
 
     async fn steer(&self, run_id: RunId, input: RunInput) -> Result<Message, RuntimeError> {
         Runtime::steer(self, run_id, input).await
+    }
+
+    async fn context_of(&self, agent: &Agent) -> Result<ResolvedContext, StoreError> {
+        let models = self.inner.models.snapshot().await?;
+        Ok(models
+            .defaults(&self.inner.config.defaults)
+            .resolve(agent.backend_id, &agent.config_json.context))
     }
 
     fn store(&self) -> &Arc<dyn Store> {

@@ -1,7 +1,7 @@
 //! What a child run tells its parent thread: every change of its entry
 //! ([`ThreadEvent::Subagent`]), its tokens included — those at most every [`USAGE_INTERVAL`],
-//! the latest always told in the end — and, when this instance wrote its end, the completion
-//! notice of a background child (`notice`).
+//! the latest always told in the end — and, when this instance wrote its end, a background
+//! child's result (`notice`).
 //!
 //! Each event carries the child run as it now stands, so a follower replaces by run id.
 //! Best-effort like run events: the store is the record, and every follower starts from it.
@@ -15,9 +15,8 @@ use tokio::time::Instant;
 
 use ars_domain::{Lineage, Run, Thread, ThreadId, Usage};
 use ars_events::{EventBus, ThreadEvent};
-use ars_store::Store;
 
-use super::notice;
+use super::{SubagentSettings, notice};
 use crate::feed::RunObserver;
 use crate::runs::Runs;
 
@@ -28,7 +27,8 @@ pub(crate) const USAGE_INTERVAL: Duration = Duration::from_millis(500);
 /// that executed elsewhere).
 pub(super) struct Child {
     bus: Arc<dyn EventBus>,
-    store: Arc<dyn Store>,
+    runs: Arc<dyn Runs>,
+    settings: SubagentSettings,
     /// The child's thread, whose lineage names the parent thread and the subagent.
     thread: Thread,
     parent_thread: ThreadId,
@@ -55,10 +55,12 @@ impl Child {
         thread: &Thread,
         lineage: Lineage<'_>,
         runs: &dyn Runs,
+        settings: SubagentSettings,
     ) -> Arc<Self> {
         Arc::new(Self {
             bus: Arc::clone(runs.events()),
-            store: Arc::clone(runs.store()),
+            runs: runs.handle(),
+            settings,
             thread: thread.clone(),
             parent_thread: lineage.parent_thread_id().clone(),
             slug: lineage.subagent_slug().to_string(),
@@ -125,9 +127,10 @@ impl RunObserver for Child {
         }
     }
 
-    /// The writer of a child's end is the one that tells a parent nobody waits for.
+    /// The writer of a child's end is the one that tells its parent thread of a background
+    /// child's end.
     async fn ended(&self, run: &Run) {
-        notice::child_ended(&self.store, &self.bus, run, &self.thread).await;
+        notice::child_ended(self.runs.as_ref(), &self.settings, run, &self.thread).await;
     }
 
     async fn closed(&self) {

@@ -11,8 +11,9 @@
 //! [`ParentLink`](crate::ParentLink): its lineage, the calling tool's cancel token when the
 //! parent waits (`Delivery::Wait`), and this plug-in's own pool of slots. Through the plug-in
 //! hooks it also follows every child run (`children`): the parent thread's followers hear of
-//! each change of the child's entry, and a background child that outlives its parent's run
-//! leaves a completion notice (`notice`); a run's total tokens include its children's.
+//! each change of the child's entry, and a background child's end reaches the parent thread once
+//! — waking it or leaving a note, as the parent agent's `subagent_results` says (`notice`); a
+//! run's total tokens include its children's.
 //!
 //! A plug-in: the server assembly registers [`SubagentMiddlewareFactory`]; the runtime core
 //! does not import this module.
@@ -41,6 +42,7 @@ pub use progress::summarize;
 /// child runs it starts.
 #[derive(Default)]
 pub struct SubagentMiddlewareFactory {
+    settings: SubagentSettings,
     /// Execution slots of child runs, apart from the runtime's: a parent waiting in `task`
     /// holds its slot, so children drawing from the same pool could starve behind their
     /// parents. Subagents never nest, so two pools cannot deadlock. Sized like the runtime's
@@ -51,6 +53,29 @@ pub struct SubagentMiddlewareFactory {
 impl SubagentMiddlewareFactory {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub fn with_settings(settings: SubagentSettings) -> Self {
+        Self {
+            settings,
+            ..Self::default()
+        }
+    }
+}
+
+/// The server's settings for subagents (`[subagents]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubagentSettings {
+    /// The most runs background results start on one thread within an hour; past it, they
+    /// leave a note (and a log line).
+    pub max_wakes_per_hour: u32,
+}
+
+impl Default for SubagentSettings {
+    fn default() -> Self {
+        Self {
+            max_wakes_per_hour: 30,
+        }
     }
 }
 
@@ -87,7 +112,18 @@ impl MiddlewareFactory for SubagentMiddlewareFactory {
     /// Follows child runs: their parent thread hears of them, and their end may leave a notice.
     fn observe(&self, run: &Run, thread: &Thread, runs: &dyn Runs) -> Option<Arc<dyn RunObserver>> {
         let lineage = Lineage::of(run, thread)?;
-        Some(children::Child::follow(run, thread, lineage, runs))
+        Some(children::Child::follow(
+            run,
+            thread,
+            lineage,
+            runs,
+            self.settings,
+        ))
+    }
+
+    /// Tells the background results whose teller stopped before telling them.
+    async fn sweep(&self, runs: &dyn Runs) {
+        notice::sweep(runs, &self.settings).await;
     }
 
     /// A run's children's tokens. A child has no children of its own (subagents do not nest),

@@ -187,6 +187,7 @@ impl Shared {
                 slots: Some(self.slots.clone()),
             }),
             replace_from: None,
+            woken_by: None,
         };
         match self.runs.start_run(start).await {
             Ok(run) => {
@@ -244,6 +245,16 @@ impl Shared {
         let ours =
             thread.parent_thread_id() == Some(&self.thread.id) && thread.user_id == self.caller.id;
         if ours { Ok(thread) } else { Err(not_found()) }
+    }
+
+    /// The parent read how its background child `run` ended (its result, or why it failed):
+    /// that tells the end, so it neither wakes the parent nor reaches it again as a notice.
+    async fn collected(&self, run: &Run) {
+        if run.status.is_terminal()
+            && let Err(e) = self.runs.store().tell_parent(run.id).await
+        {
+            tracing::warn!(run_id = %run.id, error = %e, "cannot record that a child's result was read");
+        }
     }
 
     /// The tool-facing result of a child run that has ended: its result, or — when it did not
@@ -376,7 +387,10 @@ impl Tool for Start {
                     .wait(run.id, Duration::from_secs(DOOMED_END_S), ctx)
                     .await?;
                 match waited {
-                    Waited::Finished(run) => self.0.ended(&run, &thread),
+                    Waited::Finished(run) => {
+                        self.0.collected(&run).await;
+                        self.0.ended(&run, &thread)
+                    }
                     Waited::StillRunning(run) => {
                         let mut value = self.0.result(&run, &thread);
                         value["error"] = json!(reason);
@@ -411,6 +425,7 @@ impl Tool for Status {
             .into_iter()
             .filter(|m| m.run_id == Some(run.id))
             .collect();
+        self.0.collected(&run).await;
         let mut value = self.0.result(&run, &thread);
         value["progress"] = json!(summarize(&of_run, PROGRESS_LINES));
         to_json(&value)
@@ -455,7 +470,10 @@ impl Tool for Await {
         );
         let (run, thread) = self.0.owned_run(&args.run_id).await?;
         match self.0.wait(run.id, timeout, ctx).await? {
-            Waited::Finished(run) => self.0.ended(&run, &thread),
+            Waited::Finished(run) => {
+                self.0.collected(&run).await;
+                self.0.ended(&run, &thread)
+            }
             Waited::StillRunning(run) => {
                 let mut value = self.0.result(&run, &thread);
                 value["wait_timed_out"] = json!(true);

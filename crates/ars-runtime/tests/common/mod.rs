@@ -100,11 +100,16 @@ pub async fn harness_parts(
 }
 
 /// A harness whose model registry serves `models` besides the scripted provider.
+///
+/// Its `[defaults.base]` leave background results as notes (`subagent_results = "note"`):
+/// these tests follow their children themselves. Wakes are tested with agents that ask for
+/// them (`tests/background_results.rs`).
 pub async fn harness_models(
-    config: RuntimeConfig,
+    mut config: RuntimeConfig,
     models: ModelsConfig,
     plugins: impl FnOnce(&Arc<dyn Store>, &Arc<dyn Sandbox>) -> Plugins,
 ) -> Harness {
+    config.defaults.base.subagent_results = Some(ars_domain::SubagentResults::Note);
     let (store, db) = ars_store::test_support::sqlite_fresh().await;
     let store: Arc<dyn Store> = Arc::new(store);
     let data = tempfile::tempdir().unwrap();
@@ -219,6 +224,7 @@ impl Harness {
                 input: ars_domain::RunInput::new(input).unwrap(),
                 parent: None,
                 replace_from: None,
+                woken_by: None,
             })
             .await
             .unwrap()

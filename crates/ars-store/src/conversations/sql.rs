@@ -173,6 +173,13 @@ macro_rules! impl_conversation_store {
                             return Err($crate::StoreError::RunEnded { run });
                         }
                     }
+                    // A message that tells a background child's end to its parent is written
+                    // once: with the mark, or not at all.
+                    if let Some(child) = message.tells
+                        && !Self::tell_parent_in(&mut tx, child).await?
+                    {
+                        return Err($crate::StoreError::Conflict { field: "tells" });
+                    }
                     let row = sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
                         $crate::conversations::queries::APPEND_MESSAGE,
                     )

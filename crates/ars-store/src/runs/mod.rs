@@ -2,6 +2,7 @@
 //! once (the first writer wins), held by an instance through a lease.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use ars_domain::{
     AgentId, Lease, Message, MessageId, NewRun, Run, RunId, RunOutcome, ThreadId, Usage, Waiting,
@@ -135,4 +136,18 @@ pub trait RunStore: Send + Sync {
     async fn expired_waits(&self, now_ms: i64) -> Result<Vec<RunId>>;
     /// The waiting runs on `thread` and on its child threads (its subagents'), oldest first.
     async fn waiting_runs_under(&self, thread: &ThreadId) -> Result<Vec<Run>>;
+
+    // Background results: the end of a background child is told to its parent thread once.
+    // What tells it — a message with `NewMessage::tells`, a run with `NewRun::woken_by` — is
+    // written only together with the mark, and this marks it with nothing written.
+
+    /// Marks that background child `child`'s end was told to its parent thread; `false` when it
+    /// was told already (or is not an ended background child).
+    async fn tell_parent(&self, child: RunId) -> Result<bool>;
+    /// Background children that ended before `before` and whose parent thread was not told
+    /// (their teller stopped first), oldest first, at most 100.
+    async fn untold_children(&self, before: DateTime<Utc>) -> Result<Vec<RunId>>;
+    /// How many runs background results started (`NewRun::woken_by`) on `thread` after
+    /// `since`.
+    async fn wakes_since(&self, thread: &ThreadId, since: DateTime<Utc>) -> Result<u64>;
 }

@@ -31,13 +31,14 @@ macro_rules! executing {
 /// Creates a pending run unless the thread already has an active one, in which case nothing is
 /// written and no row returned. `$1`: id; `$2`: thread; `$3`: agent; `$4`: user; `$5`: input;
 /// `$6`: parent run; `$7`: parent tool call; `$8`: now; `$9`: delivery; `$10`, `$11`: lease
-/// owner and expiry. `ON CONFLICT` names the partial unique
+/// owner and expiry; `$12`: the background child whose end it acts on (a wake). `ON CONFLICT`
+/// names the partial unique
 /// index, so a concurrent creator (PostgreSQL waits for it to commit) is a quiet miss rather
 /// than an error.
 pub(crate) const INSERT_RUN: &str = concat!(
     "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
-     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms) \
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11) \
+     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms, wake_of) \
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12) \
      ON CONFLICT (thread_id) WHERE ",
     active!(),
     " DO NOTHING RETURNING ",
@@ -184,3 +185,20 @@ pub(crate) const WAITING_RUNS_UNDER: &str = concat!(
     " FROM runs WHERE status = 'waiting' AND (thread_id = $1 OR thread_id IN \
      (SELECT id FROM threads WHERE parent_thread_id = $1)) ORDER BY created_at, id"
 );
+
+// Background results.
+
+/// Marks that the end of background child `$1` was told to its parent thread; a row only the
+/// first time (and only for an ended background child).
+pub(crate) const TELL_PARENT: &str = "UPDATE runs SET parent_told = TRUE \
+     WHERE id = $1 AND parent_told = FALSE AND delivery = 'background' \
+     AND finished_at IS NOT NULL RETURNING id";
+
+/// Background children that ended before `$1` and whose parent was not told, oldest first.
+pub(crate) const UNTOLD_CHILDREN: &str = "SELECT id FROM runs \
+     WHERE delivery = 'background' AND parent_told = FALSE AND finished_at IS NOT NULL \
+     AND finished_at < $1 ORDER BY finished_at LIMIT 100";
+
+/// How many runs background results started on thread `$1` since `$2`.
+pub(crate) const WAKES_SINCE: &str =
+    "SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND wake_of IS NOT NULL AND created_at > $2";

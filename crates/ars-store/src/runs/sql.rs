@@ -46,8 +46,22 @@ macro_rules! impl_run_store {
                 )
                 .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
                 .bind(new.lease.as_ref().map(|l| l.expires_ms))
+                .bind(new.woken_by.as_ref().map(|n| n.run_id.to_string()))
                 .fetch_optional(&mut *conn)
                 .await?)
+            }
+
+            /// Marks that background child `child`'s end was told to its parent, inside the
+            /// caller's transaction; `false` when it had been told already.
+            async fn tell_parent_in(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                child: ars_domain::RunId,
+            ) -> $crate::Result<bool> {
+                let told: Option<(String,)> = sqlx::query_as($crate::runs::queries::TELL_PARENT)
+                    .bind(child.to_string())
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Ok(told.is_some())
             }
 
             /// Takes message `from` and every later message of `new`'s thread out of its
@@ -202,6 +216,12 @@ macro_rules! impl_run_store {
                             continue;
                         };
                         let run = row.into_run()?;
+                        // A wake tells the child's parent: once, or not at all.
+                        if let Some(notice) = &new.woken_by
+                            && !Self::tell_parent_in(&mut tx, notice.run_id).await?
+                        {
+                            return Err($crate::StoreError::Conflict { field: "woken_by" });
+                        }
                         let replaced = match replace_from {
                             Some(from) => Self::replace_from(&mut tx, &new, from, run.id).await?,
                             None => 0,
@@ -212,13 +232,17 @@ macro_rules! impl_run_store {
                         .bind(ars_domain::MessageId::new().to_string())
                         .bind(new.thread_id.as_str())
                         .bind(run.id.to_string())
-                        .bind(ars_domain::MessageRole::User.as_str())
+                        // A wake's input is the completion notice that woke it.
+                        .bind(match new.woken_by {
+                            Some(_) => ars_domain::MessageRole::System.as_str(),
+                            None => ars_domain::MessageRole::User.as_str(),
+                        })
                         .bind(&new.input)
                         .bind(sqlx::types::Json(Vec::<ars_domain::ToolCallRecord>::new()))
                         .bind(None::<&str>)
                         .bind(None::<&str>)
                         .bind(false)
-                        .bind(None::<sqlx::types::Json<ars_domain::MessageNotice>>)
+                        .bind(new.woken_by.as_ref().map(sqlx::types::Json))
                         .bind(false)
                         .bind(now)
                         .fetch_one(&mut *tx)
@@ -486,6 +510,40 @@ macro_rules! impl_run_store {
             ) -> $crate::Result<Vec<ars_domain::Run>> {
                 self.runs_where($crate::runs::queries::WAITING_RUNS_UNDER, thread.as_str())
                     .await
+            }
+
+            async fn tell_parent(&self, child: ars_domain::RunId) -> $crate::Result<bool> {
+                self.write("tell_parent", move |this| async move {
+                    let mut tx = this.begin_write().await?;
+                    let told = Self::tell_parent_in(&mut tx, child).await?;
+                    tx.commit().await?;
+                    Ok(told)
+                })
+                .await
+            }
+
+            async fn untold_children(
+                &self,
+                before: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<ars_domain::RunId>> {
+                let ids: Vec<(String,)> = sqlx::query_as($crate::runs::queries::UNTOLD_CHILDREN)
+                    .bind(before)
+                    .fetch_all(&self.pool)
+                    .await?;
+                $crate::runs::rows::parse_run_ids(ids)
+            }
+
+            async fn wakes_since(
+                &self,
+                thread: &ars_domain::ThreadId,
+                since: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<u64> {
+                let (count,): (i64,) = sqlx::query_as($crate::runs::queries::WAKES_SINCE)
+                    .bind(thread.as_str())
+                    .bind(since)
+                    .fetch_one(&self.pool)
+                    .await?;
+                Ok(u64::try_from(count).unwrap_or(0))
             }
         }
     };

@@ -120,6 +120,7 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
         input: input.to_string(),
         lineage: None,
         lease: None,
+        woken_by: None,
     }
 }
 

@@ -91,6 +91,11 @@ impl Cluster {
         let mut env = vec![
             ("ARS_DATABASE_URL".to_string(), schema.url.clone()),
             ("ARS_LEASE_TTL_S".to_string(), LEASE_TTL_S.to_string()),
+            // These tests follow their children themselves: background results leave notes.
+            (
+                "ARS_DEFAULTS__BASE__SUBAGENT_RESULTS".to_string(),
+                "note".to_string(),
+            ),
         ];
         if let Some(redis) = redis {
             env.push(("ARS_REDIS_URL".to_string(), redis));

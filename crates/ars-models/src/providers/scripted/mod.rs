@@ -15,7 +15,10 @@
 //!
 //! # Script format
 //!
-//! An array of turns, or `{ "turns": [...] }`. A turn:
+//! An array of turns, or `{ "turns": [...], "when": [...] }`: `when` lists other turns for a
+//! last user message containing a text, `{ "input_contains": "[notice]", "turns": [...] }`, tried
+//! in order (e.g. an agent that starts a background subagent, and reports when its result wakes
+//! it). A turn:
 //!
 //! | field            | type                                 | meaning                                      |
 //! |------------------|--------------------------------------|----------------------------------------------|

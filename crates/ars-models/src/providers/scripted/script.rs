@@ -16,6 +16,16 @@ const MAX_DELAY_MS: u64 = 10 * 60 * 1000;
 #[derive(Debug, Clone)]
 pub(super) struct Script {
     pub(super) turns: Vec<Turn>,
+    /// Other turns for a last user message that contains a text, tried in order.
+    pub(super) when: Vec<Branch>,
+}
+
+/// `when: [{input_contains, turns}]`: what plays instead when the last user message contains
+/// `input_contains`.
+#[derive(Debug, Clone)]
+pub(super) struct Branch {
+    input_contains: String,
+    turns: Vec<Turn>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -74,36 +84,42 @@ impl Script {
                 error: None,
                 usage: None,
             }],
+            when: Vec::new(),
         }
     }
 
     /// Parses and checks a script; the error says which turn and field is wrong.
     pub(super) fn parse(value: &Value) -> Result<Self, String> {
-        let turns = match value {
-            Value::Array(turns) => turns,
+        let (turns, when) = match value {
+            Value::Array(turns) => (turns, None),
             Value::Object(map) => {
-                if let Some(key) = map.keys().find(|k| k.as_str() != "turns") {
+                if let Some(key) = map
+                    .keys()
+                    .find(|k| !["turns", "when"].contains(&k.as_str()))
+                {
                     return Err(format!(
-                        "unknown field `{key}`; a script object has only `turns`"
+                        "unknown field `{key}`; a script object has only `turns` and `when`"
                     ));
                 }
                 match map.get("turns") {
-                    Some(Value::Array(turns)) => turns,
+                    Some(Value::Array(turns)) => (turns, map.get("when")),
                     Some(_) => return Err("`turns` must be an array of turns".into()),
                     None => return Err("a script object needs a `turns` array".into()),
                 }
             }
             _ => return Err("a script is an array of turns or an object with `turns`".into()),
         };
-        if turns.is_empty() {
-            return Err("a script needs at least one turn".into());
-        }
-        let turns = turns
-            .iter()
-            .enumerate()
-            .map(|(i, turn)| parse_turn(turn).map_err(|e| format!("turn {i}: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { turns })
+        let turns = parse_turns(turns, "")?;
+        let when = match when {
+            None => Vec::new(),
+            Some(Value::Array(branches)) => branches
+                .iter()
+                .enumerate()
+                .map(|(i, branch)| parse_branch(branch).map_err(|e| format!("when {i}: {e}")))
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(_) => return Err("`when` must be an array of {input_contains, turns}".into()),
+        };
+        Ok(Self { turns, when })
     }
 
     /// The turn that plays for `messages`: one step further for each assistant message after
@@ -117,9 +133,50 @@ impl Script {
             .iter()
             .filter(|m| m.role() == Role::Assistant)
             .count();
-        let index = played.min(self.turns.len() - 1);
-        (index, &self.turns[index])
+        let input = start.checked_sub(1).map_or("", |i| messages[i].content());
+        let turns = self
+            .when
+            .iter()
+            .find(|b| input.contains(&b.input_contains))
+            .map_or(&self.turns, |b| &b.turns);
+        let index = played.min(turns.len() - 1);
+        (index, &turns[index])
     }
+}
+
+fn parse_turns(turns: &[Value], at: &str) -> Result<Vec<Turn>, String> {
+    if turns.is_empty() {
+        return Err(format!("{at}a script needs at least one turn"));
+    }
+    turns
+        .iter()
+        .enumerate()
+        .map(|(i, turn)| parse_turn(turn).map_err(|e| format!("{at}turn {i}: {e}")))
+        .collect()
+}
+
+fn parse_branch(value: &Value) -> Result<Branch, String> {
+    let Value::Object(map) = value else {
+        return Err("a branch is an object {input_contains, turns}".into());
+    };
+    if let Some(key) = map
+        .keys()
+        .find(|k| !["input_contains", "turns"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "unknown field `{key}`; a branch has `input_contains` and `turns`"
+        ));
+    }
+    let Some(Value::String(input_contains)) = map.get("input_contains") else {
+        return Err("`input_contains` must be a string".into());
+    };
+    let Some(Value::Array(turns)) = map.get("turns") else {
+        return Err("`turns` must be an array of turns".into());
+    };
+    Ok(Branch {
+        input_contains: input_contains.clone(),
+        turns: parse_turns(turns, "")?,
+    })
 }
 
 /// The most tokens a scripted turn may report: what a run's usage can hold.
@@ -389,5 +446,40 @@ mod usage_tests {
         assert!(Script::parse(&turn(i64::MAX as u64)).is_ok());
         let err = Script::parse(&turn(i64::MAX as u64 + 1)).unwrap_err();
         assert!(err.contains("usage.prompt_tokens"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod when_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_last_user_message_containing_a_branchs_text_plays_that_branchs_turns() {
+        let script = Script::parse(&json!({
+            "turns": [{"text": "start"}, {"text": "started"}],
+            "when": [{"input_contains": "[notice]", "turns": [{"text": "reported"}]}]
+        }))
+        .unwrap();
+        let text = |messages: &[Message]| script.turn_for(messages).1.text.clone();
+        assert_eq!(text(&[Message::user("go")]).as_deref(), Some("start"));
+        assert_eq!(
+            text(&[Message::user("go"), Message::assistant("start", Vec::new())]).as_deref(),
+            Some("started")
+        );
+        let woken = [
+            Message::user("go"),
+            Message::assistant("started", Vec::new()),
+            Message::user("[notice] done"),
+        ];
+        assert_eq!(text(&woken).as_deref(), Some("reported"));
+        for bad in [
+            json!({"turns": [{}], "when": {}}),
+            json!({"turns": [{}], "when": [{"turns": [{}]}]}),
+            json!({"turns": [{}], "when": [{"input_contains": "x", "turns": []}]}),
+            json!({"turns": [{}], "when": [{"input_contains": "x", "turns": [{}], "y": 1}]}),
+        ] {
+            assert!(Script::parse(&bad).is_err(), "{bad}");
+        }
     }
 }

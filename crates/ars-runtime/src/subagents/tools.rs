@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use ars_domain::{
-    Agent, Delivery, Run, RunId, RunInput, RunInputError, RunLineage, RunStatus, Thread, ThreadId,
+    Agent, Delivery, NewMessage, Run, RunId, RunInput, RunInputError, RunLineage, RunStatus,
+    Thread, ThreadId,
 };
 
 use super::progress::summarize;
@@ -60,6 +61,8 @@ struct DelegateArgs {
     subagent_slug: String,
     #[serde(default)]
     thread_id: Option<String>,
+    #[serde(default)]
+    fork: bool,
 }
 
 #[derive(Deserialize)]
@@ -90,7 +93,8 @@ fn delegate_schema() -> Value {
     json!({"type": "object", "properties": {
         "description": {"type": "string", "description": "The complete task for the subagent: it sees nothing else of this conversation"},
         "subagent_slug": {"type": "string", "description": "Which subagent"},
-        "thread_id": {"type": "string", "description": "Continue an earlier subagent thread (from a previous result)"}
+        "thread_id": {"type": "string", "description": "Continue an earlier subagent thread (from a previous result)"},
+        "fork": {"type": "boolean", "description": "Start the subagent with a copy of this conversation so far (everything before this call), then the description; not with thread_id"}
     }, "required": ["description", "subagent_slug"], "additionalProperties": false})
 }
 
@@ -169,10 +173,20 @@ impl Shared {
                 ),
             })
         })?;
+        if args.fork && args.thread_id.is_some() {
+            return Err(ToolError::InvalidArguments(
+                "fork starts a new subagent thread with a copy of this conversation; it cannot \
+                 continue thread_id — drop one of them"
+                    .into(),
+            ));
+        }
         let agent = self.subagent(&args.subagent_slug)?.clone();
         // Started all the same, so its failure is on record where the user looks for it.
         let doomed = self.runs.cannot_run(&agent).await;
         let thread = self.child_thread(&agent, args).await?;
+        if args.fork {
+            self.fork_into(&thread, ctx).await?;
+        }
         let start = StartRun {
             thread: thread.clone(),
             caller: self.caller,
@@ -204,6 +218,36 @@ impl Shared {
             }),
             Err(e) => Err(failed(e)),
         }
+    }
+
+    /// Copies this parent thread's history up to (not including) the turn making call `ctx`
+    /// into the new child thread `child`, so the child starts where the parent stands.
+    async fn fork_into(&self, child: &Thread, ctx: &ToolContext) -> Result<(), ToolError> {
+        let store = self.runs.store();
+        let history = store.messages(&self.thread.id).await.map_err(failed)?;
+        let turn = history
+            .iter()
+            .position(|m| {
+                m.run_id == Some(ctx.run_id) && m.tool_calls.iter().any(|c| c.id == ctx.call_id)
+            })
+            .unwrap_or(history.len());
+        for message in &history[..turn] {
+            let copy = NewMessage {
+                thread_id: child.id.clone(),
+                run_id: None,
+                role: message.role,
+                content: message.content.clone(),
+                tool_calls: message.tool_calls.clone(),
+                tool_call_id: message.tool_call_id.clone(),
+                tool_name: message.tool_name.clone(),
+                is_error: message.is_error,
+                notice: message.notice.clone(),
+                steer: false,
+                tells: None,
+            };
+            store.append_message(&copy).await.map_err(failed)?;
+        }
+        Ok(())
     }
 
     /// A child run of this parent thread and user, or "not found".
@@ -552,6 +596,7 @@ impl Tool for SendTo {
                 description: input.as_str().to_string(),
                 subagent_slug: thread.subagent_slug().unwrap_or_default().to_string(),
                 thread_id: Some(thread.id.to_string()),
+                fork: false,
             };
             match self.0.start(&delegate, ctx, Delivery::Background).await? {
                 Started::Started { run, .. } => return reply(&run, SENT_NEW_RUN),

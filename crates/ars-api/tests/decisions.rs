@@ -63,6 +63,17 @@ async fn only_the_owner_decides_all_calls_at_once_and_a_run_not_waiting_is_a_409
         .get(&format!("/api/threads/{thread}/pending"), &token)
         .await;
     assert_eq!(listed.body.as_array().unwrap().len(), 2);
+    // The thread list marks the thread as waiting on its owner.
+    let threads = app.get("/api/threads", &token).await;
+    let listed_thread = threads
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == thread.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(listed_thread["waiting"], true, "{listed_thread}");
 
     let path = format!("/api/runs/{run}/decisions");
     let approve_both = json!({"decisions": [
@@ -150,6 +161,8 @@ async fn only_the_owner_decides_all_calls_at_once_and_a_run_not_waiting_is_a_409
     // Decided already: a 409 saying the run does not wait.
     let again = app.post(&path, &token, approve_both).await;
     assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    let threads = app.get("/api/threads", &token).await;
+    assert!(threads.body[0].get("waiting").is_none(), "{}", threads.body);
 }
 
 #[tokio::test]

@@ -826,7 +826,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's top-level threads, most recently active first. */
+        /**
+         * The caller's top-level threads, most recently active first; `waiting` marks those where a
+         *     run (theirs or a subagent's) waits for the caller's decision.
+         */
         get: operations["list_threads"];
         put?: never;
         /** Starts a conversation with an agent. */
@@ -2533,6 +2536,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             user_id: components["schemas"]["UserId"];
+            /**
+             * @description In the thread list: a run of the thread, or of one of its subagents, waits for your
+             *     decision (`GET /api/threads/{id}/pending`).
+             */
+            waiting?: boolean;
             /** @description The project workdir, relative to the user's workspace (`/home/gem/user-data/<this>`). */
             workdir_path: string;
         };

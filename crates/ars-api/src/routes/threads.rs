@@ -137,7 +137,8 @@ pub async fn create_thread(
     Ok((StatusCode::CREATED, Json(thread.into())))
 }
 
-/// The caller's top-level threads, most recently active first.
+/// The caller's top-level threads, most recently active first; `waiting` marks those where a
+/// run (theirs or a subagent's) waits for the caller's decision.
 #[utoipa::path(get, path = "/threads", tag = "threads", security(("bearer" = [])),
     responses((status = 200, body = [ThreadView]), (status = 401, body = ErrorBody)))]
 pub async fn list_threads(
@@ -145,7 +146,19 @@ pub async fn list_threads(
     auth: Auth,
 ) -> Result<Json<Vec<ThreadView>>, ApiError> {
     let threads = state.store.list_threads(auth.user.id).await?;
-    Ok(Json(threads.into_iter().map(ThreadView::from).collect()))
+    let waiting = state.store.waiting_threads(auth.user.id).await?;
+    Ok(Json(
+        threads
+            .into_iter()
+            .map(|thread| {
+                let waits = waiting.contains(&thread.id);
+                ThreadView {
+                    waiting: waits,
+                    ..thread.into()
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// One of the caller's threads.

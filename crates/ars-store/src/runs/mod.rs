@@ -136,6 +136,8 @@ pub trait RunStore: Send + Sync {
     async fn expired_waits(&self, now_ms: i64) -> Result<Vec<RunId>>;
     /// The waiting runs on `thread` and on its child threads (its subagents'), oldest first.
     async fn waiting_runs_under(&self, thread: &ThreadId) -> Result<Vec<Run>>;
+    /// `user`'s top-level threads with a waiting run on them or on one of their child threads.
+    async fn waiting_threads(&self, user: ars_domain::UserId) -> Result<Vec<ThreadId>>;
 
     // Background results: the end of a background child is told to its parent thread once.
     // What tells it — a message with `NewMessage::tells`, a run with `NewRun::woken_by` — is

@@ -186,6 +186,11 @@ pub(crate) const WAITING_RUNS_UNDER: &str = concat!(
      (SELECT id FROM threads WHERE parent_thread_id = $1)) ORDER BY created_at, id"
 );
 
+/// The top-level threads of user `$1` with a waiting run on them or on a child thread.
+pub(crate) const WAITING_THREADS: &str = "SELECT DISTINCT COALESCE(t.parent_thread_id, t.id) \
+     FROM runs r JOIN threads t ON t.id = r.thread_id \
+     WHERE r.user_id = $1 AND r.status = 'waiting'";
+
 // Background results.
 
 /// Marks that the end of background child `$1` was told to its parent thread; a row only the

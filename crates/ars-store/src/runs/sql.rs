@@ -512,6 +512,19 @@ macro_rules! impl_run_store {
                     .await
             }
 
+            async fn waiting_threads(
+                &self,
+                user: ars_domain::UserId,
+            ) -> $crate::Result<Vec<ars_domain::ThreadId>> {
+                let ids: Vec<(String,)> = sqlx::query_as($crate::runs::queries::WAITING_THREADS)
+                    .bind(user.to_string())
+                    .fetch_all(&self.pool)
+                    .await?;
+                ids.into_iter()
+                    .map(|(id,)| $crate::rows::parse_thread_id(&id))
+                    .collect()
+            }
+
             async fn tell_parent(&self, child: ars_domain::RunId) -> $crate::Result<bool> {
                 self.write("tell_parent", move |this| async move {
                     let mut tx = this.begin_write().await?;

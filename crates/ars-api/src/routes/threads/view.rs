@@ -28,6 +28,10 @@ pub struct ThreadView {
     pub workdir_path: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// In the thread list: a run of the thread, or of one of its subagents, waits for your
+    /// decision (`GET /api/threads/{id}/pending`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting: bool,
 }
 
 impl From<Thread> for ThreadView {
@@ -47,6 +51,7 @@ impl From<Thread> for ThreadView {
             workdir_path: thread.workdir_path,
             created_at: thread.created_at,
             updated_at: thread.updated_at,
+            waiting: false,
         }
     }
 }

@@ -61,6 +61,13 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 2592000)]
     pub approval_timeout_s: Option<u64>,
+    /// The most tokens a run may spend together with every subagent run it starts (its
+    /// rolled-up usage); past it the run stops (`budget_exceeded`) and its running subagents
+    /// are cancelled. A subagent's own budget is the lower of this and what remains of its
+    /// parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1_000_000_000_000i64)]
+    pub max_total_tokens: Option<u64>,
 }
 
 /// `config_json.context`: one form for every agent.
@@ -184,6 +191,7 @@ impl Default for ContextDefaults {
                     timeout_s: Some(600),
                     max_tokens: None,
                     approval_timeout_s: None,
+                    max_total_tokens: None,
                 }),
                 network: Some(false),
                 // Everything allowed.
@@ -202,6 +210,7 @@ impl Default for ContextDefaults {
                     timeout_s: Some(300),
                     max_tokens: None,
                     approval_timeout_s: None,
+                    max_total_tokens: None,
                 }),
                 ..AgentContext::default()
             },
@@ -231,6 +240,8 @@ pub struct ResolvedLimits {
     pub max_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_timeout_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
 }
 
 /// The context an agent actually runs with.
@@ -309,6 +320,7 @@ impl ContextDefaults {
             timeout_s: limit(&|l| l.timeout_s).unwrap_or(600),
             max_tokens: limit(&|l| l.max_tokens),
             approval_timeout_s: limit(&|l| l.approval_timeout_s),
+            max_total_tokens: limit(&|l| l.max_total_tokens),
         };
         let network = from(pick("network", &|c| c.network.is_some()))
             .and_then(|c| c.network)
@@ -428,6 +440,14 @@ impl AgentContext {
             {
                 return Err(ValidationError::invalid(
                     field("limits.max_tokens"),
+                    format!("must be between 1 and {RUN_MAX_TOKENS_CEILING}"),
+                ));
+            }
+            if let Some(tokens) = limits.max_total_tokens
+                && !(1..=RUN_MAX_TOKENS_CEILING).contains(&tokens)
+            {
+                return Err(ValidationError::invalid(
+                    field("limits.max_total_tokens"),
                     format!("must be between 1 and {RUN_MAX_TOKENS_CEILING}"),
                 ));
             }

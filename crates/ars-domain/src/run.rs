@@ -258,10 +258,13 @@ pub enum RunErrorCode {
     TokenBudget,
     /// The model kept producing tool calls whose arguments are not JSON.
     InvalidToolArguments,
+    /// The run's tree — the run with every subagent run it started — spent its budget
+    /// (`limits.max_total_tokens`), or a subagent spent what its parent's budget left it.
+    BudgetExceeded,
 }
 
 impl RunErrorCode {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::NoModelConfigured,
         Self::UnknownProvider,
         Self::ModelConfigInvalid,
@@ -272,6 +275,7 @@ impl RunErrorCode {
         Self::StepLimit,
         Self::TokenBudget,
         Self::InvalidToolArguments,
+        Self::BudgetExceeded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -286,6 +290,7 @@ impl RunErrorCode {
             Self::StepLimit => "step_limit",
             Self::TokenBudget => "token_budget",
             Self::InvalidToolArguments => "invalid_tool_arguments",
+            Self::BudgetExceeded => "budget_exceeded",
         }
     }
 

@@ -61,6 +61,22 @@ pub struct LoopSpec {
     pub agent_slug: String,
     /// When the run resumes after waiting: the decision on each call it waited on, by call id.
     pub resume: Option<HashMap<String, Resolution>>,
+    /// The budget of the run's tree (`limits.max_total_tokens`, for a subagent the lower of its
+    /// own and what its parent's left it), checked after each model call.
+    pub budget: Option<TreeBudget>,
+}
+
+/// What the tokens spent on a run's behalf outside it (by the subagent runs it started) come
+/// to now.
+pub type UsageBeyond = Arc<dyn Fn() -> futures::future::BoxFuture<'static, Usage> + Send + Sync>;
+
+/// A budget for a run together with the runs it starts.
+#[derive(Clone)]
+pub struct TreeBudget {
+    /// The most tokens the run and its subagents may spend.
+    pub limit: u64,
+    /// Their tokens beyond the run's own.
+    pub beyond: UsageBeyond,
 }
 
 /// How a loop ended on its own.
@@ -132,6 +148,20 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             };
             spec.emitter.emit(EventKind::Usage { usage: total }).await;
             let _ = spec.store.set_run_usage(spec.tool_ctx.run_id, total).await;
+            if let Some(budget) = &spec.budget {
+                let tree = total.total() + (budget.beyond)().await.total();
+                if tree > budget.limit {
+                    commit(spec, assistant_message(spec, &turn.text, &[])).await?;
+                    return Ok(LoopEnd::Failed(RunFailure::new(
+                        RunErrorCode::BudgetExceeded,
+                        format!(
+                            "budget exceeded: {tree} of {} tokens used by this run and its \
+                             subagents",
+                            budget.limit
+                        ),
+                    )));
+                }
+            }
             if let Some(budget) = spec.limits.max_tokens
                 && total.total() > budget
             {

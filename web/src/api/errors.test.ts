@@ -16,6 +16,7 @@ const RUN_CODES: Record<RunErrorCode, true> = {
   step_limit: true,
   token_budget: true,
   invalid_tool_arguments: true,
+  budget_exceeded: true,
 };
 
 afterAll(() => i18n.changeLanguage("en"));

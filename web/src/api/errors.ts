@@ -64,6 +64,7 @@ const TRANSLATED = new Set([
   "step_limit",
   "token_budget",
   "invalid_tool_arguments",
+  "budget_exceeded",
 ] as const);
 type TranslatedCode = typeof TRANSLATED extends Set<infer C> ? C : never;
 

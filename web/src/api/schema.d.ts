@@ -1737,6 +1737,14 @@ export interface components {
             max_tokens?: number | null;
             /**
              * Format: int64
+             * @description The most tokens a run may spend together with every subagent run it starts (its
+             *     rolled-up usage); past it the run stops (`budget_exceeded`) and its running subagents
+             *     are cancelled. A subagent's own budget is the lower of this and what remains of its
+             *     parent's.
+             */
+            max_total_tokens?: number | null;
+            /**
+             * Format: int64
              * @description The wall-clock limit of one run, in seconds.
              */
             timeout_s?: number | null;
@@ -2241,6 +2249,8 @@ export interface components {
             /** Format: int64 */
             max_tokens?: number | null;
             /** Format: int64 */
+            max_total_tokens?: number | null;
+            /** Format: int64 */
             timeout_s: number;
         };
         /**
@@ -2293,7 +2303,7 @@ export interface components {
          *     Only failures a user can act on have one.
          * @enum {string}
          */
-        RunErrorCode: "no_model_configured" | "unknown_provider" | "model_config_invalid" | "model_bad_key" | "model_unknown_model" | "model_unreachable" | "model_error" | "step_limit" | "token_budget" | "invalid_tool_arguments";
+        RunErrorCode: "no_model_configured" | "unknown_provider" | "model_config_invalid" | "model_bad_key" | "model_unknown_model" | "model_unreachable" | "model_error" | "step_limit" | "token_budget" | "invalid_tool_arguments" | "budget_exceeded";
         /**
          * @description One message of a run's event stream, as an SSE parser reads it (OpenAPI 3.1 cannot type
          *     a stream, so this describes each message).

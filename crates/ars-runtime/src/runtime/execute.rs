@@ -18,7 +18,7 @@ use ars_models::ChatModel;
 use ars_store::FinishedRun;
 
 use super::Runtime;
-use crate::agent_loop::{LoopEnd, LoopSpec, run_loop};
+use crate::agent_loop::{LoopEnd, LoopSpec, TreeBudget, UsageBeyond, run_loop};
 use crate::emitter::Emitter;
 use crate::metrics::{self, InGauge};
 use crate::plugin::RunSetup;
@@ -142,6 +142,15 @@ impl Runtime {
             FinishedRun::AlreadyEnded(_) => emitter.feed.close().await,
         }
         let ended_here = matches!(finished, FinishedRun::Ended(_));
+        if ended_here
+            && let RunOutcome::Error {
+                code: Some(RunErrorCode::BudgetExceeded),
+                ..
+            } = &outcome
+        {
+            // The tree's budget is spent: nothing it started goes on spending.
+            self.cancel_started(run.id).await;
+        }
         let finished = finished.into_run();
         crate::spans::record_run_end(&tracing::Span::current(), &finished);
         emitter
@@ -331,6 +340,66 @@ impl Runtime {
             approvals: context.approvals.clone(),
             agent_slug: agent.slug.clone(),
             resume,
+            budget: self.tree_budget(run, &context).await,
         })
+    }
+
+    /// The budget of `run`'s tree: its agent's `max_total_tokens`, lowered — for a run another
+    /// run started — to what the starter's budget leaves it (the starter's limit less everything
+    /// else its tree has spent). `None` when neither sets one.
+    async fn tree_budget(&self, run: &Run, context: &ResolvedContext) -> Option<TreeBudget> {
+        let own = context.limits.max_total_tokens;
+        let left = match &run.lineage {
+            Some(lineage) => self.left_for(lineage.parent_run_id, run).await,
+            None => None,
+        };
+        let limit = match (own, left) {
+            (Some(own), Some(left)) => own.min(left),
+            (own, left) => own.or(left)?,
+        };
+        let runtime = self.clone();
+        // Its own tokens are counted by the loop; this adds what the runs it started spend.
+        let beyond_of = Run {
+            usage: Usage::default(),
+            ..run.clone()
+        };
+        let beyond: UsageBeyond = Arc::new(move || {
+            let runtime = runtime.clone();
+            let run = beyond_of.clone();
+            Box::pin(async move { runtime.total_usage(&run).await.unwrap_or_default() })
+        });
+        Some(TreeBudget { limit, beyond })
+    }
+
+    /// What the budget of run `starter`'s tree leaves `run` (one of the runs it started), or
+    /// `None` when that tree has no budget.
+    async fn left_for(&self, starter: ars_domain::RunId, run: &Run) -> Option<u64> {
+        let store = &self.inner.store;
+        let starter = store.run(starter).await.ok()??;
+        let thread = store.thread(&starter.thread_id).await.ok()??;
+        let agent = store.agent(thread.agent_id).await.ok()??;
+        let models = self.inner.models.snapshot().await.ok()?;
+        let limit = models
+            .defaults(&self.inner.config.defaults)
+            .resolve(agent.backend_id, &agent.config_json.context)
+            .limits
+            .max_total_tokens?;
+        let tree = self.total_usage(&starter).await.ok()?.total();
+        // `run`'s own tokens so far are in the tree's; the budget left counts them as its own.
+        let others = tree.saturating_sub(run.usage.total());
+        Some(limit.saturating_sub(others))
+    }
+
+    /// Cancels the runs `run_id` started that are still active (its budget ran out).
+    async fn cancel_started(&self, run_id: ars_domain::RunId) {
+        let started = match self.inner.store.child_runs(run_id).await {
+            Ok(runs) => runs,
+            Err(e) => {
+                tracing::warn!(run_id = %run_id, error = %e, "cannot read the runs a run started");
+                return;
+            }
+        };
+        let active = started.iter().filter(|r| !r.status.is_terminal());
+        futures::future::join_all(active.map(|r| self.cancel(r.id))).await;
     }
 }

@@ -328,6 +328,9 @@ impl Shared {
         if let Some(error) = &run.error {
             value["error"] = json!(error);
         }
+        if let Some(code) = run.error_code {
+            value["error_code"] = json!(code);
+        }
         // A waiting child says what it waits on (the user decides it; see their pending list).
         if !run.pending.is_empty() {
             value["pending"] = json!(run.pending);

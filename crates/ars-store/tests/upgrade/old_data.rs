@@ -301,6 +301,7 @@ impl Old {
                             timeout_s: Some(60),
                             max_tokens: None,
                             approval_timeout_s: None,
+                            max_total_tokens: None,
                         }),
                         ..AgentContext::default()
                     },

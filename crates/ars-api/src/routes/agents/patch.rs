@@ -147,6 +147,8 @@ struct LimitsPatch {
     max_tokens: Patch<u64>,
     #[serde(default)]
     approval_timeout_s: Patch<u64>,
+    #[serde(default)]
+    max_total_tokens: Patch<u64>,
 }
 
 impl AgentPatch {
@@ -266,6 +268,7 @@ impl MergeInto<Limits> for LimitsPatch {
             timeout_s: self.timeout_s.optional(stored.timeout_s),
             max_tokens: self.max_tokens.optional(stored.max_tokens),
             approval_timeout_s: self.approval_timeout_s.optional(stored.approval_timeout_s),
+            max_total_tokens: self.max_total_tokens.optional(stored.max_total_tokens),
         })
     }
 }

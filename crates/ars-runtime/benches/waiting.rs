@@ -4,6 +4,11 @@
 //! ("same instance") and through a second runtime over the same store and bus ("another
 //! instance": the decision's path is the same as across processes, minus the network).
 //!
+//! And steer delivery: N runs whose model streams a 20-word answer (2 ms between words); a
+//! message is sent into each at its first word, and timed to the model call that reads it
+//! (the loop reads arrivals before it takes an answer as the end) — from the send, and from the
+//! end of the turn in progress (what the delivery itself costs).
+//!
 //! `cargo bench -p ars-runtime --bench waiting -- [N]` (default N = 500).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -102,6 +107,51 @@ async fn one(
     )
 }
 
+/// Starts a run on `thread`, sends a message in at its first streamed word; answers (send →
+/// the model call that reads it, end of the turn in progress → that call).
+async fn steer_one(
+    runtime: &Runtime,
+    bus: &InProcessBus,
+    thread: &Thread,
+    caller: Caller,
+) -> (Duration, Duration) {
+    let run = runtime
+        .start_run(StartRun {
+            thread: thread.clone(),
+            caller,
+            input: ars_domain::RunInput::new("go").unwrap(),
+            parent: None,
+            replace_from: None,
+            woken_by: None,
+        })
+        .await
+        .unwrap();
+    let mut events = bus.subscribe(run.id, 0).await.unwrap();
+    let (mut sent, mut turn_end, mut read) = (None, None, None);
+    while let Some(Ok(event)) = events.next().await {
+        match event.kind {
+            EventKind::MessageDelta { .. } if sent.is_none() => {
+                let input = ars_domain::RunInput::new("and another thing").unwrap();
+                let at = Instant::now();
+                runtime.steer(run.id, input).await.unwrap();
+                sent = Some(at);
+            }
+            EventKind::MessageCompleted { message }
+                if message.role == ars_domain::MessageRole::Assistant && turn_end.is_none() =>
+            {
+                turn_end = Some(Instant::now());
+            }
+            EventKind::MessageStarted { .. } if turn_end.is_some() && read.is_none() => {
+                read = Some(Instant::now());
+            }
+            EventKind::RunStatus { status, .. } if status.is_terminal() => break,
+            _ => {}
+        }
+    }
+    let (sent, turn_end, read) = (sent.unwrap(), turn_end.unwrap(), read.unwrap());
+    (read - sent, read - turn_end)
+}
+
 fn report(name: &str, mut to_model: Vec<Duration>, mut to_end: Vec<Duration>) {
     to_model.sort();
     to_end.sort();
@@ -177,4 +227,47 @@ async fn main() {
         }
         report(name, to_model, to_end);
     }
+
+    let words: Vec<String> = (1..=20).map(|i| format!("w{i}")).collect();
+    let draft = AgentDraft {
+        slug: "steered".into(),
+        name: "Steered".into(),
+        description: String::new(),
+        backend: Backend::Default,
+        config: AgentConfig {
+            context: AgentContext {
+                model: Some(ModelConfig {
+                    provider: "scripted".into(),
+                    name: "bench".into(),
+                    temperature: None,
+                    max_tokens: None,
+                    top_p: None,
+                    script: Some(json!([{"text": words.join(" "), "chunk_delay_ms": 2}])),
+                }),
+                tools: Some(Vec::new()),
+                ..AgentContext::default()
+            },
+        },
+        share_config: ShareConfig::default(),
+        is_default: false,
+    };
+    let steered = store.create_agent(&draft, Some(user.id)).await.unwrap();
+    let (mut from_send, mut from_turn_end) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let thread = Thread::new_root(user.id, steered.id, "bench".into());
+        let thread = store.create_thread(&thread).await.unwrap();
+        let (send, turn_end) = steer_one(&a, &bus, &thread, caller).await;
+        from_send.push(send);
+        from_turn_end.push(turn_end);
+    }
+    from_send.sort();
+    from_turn_end.sort();
+    println!(
+        "steering: send → the model call that reads it p50 {:?} p99 {:?} (the turn in progress \
+         streams ~40 ms); end of that turn → the call p50 {:?} p99 {:?}",
+        percentile(&from_send, 0.5),
+        percentile(&from_send, 0.99),
+        percentile(&from_turn_end, 0.5),
+        percentile(&from_turn_end, 0.99),
+    );
 }

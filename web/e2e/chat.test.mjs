@@ -192,7 +192,11 @@ flow("background and synchronous subagents all appear in the panel and finish", 
       { tool_calls: [taskCall("sync-helper", "write the notes")] },
       { text: "All **done**: {{last_tool_result.output}}" },
     ],
-    { name: "Lead", context: { subagents: ["bg-fast", "bg-slow", "sync-helper"] } },
+    // Told as notes: the flow is about the panel, not about a woken parent.
+    {
+      name: "Lead",
+      context: { subagents: ["bg-fast", "bg-slow", "sync-helper"], subagent_results: "note" },
+    },
   );
   await signIn(page);
   await send(page, "Lead", "delegate");
@@ -240,7 +244,7 @@ flow("a running child's popup shows its events live", async ({ page, server }) =
     server,
     "launcher",
     [{ tool_calls: [startCall("streamer", "stream a long answer")] }, { text: "started it" }],
-    { name: "Launcher", context: { subagents: ["streamer"] } },
+    { name: "Launcher", context: { subagents: ["streamer"], subagent_results: "note" } },
   );
   await signIn(page);
   await send(page, "Launcher", "go");
@@ -300,7 +304,7 @@ flow("a running child is cancelled from its popup", async ({ page, server }) => 
     server,
     "waker",
     [{ tool_calls: [startCall("sleeper", "sleep for a minute")] }, { text: "left it sleeping" }],
-    { name: "Waker", context: { subagents: ["sleeper"] } },
+    { name: "Waker", context: { subagents: ["sleeper"], subagent_results: "note" } },
   );
   await signIn(page);
   await send(page, "Waker", "start");

@@ -107,6 +107,7 @@ async function seed(server) {
       context: {
         system_prompt: "You write clearly.",
         subagents: ["researcher", "summarizer", "fact-checker"],
+        subagent_results: "note",
       },
     },
   );

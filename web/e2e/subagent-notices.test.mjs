@@ -1,5 +1,6 @@
 // Subagents that end after their parent, or fail: the completion notice arrives live as a card
-// that opens the child's run, and a failure says why wherever the child is shown.
+// that opens the child's run, and a failure says why wherever the child is shown. The parents
+// take results as notes (`subagent_results: "note"`); in-the-loop.test.mjs has a woken parent.
 import assert from "node:assert/strict";
 import { eventually, scriptedAgent, scriptedSubagent, signIn, startCall, useServer } from "./harness.mjs";
 
@@ -23,7 +24,8 @@ flow(
       [{ tool_calls: [startCall("late", "finish later")] }, { text: "Started it." }],
       {
         name: "Starter",
-        context: { tools: [], subagents: ["late"] },
+        // A note, not a woken run: this flow is about the notice card.
+        context: { tools: [], subagents: ["late"], subagent_results: "note" },
       },
     );
     await signIn(page);
@@ -55,7 +57,7 @@ flow(
       [{ tool_calls: [startCall("breaks", "try it")] }, { text: "Asked." }],
       {
         name: "Boss",
-        context: { tools: [], subagents: ["breaks"] },
+        context: { tools: [], subagents: ["breaks"], subagent_results: "note" },
       },
     );
     await signIn(page);

@@ -10,6 +10,7 @@ import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { Icon } from "../components/Icon";
 import { usageText } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
+import { ApprovalCard } from "./ApprovalCard";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
 import { workdirPath } from "../api/files";
@@ -17,6 +18,7 @@ import { FilesPanel } from "../files/FilesPanel";
 import { StatusPanel, type PanelTab } from "./StatusPanel";
 import { SubagentPopup } from "./SubagentPopup";
 import { ThreadSidebar } from "./ThreadSidebar";
+import type { PendingGroup } from "./pending";
 import type { AssistantItem, ToolItem, UserItem } from "./transcript";
 import { useSubagents } from "./useSubagents";
 import { useThreadChat } from "./useThreadChat";
@@ -81,7 +83,17 @@ export function ChatPage() {
     statusToggle.current?.focus();
   }, []);
   const chat = useThreadChat(threadId, bump);
-  const entries = useSubagents(threadId, { onNotice: chat.addNotice, onRun: chat.adoptRun });
+  const {
+    entries,
+    pending,
+    resolved: pendingResolved,
+  } = useSubagents(threadId, { onNotice: chat.addNotice, onRun: chat.adoptRun });
+  // The open thread's own waiting run is decided in the chat; its subagents' in the panel.
+  const ownPending = pending.filter((group) => group.threadId === threadId);
+  const childPending = pending.filter((group) => group.threadId !== threadId);
+  const childPendingCount = childPending.reduce((sum, group) => sum + group.items.length, 0);
+  const cards = (groups: readonly PendingGroup[]) =>
+    groups.map((group) => <ApprovalCard key={group.runId} group={group} onResolved={pendingResolved} />);
 
   const thread = threads.data?.find((t) => t.id === threadId);
   const normalAgents = useMemo(() => (agents.data ?? []).filter((a) => !a.is_subagent), [agents.data]);
@@ -95,6 +107,13 @@ export function ChatPage() {
     if (wasActive.current && !chat.active) reloadThreads();
     wasActive.current = chat.active;
   }, [chat.active, reloadThreads]);
+  // Its "waiting for you" mark follows the open thread's runs and subagents.
+  const waitingNow = pending.length > 0;
+  const wasWaiting = useRef(waitingNow);
+  useEffect(() => {
+    if (wasWaiting.current !== waitingNow) reloadThreads();
+    wasWaiting.current = waitingNow;
+  }, [waitingNow, reloadThreads]);
 
   const [shownFor, setShownFor] = useState({ threadId, carriedError });
   if (shownFor.threadId !== threadId || shownFor.carriedError !== carriedError) {
@@ -115,6 +134,8 @@ export function ChatPage() {
   }
 
   async function send(input: string): Promise<boolean> {
+    // A run is going: the message goes into it, and the model reads it before its next step.
+    if (threadId && chat.active) return chat.steer(input);
     if (threadId) {
       if (thread?.title === DEFAULT_TITLE && chat.transcript.items.length === 0) {
         void rename(thread, titleFrom(input, t("chat.newThreadTitle")));
@@ -207,10 +228,12 @@ export function ChatPage() {
   let lastUserAt = -1;
   for (let i = items.length - 1; i >= 0 && lastUserAt < 0; i--) if (items[i]!.kind === "user") lastUserAt = i;
   const lastUser = lastUserAt >= 0 ? (items[lastUserAt] as UserItem) : undefined;
-  const lastAnswer = items
-    .slice(lastUserAt + 1)
-    .filter((item) => item.kind === "assistant")
-    .at(-1);
+  const sinceLastUser = items.slice(lastUserAt + 1);
+  const answerAt = sinceLastUser.map((item) => item.kind).lastIndexOf("assistant");
+  // The answer of a run a notice woke is no answer to the user's message: nothing to regenerate.
+  const lastAnswer = sinceLastUser.slice(0, answerAt).some((item) => item.kind === "notice")
+    ? undefined
+    : (sinceLastUser[answerAt] as AssistantItem | undefined);
   const messageActions = (item: UserItem | AssistantItem) => {
     if (chat.active || !threadId || !lastUser) return null;
     if (item.kind === "assistant" && item.key === lastAnswer?.key) {
@@ -300,6 +323,11 @@ export function ChatPage() {
             {entries.length > 0
               ? t("chat.statusToggleCount", { count: entries.length })
               : t("chat.statusToggle")}
+            {childPendingCount > 0 && (
+              <span className="badge warning-badge pending-badge" data-testid="status-pending-count">
+                {t("chat.pendingCount", { count: childPendingCount })}
+              </span>
+            )}
           </button>
         </header>
         {chat.loading && chat.transcript.items.length === 0 ? (
@@ -331,6 +359,11 @@ export function ChatPage() {
             }
           />
         )}
+        {ownPending.length > 0 && (
+          <section className="chat-approvals" aria-label={t("chat.waitingHere")}>
+            {cards(ownPending)}
+          </section>
+        )}
         {error && (
           <div className="error chat-error" role="alert" data-testid="chat-error">
             <span>{error}</span>
@@ -353,6 +386,7 @@ export function ChatPage() {
         onOpen={(entry) => setOpenEntry(entry.run_id)}
         tab={panelTab}
         onTab={setPanelTab}
+        waiting={childPending.length > 0 ? cards(childPending) : undefined}
         files={
           threadId ? (
             <FilesPanel
@@ -366,7 +400,14 @@ export function ChatPage() {
         }
       />
       {popupEntry && (
-        <SubagentPopup key={popupEntry.run_id} entry={popupEntry} onClose={() => setOpenEntry(null)} />
+        <SubagentPopup
+          key={popupEntry.run_id}
+          entry={popupEntry}
+          onClose={() => setOpenEntry(null)}
+          pending={pending.find((group) => group.runId === popupEntry.run_id)}
+          onResolved={pendingResolved}
+          onActivity={bump}
+        />
       )}
       {deleting && (
         <ConfirmDeleteDialog

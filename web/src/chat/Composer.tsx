@@ -4,17 +4,17 @@ import { useTranslation } from "react-i18next";
 interface ComposerProps {
   onSend: (input: string) => Promise<boolean>;
   onStop: () => void;
-  /** A run is active: sending waits, stopping is offered. */
+  /** A run is active: a message goes into it (the page decides how), and stopping is offered. */
   active: boolean;
   disabled?: boolean;
 }
 
-/** The message box: Enter sends, Shift+Enter breaks the line. */
+/** The message box: Enter sends, Shift+Enter breaks the line; it stays usable while a run goes. */
 export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
   const { t } = useTranslation();
   const [input, setInput] = useState("");
   const [sending, setSending] = useState(false);
-  const blocked = disabled || active || sending || !input.trim();
+  const blocked = disabled || sending || !input.trim();
 
   async function send(event?: FormEvent) {
     event?.preventDefault();
@@ -41,7 +41,7 @@ export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
         id="chat-input"
         data-testid="chat-input"
         rows={2}
-        placeholder={t("composer.placeholder")}
+        placeholder={active ? t("composer.placeholderActive") : t("composer.placeholder")}
         value={input}
         disabled={disabled}
         onChange={(e) => setInput(e.target.value)}

@@ -76,11 +76,17 @@ interface EntryProps {
 }
 
 function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation }: EntryProps) {
+  const { t } = useTranslation();
   switch (item.kind) {
     case "user":
       return (
         editor?.(item) ?? (
-          <div className="message user" data-testid="message-user">
+          <div className={item.steer ? "message user steer" : "message user"} data-testid="message-user">
+            {item.steer && (
+              <span className="steer-label" data-testid="message-steer">
+                {t("chat.steered")}
+              </span>
+            )}
             <p className="pre">{item.text}</p>
             <MessageFoot item={item} actions={messageActions?.(item)} />
           </div>

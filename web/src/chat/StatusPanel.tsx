@@ -16,12 +16,26 @@ interface StatusPanelProps {
   files?: ReactNode;
   tab: PanelTab;
   onTab: (tab: PanelTab) => void;
+  /** Cards of the subagent runs that wait for the user's decision, shown above either tab. */
+  waiting?: ReactNode;
 }
 
 export type PanelTab = "subagents" | "files";
 
-/** Beside the chat: the thread's subagent runs by `run_id`, with live state. */
-export function StatusPanel({ entries, onOpen, open, onClose, files, tab, onTab }: StatusPanelProps) {
+/**
+ * Beside the chat: what of the thread's subagents waits for the user, then the subagent runs by
+ * `run_id` with live state (or the thread's files).
+ */
+export function StatusPanel({
+  entries,
+  onOpen,
+  open,
+  onClose,
+  files,
+  tab,
+  onTab,
+  waiting,
+}: StatusPanelProps) {
   const { t } = useTranslation();
   const now = useNow(entries.some((e) => !isTerminalStatus(e.status)));
   const closeButton = useRef<HTMLButtonElement>(null);
@@ -82,6 +96,12 @@ export function StatusPanel({ entries, onOpen, open, onClose, files, tab, onTab 
           <Icon name="close" />
         </button>
       </div>
+      {waiting && (
+        <section className="panel-waiting" data-testid="panel-waiting" aria-labelledby="panel-waiting-title">
+          <h3 id="panel-waiting-title">{t("status.waiting")}</h3>
+          {waiting}
+        </section>
+      )}
       <div
         id="panel-body"
         role="tabpanel"

@@ -18,7 +18,10 @@ interface ThreadListProps {
   onDelete: (thread: Thread) => void;
 }
 
-/** The user's top-level threads (subagent threads are never listed), newest activity first. */
+/**
+ * The user's top-level threads (subagent threads are never listed), newest activity first; a
+ * thread where a run (its own or a subagent's) waits for the user is marked.
+ */
 export function ThreadList({ threads, agents, query, loading, onOpen, onRename, onDelete }: ThreadListProps) {
   const { t } = useTranslation();
   const [renaming, setRenaming] = useState<string | null>(null);
@@ -57,6 +60,15 @@ export function ThreadList({ threads, agents, query, loading, onOpen, onRename, 
               >
                 <span className="thread-title">{thread.title}</span>
                 <span className="thread-meta">
+                  {thread.waiting && (
+                    <span
+                      className="badge warning-badge"
+                      data-testid="thread-waiting"
+                      title={t("threads.waiting")}
+                    >
+                      {t("runStatus.waiting")}
+                    </span>
+                  )}
                   <span data-testid="thread-agent">
                     {names.get(thread.agent_id) ?? t("threads.unknownAgent")}
                   </span>

@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { RunEvent, RunEventKind } from "../api/events";
 import type { Message } from "../api/types";
 import {
+  addCommitted,
   addUserInput,
   applyEvent,
   EMPTY_TRANSCRIPT,
@@ -179,5 +180,58 @@ describe("a model stream asked again", () => {
       .filter((i) => i.kind === "assistant")
       .map((i) => (i.kind === "assistant" ? i.text : ""));
     expect(texts).toEqual(["the whole answer"]);
+  });
+});
+
+describe("messages sent into a running run", () => {
+  const steered = msg("s1", "user", "also mention cats", { steer: true });
+
+  test("a steer message from history is a user message marked steer; others are not", () => {
+    const t = fromMessages([msg("m1", "user", "hi"), answer, steered]);
+    const users = t.items.filter((i) => i.kind === "user");
+    expect(users.map((u) => (u.kind === "user" ? [u.text, u.steer] : null))).toEqual([
+      ["hi", false],
+      ["also mention cats", true],
+    ]);
+    expect(addUserInput(EMPTY_TRANSCRIPT, "r1", "typed").items[0]).toMatchObject({ steer: false });
+  });
+
+  test("shown when sent, it is not added again when the run reads it", () => {
+    const sent = addCommitted(addUserInput(EMPTY_TRANSCRIPT, "r1", "hi"), steered);
+    const read = play(sent, [
+      ev({ type: "message_completed", message: steered }),
+      ev({ type: "message_completed", message: answer }),
+    ]);
+    expect(summary(read)).toEqual(["user:hi", "user:also mention cats", "assistant:done: wrote a.txt"]);
+    expect(addCommitted(read, steered)).toBe(read);
+  });
+});
+
+describe("a parent woken by its background child", () => {
+  const notice = msg("n1", "system", "[notice] Background subagent late finished", {
+    run_id: "r2",
+    notice: {
+      run_id: "child-run",
+      thread_id: "child-thread",
+      status: "success",
+      subagent_slug: "late",
+    },
+  });
+
+  test("the notice that started the woken run is a notice card, followed by the run's answer", () => {
+    const woken = fromMessages([msg("m1", "user", "start"), answer, notice]);
+    const answered = play(woken, [
+      ev({ type: "message_started", role: "assistant" }, "r2"),
+      ev({ type: "message_completed", message: msg("m9", "assistant", "Done", { run_id: "r2" }) }, "r2"),
+      ev({ type: "run_status", status: "success" }, "r2"),
+    ]);
+    expect(summary(answered)).toEqual([
+      "user:start",
+      "assistant:done: wrote a.txt",
+      "notice:[notice] Background subagent late finished",
+      "assistant:Done",
+    ]);
+    const card = answered.items.find((i) => i.kind === "notice");
+    expect(card).toMatchObject({ notice: { run_id: "child-run", subagent_slug: "late" } });
   });
 });

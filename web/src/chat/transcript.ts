@@ -18,6 +18,8 @@ export interface UserItem {
   text: string;
   /** When it was sent. */
   at: string;
+  /** Sent into a run while it was active (steering): the model read it before its next step. */
+  steer: boolean;
 }
 
 export interface AssistantItem {
@@ -95,6 +97,7 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
           messageId: message.id,
           text: message.content,
           at: message.created_at,
+          steer: message.steer ?? false,
         },
       ];
     case "system":
@@ -152,7 +155,10 @@ export function fromMessages(messages: readonly Message[]): Transcript {
   return { items, seen: new Set(messages.map((m) => m.id)) };
 }
 
-/** Adds a message committed outside any run (a completion notice), unless already shown. */
+/**
+ * Adds a message committed outside the followed stream (a completion notice, a message sent
+ * into the running run), unless already shown.
+ */
 export function addCommitted(transcript: Transcript, message: Message): Transcript {
   if (transcript.seen.has(message.id)) return transcript;
   return {
@@ -181,6 +187,7 @@ export function addUserInput(transcript: Transcript, runId: string, text: string
     messageId: null,
     text,
     at: new Date().toISOString(),
+    steer: false,
   };
   return { ...transcript, items: [...transcript.items, item] };
 }

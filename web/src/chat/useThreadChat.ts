@@ -1,6 +1,6 @@
 /**
  * One thread's conversation: its persisted messages, its latest run, and the live stream of
- * an active run (re-attached after a reload), plus sending and stopping.
+ * an active run (re-attached after a reload), plus sending, steering and stopping.
  */
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
@@ -184,6 +184,29 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     [attach, current, setTranscript],
   );
 
+  /**
+   * Sends `input` into the active run (steering): the model reads it before its next step.
+   * A run that ended meanwhile gets a new run with it instead.
+   */
+  const steer = useCallback(
+    async (input: string): Promise<boolean> => {
+      if (!run || isTerminalStatus(run.status)) return send(input);
+      setError(null);
+      try {
+        const message = await unwrap(
+          api.POST("/api/runs/{id}/messages", { params: { path: { id: run.id } }, body: { content: input } }),
+        );
+        setTranscript(addCommitted(current.current, message));
+        return true;
+      } catch (failure) {
+        if (failure instanceof ApiError && failure.status === 409) return send(input);
+        setError(errorMessage(failure));
+        return false;
+      }
+    },
+    [run, send, current, setTranscript],
+  );
+
   const cancel = useCallback(async () => {
     if (!run) return;
     try {
@@ -220,6 +243,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     error,
     loading,
     send,
+    steer,
     cancel,
     dismissError: () => setError(null),
   };

@@ -17,9 +17,7 @@ use ars_domain::{
     AgentContext, Backend, Delivery, Message, MessageRole, NewRun, Run, RunLineage, RunOutcome,
     RunStatus, SubagentResults, Thread, Usage,
 };
-use ars_runtime::{
-    Runtime, RuntimeConfig, RuntimeParts, SubagentMiddlewareFactory, SubagentSettings,
-};
+use ars_runtime::{RuntimeConfig, SubagentMiddlewareFactory, SubagentSettings};
 use common::delegation::{start_call, sub};
 use common::{Harness, harness_parts, scripted};
 
@@ -222,26 +220,6 @@ async fn past_max_wakes_per_hour_a_background_result_leaves_a_note_instead_of_a_
     assert_eq!(h.store.thread_runs(&thread.id).await.unwrap().len(), 2);
 }
 
-/// A second runtime over the harness's store and sandbox, with the subagents plug-in.
-fn other_runtime(h: &Harness) -> Runtime {
-    Runtime::new(RuntimeParts {
-        store: Arc::clone(&h.store),
-        events: Arc::new(ars_events::InProcessBus::new(Default::default())),
-        models: Arc::new(
-            ars_models::ModelRegistry::new(&ars_models::ModelsConfig::default(), |_| None).unwrap(),
-        ),
-        secret_key: ars_domain::SecretKey::generate(),
-        sandbox: Arc::clone(&h.sandbox),
-        tools: ars_runtime::builtin_tools(),
-        config: RuntimeConfig {
-            instance_id: "other".into(),
-            ..config()
-        },
-        plugins: vec![Arc::new(SubagentMiddlewareFactory::new())],
-        control: Arc::new(ars_events::LocalChannel::new()),
-    })
-}
-
 #[tokio::test]
 async fn an_end_left_untold_by_a_stopped_teller_wakes_the_parent_once_from_any_instances_sweep() {
     let h = harness_waking(30).await;
@@ -288,7 +266,7 @@ async fn an_end_left_untold_by_a_stopped_teller_wakes_the_parent_once_from_any_i
     h.store.finish_run(child.id, &outcome).await.unwrap();
 
     // Two instances sweep at once; one of them tells it.
-    let other = other_runtime(&h);
+    let other = h.other_runtime(config(), vec![Arc::new(SubagentMiddlewareFactory::new())]);
     let runs = until_runs(&h, &thread, all_ended(2)).await;
     let output = runs[1].output.as_deref().unwrap();
     assert!(

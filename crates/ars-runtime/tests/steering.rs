@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -17,7 +16,7 @@ use ars_domain::{
     AgentContext, Approval, ApprovalRules, Backend, DecisionInput, Message, MessageRole, Run,
     RunInput, RunStatus, Thread,
 };
-use ars_runtime::{Runtime, RuntimeConfig, RuntimeError, RuntimeParts, Waited};
+use ars_runtime::{Runtime, RuntimeConfig, RuntimeError, Waited};
 use common::delegation::{parent, start_call, sub};
 use common::{Harness, harness, scripted};
 
@@ -173,26 +172,6 @@ async fn a_steer_message_for_a_run_that_has_ended_is_refused_and_not_stored() {
     assert!(matches!(unknown, RuntimeError::NotFound(_)), "{unknown}");
 }
 
-/// A second runtime over the harness's store and sandbox, as another instance would be.
-fn other_runtime(h: &Harness) -> Runtime {
-    Runtime::new(RuntimeParts {
-        store: Arc::clone(&h.store),
-        events: Arc::new(ars_events::InProcessBus::new(Default::default())),
-        models: Arc::new(
-            ars_models::ModelRegistry::new(&ars_models::ModelsConfig::default(), |_| None).unwrap(),
-        ),
-        secret_key: ars_domain::SecretKey::generate(),
-        sandbox: Arc::clone(&h.sandbox),
-        tools: ars_runtime::builtin_tools(),
-        config: RuntimeConfig {
-            instance_id: "other".into(),
-            ..RuntimeConfig::default()
-        },
-        plugins: Vec::new(),
-        control: Arc::new(ars_events::LocalChannel::new()),
-    })
-}
-
 fn approve(call_id: &str) -> Vec<DecisionInput> {
     vec![serde_json::from_value(json!({"call_id": call_id, "decision": "approve"})).unwrap()]
 }
@@ -229,7 +208,7 @@ async fn a_steer_message_sent_while_the_run_waits_is_read_once_after_the_decided
 
     // Decided through another runtime: the call runs first, then the model reads the steer
     // message (the new last user turn replays the script: its write waits again).
-    let other = other_runtime(&h);
+    let other = h.other_runtime(RuntimeConfig::default(), Vec::new());
     other.decide(run.id, &approve("w")).await.unwrap();
     let again = other
         .wait_for_turn(run.id, Duration::from_secs(20))

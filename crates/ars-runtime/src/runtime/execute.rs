@@ -378,10 +378,9 @@ impl Runtime {
         let starter = store.run(starter).await.ok()??;
         let thread = store.thread(&starter.thread_id).await.ok()??;
         let agent = store.agent(thread.agent_id).await.ok()??;
-        let models = self.inner.models.snapshot().await.ok()?;
-        let limit = models
-            .defaults(&self.inner.config.defaults)
-            .resolve(agent.backend_id, &agent.config_json.context)
+        let limit = crate::runs::Runs::context_of(self, &agent)
+            .await
+            .ok()?
             .limits
             .max_total_tokens?;
         let tree = self.total_usage(&starter).await.ok()?.total();

@@ -271,3 +271,24 @@ impl Harness {
         run.output.unwrap_or_default()
     }
 }
+
+impl Harness {
+    /// A second runtime over this harness's store and sandbox, as another instance would be:
+    /// its own id, bus and `plugins`, and `config`'s timing.
+    pub fn other_runtime(&self, config: RuntimeConfig, plugins: Plugins) -> Runtime {
+        Runtime::new(RuntimeParts {
+            store: Arc::clone(&self.store),
+            events: Arc::new(InProcessBus::new(Default::default())),
+            models: Arc::new(ModelRegistry::new(&ModelsConfig::default(), |_| None).unwrap()),
+            secret_key: ars_domain::SecretKey::generate(),
+            sandbox: Arc::clone(&self.sandbox),
+            tools: ars_runtime::builtin_tools(),
+            config: RuntimeConfig {
+                instance_id: "other".into(),
+                ..config
+            },
+            plugins,
+            control: Arc::new(ars_events::LocalChannel::new()),
+        })
+    }
+}

@@ -3,7 +3,9 @@
 # lints and all tests of the workspace, then the browser end-to-end tests against a real
 # `ars serve`, then schemathesis fuzzing the API against its own OpenAPI document.
 # PostgreSQL suites run when ARS_TEST_DATABASE_URL is set (.ci/run sets it); the MCP suites
-# run against the peers scripts/mcp-peers.sh installs (ARS_TEST_MCP_PEERS, set here).
+# run against the peers scripts/mcp-peers.sh installs (ARS_TEST_MCP_PEERS, set here), the
+# protocol adapters against the client libraries scripts/protocol-peers.sh installs
+# (ARS_TEST_PROTOCOL_PEERS, set here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +17,10 @@ log "web UI: install, build, unit tests"
 log "MCP peers: servers and a conformance client from the npm registry, into a cache folder"
 ARS_TEST_MCP_PEERS="$(bash scripts/mcp-peers.sh)"
 export ARS_TEST_MCP_PEERS
+
+log "protocol clients: openai, langgraph-sdk, deepagents and a2a-sdk from PyPI, into a cache folder"
+ARS_TEST_PROTOCOL_PEERS="$(bash scripts/protocol-peers.sh)"
+export ARS_TEST_PROTOCOL_PEERS
 
 log "cargo fmt, clippy, tests"
 cargo fmt --all --check

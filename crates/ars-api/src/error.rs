@@ -150,7 +150,7 @@ impl ApiError {
         }
     }
 
-    fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::BadRequest(_) => "bad_request",
             Self::Unauthorized(_) => "unauthorized",
@@ -172,7 +172,18 @@ impl ApiError {
         }
     }
 
-    fn field(&self) -> Option<String> {
+    /// The sentence an answer carries: an internal error's detail is logged here and replaced.
+    pub(crate) fn public_message(&self) -> String {
+        match self {
+            Self::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                "internal error".to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+
+    pub(crate) fn field(&self) -> Option<String> {
         match self {
             Self::Forbidden { field, .. }
             | Self::Conflict { field, .. }
@@ -187,13 +198,7 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
-        let message = match &self {
-            Self::Internal(detail) => {
-                tracing::error!(%detail, "internal error");
-                "internal error".to_string()
-            }
-            other => other.to_string(),
-        };
+        let message = self.public_message();
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.code(),

@@ -276,6 +276,14 @@ impl FromRequestParts<AppState> for Auth {
                     "malformed Authorization header; expected `Bearer <token>`".into(),
                 )
             })?;
+        Auth::of_token(state, token).await
+    }
+}
+
+impl Auth {
+    /// The caller an API token names: 401 for an unknown or expired token, 403
+    /// `account_disabled` for a disabled account.
+    pub(crate) async fn of_token(state: &AppState, token: &str) -> Result<Self, ApiError> {
         let hash = credentials::token_hash(token);
         let now = ars_domain::time::now();
         let (user, token) = state
@@ -300,6 +308,38 @@ impl FromRequestParts<AppState> for Auth {
             user,
             token_id: token.id,
         })
+    }
+}
+
+/// The caller of a protocol adapter's routes: an API token as `Authorization: Bearer <token>`
+/// or, as the LangGraph SDK sends it, `x-api-key: <token>`; otherwise exactly [`Auth`].
+#[derive(Clone, Debug)]
+pub struct KeyAuth(pub Auth);
+
+const API_KEY: &str = "x-api-key";
+
+impl FromRequestParts<AppState> for KeyAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if parts.headers.contains_key(header::AUTHORIZATION) {
+            return <Auth as FromRequestParts<AppState>>::from_request_parts(parts, state)
+                .await
+                .map(KeyAuth);
+        }
+        let key = parts.headers.get(API_KEY).ok_or_else(|| {
+            ApiError::Unauthorized(
+                "missing credentials: send `Authorization: Bearer <token>` or `x-api-key: <token>`"
+                    .into(),
+            )
+        })?;
+        let token = key
+            .to_str()
+            .ok()
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && t.len() <= 512)
+            .ok_or_else(|| ApiError::Unauthorized("malformed `x-api-key` header".into()))?;
+        Auth::of_token(state, token).await.map(KeyAuth)
     }
 }
 

@@ -41,6 +41,7 @@ mod extract;
 pub mod mcp_endpoint;
 pub mod metrics;
 mod openapi;
+pub mod protocols;
 mod routes;
 mod throttle;
 mod trace;
@@ -48,7 +49,7 @@ mod ui;
 mod uploads;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
-pub use extract::{ApiJson, Auth};
+pub use extract::{ApiJson, Auth, KeyAuth};
 pub use metrics::{MetricsAccess, MetricsEndpoint, MetricsToken, RenderMetrics, serve_metrics};
 pub use throttle::{Clock, LoginThrottleConfig};
 pub use ui::UiAssets;
@@ -191,14 +192,7 @@ fn api_router() -> OpenApiRouter<AppState> {
 /// The OpenAPI 3.1 document of every endpoint, generated from the handlers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let mut doc = api_router().into_openapi();
-    // First: it rewrites the patch schemas through JSON, which keeps no extensions.
-    openapi::state_patch_share_nulls(&mut doc);
-    openapi::state_cross_field_rules(&mut doc);
-    openapi::state_name_list_rules(&mut doc);
-    openapi::state_script_grammar(&mut doc);
-    openapi::state_wildcard_paths(&mut doc);
-    openapi::state_mcp_server_rules(&mut doc);
-    openapi::state_name_rules(&mut doc);
+    openapi::state_rules(&mut doc);
     doc
 }
 
@@ -208,14 +202,7 @@ pub fn app(state: AppState) -> Router {
     let limit = state.config.body_limit;
     let ui = state.config.ui;
     let (router, mut doc) = api_router().split_for_parts();
-    // First: it rewrites the patch schemas through JSON, which keeps no extensions.
-    openapi::state_patch_share_nulls(&mut doc);
-    openapi::state_cross_field_rules(&mut doc);
-    openapi::state_name_list_rules(&mut doc);
-    openapi::state_script_grammar(&mut doc);
-    openapi::state_wildcard_paths(&mut doc);
-    openapi::state_mcp_server_rules(&mut doc);
-    openapi::state_name_rules(&mut doc);
+    openapi::state_rules(&mut doc);
     openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names());
     openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
     let doc = Arc::new(doc);
@@ -267,6 +254,7 @@ pub fn app(state: AppState) -> Router {
                 }
             }),
         )
+        .merge(protocols::router())
         .route_layer(axum::middleware::from_fn(trace::record_route))
         .merge(mcp_router(&state))
         .route("/metrics", axum::routing::get(metrics::scrape))

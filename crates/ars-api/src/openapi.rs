@@ -77,6 +77,19 @@ pub fn state_password_minimum(openapi: &mut utoipa::openapi::OpenApi, min_chars:
     }
 }
 
+/// The rules of the request bodies that the derived schemas cannot state, in the order they
+/// build on each other: the merged objects' members first, then their patch twins (a JSON
+/// round trip that keeps no extensions), then the rules that add extensions.
+pub fn state_rules(openapi: &mut utoipa::openapi::OpenApi) {
+    state_name_list_rules(openapi);
+    state_script_grammar(openapi);
+    state_patch_nulls(openapi);
+    state_cross_field_rules(openapi);
+    state_wildcard_paths(openapi);
+    state_mcp_server_rules(openapi);
+    state_name_rules(openapi);
+}
+
 /// The domain's rules for the name lists of an agent's context (tools, knowledge bases, MCP
 /// servers, Skills, subagents): at most `MAX_LIST_LEN` entries, no duplicates, each 1-128
 /// characters and not blank. Vec items take no attributes in utoipa, so they are set here.
@@ -210,15 +223,22 @@ pub fn state_script_grammar(openapi: &mut utoipa::openapi::OpenApi) {
         }
     });
     let turns = serde_json::json!({"type": "array", "minItems": 1, "items": turn});
+    let branch = serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["input_contains", "turns"],
+        "properties": {"input_contains": {"type": "string"}, "turns": turns}
+    });
     let script = serde_json::json!({
         "description": "Provider `scripted` only: the turns the test/demo model plays, in \
-            order (the last one repeats). Text may use the placeholders {{input}}, \
-            {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, \
-            {{user_turns}} and {{system_prompt}}.",
+            order (the last one repeats); in the object form, `when` branches play instead \
+            when the last user message contains their `input_contains`. Text may use the \
+            placeholders {{input}}, {{last_tool_result}}, {{last_tool_result.<field>}}, \
+            {{tool_result.<i>.<field>}}, {{user_turns}} and {{system_prompt}}.",
         "oneOf": [
             turns,
             {"type": "object", "additionalProperties": false, "required": ["turns"],
-             "properties": {"turns": turns}},
+             "properties": {"turns": turns, "when": {"type": "array", "items": branch}}},
             {"type": "null"}
         ]
     });
@@ -248,12 +268,14 @@ pub fn state_runtime_catalog(openapi: &mut utoipa::openapi::OpenApi, tools: &[St
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext")
-        && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut("tools")
-        && let ArrayItems::RefOrSchema(item) = &mut array.items
-        && let RefOr::T(Schema::Object(item)) = item.as_mut()
-    {
-        item.enum_values = Some(tools.iter().map(|n| n.as_str().into()).collect());
+    for name in ["AgentContext", "AgentContextPatch"] {
+        if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut(name)
+            && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut("tools")
+            && let ArrayItems::RefOrSchema(item) = &mut array.items
+            && let RefOr::T(Schema::Object(item)) = item.as_mut()
+        {
+            item.enum_values = Some(tools.iter().map(|n| n.as_str().into()).collect());
+        }
     }
 }
 
@@ -270,15 +292,17 @@ pub fn state_visible_slugs(
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut("AgentContext")
-        && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut(property)
-    {
-        if slugs.is_empty() {
-            array.max_items = Some(0);
-        } else if let ArrayItems::RefOrSchema(item) = &mut array.items
-            && let RefOr::T(Schema::Object(item)) = item.as_mut()
+    for name in ["AgentContext", "AgentContextPatch"] {
+        if let Some(RefOr::T(Schema::Object(context))) = components.schemas.get_mut(name)
+            && let Some(RefOr::T(Schema::Array(array))) = context.properties.get_mut(property)
         {
-            item.enum_values = Some(slugs.iter().map(|n| n.as_str().into()).collect());
+            if slugs.is_empty() {
+                array.max_items = Some(0);
+            } else if let ArrayItems::RefOrSchema(item) = &mut array.items
+                && let RefOr::T(Schema::Object(item)) = item.as_mut()
+            {
+                item.enum_values = Some(slugs.iter().map(|n| n.as_str().into()).collect());
+            }
         }
     }
 }
@@ -411,29 +435,64 @@ pub fn state_model_providers(openapi: &mut utoipa::openapi::OpenApi, names: &[St
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
+    let names: Vec<serde_json::Value> = names.iter().map(|n| n.as_str().into()).collect();
     if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfig")
         && let Some(RefOr::T(Schema::Object(provider))) = model.properties.get_mut("provider")
     {
-        provider.enum_values = Some(names.iter().map(|n| n.as_str().into()).collect());
+        provider.enum_values = Some(names.clone());
+    }
+    // The patch twin's provider is `oneOf: [null, <the provider>]`.
+    if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfigPatch")
+        && let Some(RefOr::T(Schema::OneOf(provider))) = model.properties.get_mut("provider")
+    {
+        for branch in &mut provider.items {
+            if let RefOr::T(Schema::Object(branch)) = branch
+                && branch.schema_type
+                    != utoipa::openapi::schema::SchemaType::Type(utoipa::openapi::Type::Null)
+            {
+                branch.enum_values = Some(names.clone());
+            }
+        }
     }
 }
 
 /// In a JSON merge patch a nested `null` removes a member too, so `{"share_config":
-/// {"user_ids": null}}` and `{"config_json": {"context": null}}` are sound patches (the member
-/// goes back to its default). The patch bodies therefore name `ShareConfigPatch` and
-/// `AgentConfigPatch`: `ShareConfig` and `AgentConfig` with every member nullable. Run it before
-/// the rules that add extensions (`if`/`then`): its JSON round trip does not keep them.
-pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
+/// {"user_ids": null}}`, `{"config_json": {"context": {"limits": {"max_steps": null}}}}` and
+/// `{"config_json": {"context": {"approvals": {"execute": null}}}}` are sound patches (the
+/// member or rule goes back to its default). The patch bodies therefore name a `…Patch` twin of
+/// each object they merge into, with every member (and every rule of `ApprovalRules`)
+/// nullable and none required. A scripted model's `script` merges as free JSON, so its object
+/// form takes any member as `null` too. Run it after the rules that shape the merged objects'
+/// members and before those that add extensions (`if`/`then`): its JSON round trip keeps none.
+pub fn state_patch_nulls(openapi: &mut utoipa::openapi::OpenApi) {
     use serde_json::{Value, json};
     use utoipa::openapi::{RefOr, Schema};
+    const TWINS: [(&str, &str); 6] = [
+        ("ShareConfig", "ShareConfigPatch"),
+        ("AgentConfig", "AgentConfigPatch"),
+        ("AgentContext", "AgentContextPatch"),
+        ("Limits", "LimitsPatch"),
+        ("ModelConfig", "ModelConfigPatch"),
+        ("ApprovalRules", "ApprovalRulesPatch"),
+    ];
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    let mut renamed = Vec::new();
-    for (name, patch_name) in [
-        ("ShareConfig", "ShareConfigPatch"),
-        ("AgentConfig", "AgentConfigPatch"),
-    ] {
+    let to_twins = |mut text: String| {
+        for (name, patch_name) in TWINS {
+            text = text.replace(
+                &format!("\"#/components/schemas/{name}\""),
+                &format!("\"#/components/schemas/{patch_name}\""),
+            );
+        }
+        text
+    };
+    let nullable = |schema: &mut Value| {
+        if !accepts_null(schema) {
+            *schema = json!({"oneOf": [{"type": "null"}, schema.take()]});
+        }
+    };
+    for (name, patch_name) in TWINS {
         let Some(mut patch) = components
             .schemas
             .get(name)
@@ -442,9 +501,22 @@ pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
             continue;
         };
         if let Some(properties) = patch.get_mut("properties").and_then(Value::as_object_mut) {
-            for property in properties.values_mut() {
-                *property = json!({"oneOf": [{"type": "null"}, property.take()]});
+            properties.values_mut().for_each(nullable);
+            if let Some(forms) = properties
+                .get_mut("script")
+                .and_then(|script| script.get_mut("oneOf"))
+                .and_then(Value::as_array_mut)
+            {
+                for form in forms.iter_mut().filter(|f| f["type"] == "object") {
+                    form["additionalProperties"] = json!({"type": "null"});
+                }
             }
+        }
+        if let Some(rules) = patch
+            .get_mut("additionalProperties")
+            .filter(|rules| rules.is_object())
+        {
+            nullable(rules);
         }
         if let Some(object) = patch.as_object_mut() {
             object.remove("required");
@@ -455,11 +527,10 @@ pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
                 )),
             );
         }
-        let Ok(patch) = serde_json::from_value::<RefOr<Schema>>(patch) else {
+        let Ok(patch) = serde_json::from_str::<RefOr<Schema>>(&to_twins(patch.to_string())) else {
             continue;
         };
         components.schemas.insert(patch_name.into(), patch);
-        renamed.push((name, patch_name));
     }
     for body_name in ["AgentPatch", "SkillSharePatch"] {
         let Some(body) = components
@@ -469,15 +540,24 @@ pub fn state_patch_share_nulls(openapi: &mut utoipa::openapi::OpenApi) {
         else {
             continue;
         };
-        let mut text = body.to_string();
-        for (name, patch_name) in &renamed {
-            text = text.replace(
-                &format!("\"#/components/schemas/{name}\""),
-                &format!("\"#/components/schemas/{patch_name}\""),
-            );
-        }
-        if let Ok(schema) = serde_json::from_str::<RefOr<Schema>>(&text) {
+        if let Ok(schema) = serde_json::from_str::<RefOr<Schema>>(&to_twins(body.to_string())) {
             components.schemas.insert(body_name.into(), schema);
         }
+    }
+}
+
+/// Whether a JSON schema (as JSON) already admits `null`: a `null` type, or a `oneOf`/`anyOf`
+/// branch that does (so `null` is never wrapped into two `oneOf` branches at once).
+fn accepts_null(schema: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind == "null",
+        Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "null"),
+        _ => ["oneOf", "anyOf"].iter().any(|key| {
+            schema
+                .get(key)
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.iter().any(accepts_null))
+        }),
     }
 }

@@ -594,6 +594,11 @@ async fn approvals_are_merged_rule_by_rule_checked_naming_the_rule_and_resolved_
             json!({"rm -rf": "deny"}),
             "config_json.context.approvals.rm -rf",
         ),
+        // A rule a patch removes is named as one it sets.
+        (
+            json!({"rm -rf": null}),
+            "config_json.context.approvals.rm -rf",
+        ),
         (json!({"execute": "maybe"}), "config_json.context.approvals"),
         (json!(["execute"]), "config_json.context.approvals"),
     ] {

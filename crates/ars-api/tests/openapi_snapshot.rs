@@ -43,6 +43,46 @@ fn the_web_clients_openapi_snapshot_matches_the_server() {
     );
 }
 
+/// A merge patch removes a member with `null` at any depth the server merges (a context member,
+/// a limit, a model field, an approval rule, a member of a script object), so the patch body's
+/// schema admits `null` there; the write's schema does not.
+#[test]
+fn the_agent_patch_schema_admits_null_wherever_the_server_merges() {
+    let doc = serde_json::to_value(ars_api::openapi_document()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let text = schemas["AgentPatch"].to_string();
+    assert!(text.contains("#/components/schemas/AgentConfigPatch"), "{text}");
+    let context = schemas["AgentConfigPatch"]["properties"]["context"].to_string();
+    assert!(context.contains("#/components/schemas/AgentContextPatch"), "{context}");
+    let patch = &schemas["AgentContextPatch"]["properties"];
+    for (member, twin) in [
+        ("approvals", "ApprovalRulesPatch"),
+        ("limits", "LimitsPatch"),
+        ("model", "ModelConfigPatch"),
+    ] {
+        let text = patch[member].to_string();
+        assert!(text.contains(&format!("#/components/schemas/{twin}")), "{member}: {text}");
+        assert!(text.contains(r#"{"type":"null"}"#), "{member}: {text}");
+    }
+    let rule = schemas["ApprovalRulesPatch"]["additionalProperties"].to_string();
+    assert!(rule.contains(r#"{"type":"null"}"#), "{rule}");
+    let write_rule = schemas["ApprovalRules"]["additionalProperties"].to_string();
+    assert!(!write_rule.contains("null"), "a write's rule is never null: {write_rule}");
+    for limit in ["max_steps", "max_total_tokens"] {
+        let text = schemas["LimitsPatch"]["properties"][limit].to_string();
+        assert!(text.contains("null"), "{limit}: {text}");
+    }
+    let name = schemas["ModelConfigPatch"]["properties"]["name"].to_string();
+    assert!(name.contains(r#"{"type":"null"}"#), "{name}");
+    let forms = schemas["ModelConfigPatch"]["properties"]["script"]["oneOf"]
+        .as_array()
+        .unwrap();
+    let object = forms.iter().find(|f| f["type"] == "object").unwrap();
+    assert_eq!(object["additionalProperties"], serde_json::json!({"type": "null"}));
+    // `null` is never admitted twice over (a `oneOf` would then refuse it).
+    assert!(!schemas.to_string().contains(r#"{"oneOf":[{"type":"null"},{"oneOf":[{"type":"null"}"#));
+}
+
 /// The JSON pointers at which `a` and `b` differ (the first few), for a readable failure.
 fn diff(a: &Value, b: &Value, at: String, out: &mut Vec<String>) {
     const SHOWN: usize = 10;

@@ -1167,7 +1167,7 @@ export interface components {
         };
         /** @description `AgentConfig` in a merge patch: `null` removes a member (back to its default). */
         AgentConfigPatch: {
-            context?: null | components["schemas"]["AgentContext"];
+            context?: null | components["schemas"]["AgentContextPatch"];
         };
         /** @description `config_json.context`: one form for every agent. */
         AgentContext: {
@@ -1176,6 +1176,26 @@ export interface components {
             limits?: null | components["schemas"]["Limits"];
             mcp_servers?: string[] | null;
             model?: null | components["schemas"]["ModelConfig"];
+            /** @description Whether the sandboxed shell may reach the network (default: no). */
+            network?: boolean | null;
+            skills?: string[] | null;
+            subagent_results?: null | components["schemas"]["SubagentResults"];
+            /**
+             * @description Normal agents only: the allow-list of subagent slugs. Missing or `[]` means every
+             *     subagent visible to the user at run time.
+             */
+            subagents?: string[] | null;
+            system_prompt?: string | null;
+            /** @description Names of built-in tools the agent may use. */
+            tools?: string[] | null;
+        };
+        /** @description `AgentContext` in a merge patch: `null` removes a member (back to its default). */
+        AgentContextPatch: {
+            approvals?: null | components["schemas"]["ApprovalRulesPatch"];
+            knowledge_bases?: string[] | null;
+            limits?: null | components["schemas"]["LimitsPatch"];
+            mcp_servers?: string[] | null;
+            model?: null | components["schemas"]["ModelConfigPatch"];
             /** @description Whether the sandboxed shell may reach the network (default: no). */
             network?: boolean | null;
             skills?: string[] | null;
@@ -1257,6 +1277,10 @@ export interface components {
         /** @description Tool name or glob (`execute`, `mcp__github__*`, `*`) → `allow`, `ask` or `deny`. */
         ApprovalRules: {
             [key: string]: "allow" | "ask" | "deny";
+        };
+        /** @description `ApprovalRules` in a merge patch: `null` removes a member (back to its default). */
+        ApprovalRulesPatch: {
+            [key: string]: null | ("allow" | "ask" | "deny");
         };
         /**
          * @description The execution backend of an agent row.
@@ -1749,6 +1773,38 @@ export interface components {
              */
             timeout_s?: number | null;
         };
+        /** @description `Limits` in a merge patch: `null` removes a member (back to its default). */
+        LimitsPatch: {
+            /**
+             * Format: int64
+             * @description How long a run waits for a decision on a call or an answer to a question before the
+             *     pending calls are rejected, in seconds; absent, it waits until someone decides.
+             */
+            approval_timeout_s?: number | null;
+            /**
+             * Format: int32
+             * @description The most model steps one run may take.
+             */
+            max_steps?: number | null;
+            /**
+             * Format: int64
+             * @description The most tokens (prompt + completion) one run may spend.
+             */
+            max_tokens?: number | null;
+            /**
+             * Format: int64
+             * @description The most tokens a run may spend together with every subagent run it starts (its
+             *     rolled-up usage); past it the run stops (`budget_exceeded`) and its running subagents
+             *     are cancelled. A subagent's own budget is the lower of this and what remains of its
+             *     parent's.
+             */
+            max_total_tokens?: number | null;
+            /**
+             * Format: int64
+             * @description The wall-clock limit of one run, in seconds.
+             */
+            timeout_s?: number | null;
+        };
         LoginRequest: {
             password: string;
             username: string;
@@ -1947,7 +2003,7 @@ export interface components {
             name: string;
             /** @description A configured provider name, e.g. `openai` or `scripted`. */
             provider: string;
-            /** @description Provider `scripted` only: the turns the test/demo model plays, in order (the last one repeats). Text may use the placeholders {{input}}, {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, {{user_turns}} and {{system_prompt}}. */
+            /** @description Provider `scripted` only: the turns the test/demo model plays, in order (the last one repeats); in the object form, `when` branches play instead when the last user message contains their `input_contains`. Text may use the placeholders {{input}}, {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, {{user_turns}} and {{system_prompt}}. */
             script?: {
                 chunk_delay_ms?: number;
                 delay_ms?: number;
@@ -1978,7 +2034,88 @@ export interface components {
                         prompt_tokens: number;
                     } | null;
                 }[];
+                when?: {
+                    input_contains: string;
+                    turns: {
+                        chunk_delay_ms?: number;
+                        delay_ms?: number;
+                        error?: string | null;
+                        text?: string | null;
+                        tool_calls?: {
+                            arguments?: Record<string, never> | string | null;
+                            id?: string | null;
+                            name: string;
+                        }[];
+                        usage?: {
+                            completion_tokens: number;
+                            prompt_tokens: number;
+                        } | null;
+                    }[];
+                }[];
             } | null;
+            /** Format: double */
+            temperature?: number | null;
+            /** Format: double */
+            top_p?: number | null;
+        };
+        /** @description `ModelConfig` in a merge patch: `null` removes a member (back to its default). */
+        ModelConfigPatch: {
+            /** Format: int32 */
+            max_tokens?: number | null;
+            name?: null | string;
+            provider?: null | string;
+            /** @description Provider `scripted` only: the turns the test/demo model plays, in order (the last one repeats); in the object form, `when` branches play instead when the last user message contains their `input_contains`. Text may use the placeholders {{input}}, {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, {{user_turns}} and {{system_prompt}}. */
+            script?: {
+                chunk_delay_ms?: number;
+                delay_ms?: number;
+                error?: string | null;
+                text?: string | null;
+                tool_calls?: {
+                    arguments?: Record<string, never> | string | null;
+                    id?: string | null;
+                    name: string;
+                }[];
+                usage?: {
+                    completion_tokens: number;
+                    prompt_tokens: number;
+                } | null;
+            }[] | ({
+                turns: {
+                    chunk_delay_ms?: number;
+                    delay_ms?: number;
+                    error?: string | null;
+                    text?: string | null;
+                    tool_calls?: {
+                        arguments?: Record<string, never> | string | null;
+                        id?: string | null;
+                        name: string;
+                    }[];
+                    usage?: {
+                        completion_tokens: number;
+                        prompt_tokens: number;
+                    } | null;
+                }[];
+                when?: {
+                    input_contains: string;
+                    turns: {
+                        chunk_delay_ms?: number;
+                        delay_ms?: number;
+                        error?: string | null;
+                        text?: string | null;
+                        tool_calls?: {
+                            arguments?: Record<string, never> | string | null;
+                            id?: string | null;
+                            name: string;
+                        }[];
+                        usage?: {
+                            completion_tokens: number;
+                            prompt_tokens: number;
+                        } | null;
+                    }[];
+                }[];
+            } & {
+                [key: string]: null;
+            }) | null;
             /** Format: double */
             temperature?: number | null;
             /** Format: double */

@@ -12,7 +12,7 @@ use crate::AppState;
 use crate::extract::BodyLimit;
 
 mod agent_runtime_rules;
-mod agents;
+pub(crate) mod agents;
 mod auth;
 mod catalog;
 mod decisions;

@@ -460,8 +460,8 @@ pub fn state_model_providers(openapi: &mut utoipa::openapi::OpenApi, names: &[St
 /// {"user_ids": null}}`, `{"config_json": {"context": {"limits": {"max_steps": null}}}}` and
 /// `{"config_json": {"context": {"approvals": {"execute": null}}}}` are sound patches (the
 /// member or rule goes back to its default). The patch bodies therefore name a `…Patch` twin of
-/// each object they merge into, with every member (and every rule of `ApprovalRules`)
-/// nullable and none required. A scripted model's `script` merges as free JSON, so its object
+/// each object they merge into, with every member the write does not require (and every rule
+/// of `ApprovalRules`) nullable. A scripted model's `script` merges as free JSON, so its object
 /// form takes any member as `null` too. Run it after the rules that shape the merged objects'
 /// members and before those that add extensions (`if`/`then`): its JSON round trip keeps none.
 pub fn state_patch_nulls(openapi: &mut utoipa::openapi::OpenApi) {
@@ -500,8 +500,23 @@ pub fn state_patch_nulls(openapi: &mut utoipa::openapi::OpenApi) {
         else {
             continue;
         };
+        // A member a write requires stays required and not nullable in a patch too: without
+        // it the merged object is never whole (a model's provider and name).
+        let required: Vec<String> = patch
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
         if let Some(properties) = patch.get_mut("properties").and_then(Value::as_object_mut) {
-            properties.values_mut().for_each(nullable);
+            properties
+                .iter_mut()
+                .filter(|(name, _)| !required.contains(name))
+                .for_each(|(_, property)| nullable(property));
             if let Some(forms) = properties
                 .get_mut("script")
                 .and_then(|script| script.get_mut("oneOf"))
@@ -519,7 +534,6 @@ pub fn state_patch_nulls(openapi: &mut utoipa::openapi::OpenApi) {
             nullable(rules);
         }
         if let Some(object) = patch.as_object_mut() {
-            object.remove("required");
             object.insert(
                 "description".into(),
                 json!(format!(

@@ -51,9 +51,15 @@ fn the_agent_patch_schema_admits_null_wherever_the_server_merges() {
     let doc = serde_json::to_value(ars_api::openapi_document()).unwrap();
     let schemas = &doc["components"]["schemas"];
     let text = schemas["AgentPatch"].to_string();
-    assert!(text.contains("#/components/schemas/AgentConfigPatch"), "{text}");
+    assert!(
+        text.contains("#/components/schemas/AgentConfigPatch"),
+        "{text}"
+    );
     let context = schemas["AgentConfigPatch"]["properties"]["context"].to_string();
-    assert!(context.contains("#/components/schemas/AgentContextPatch"), "{context}");
+    assert!(
+        context.contains("#/components/schemas/AgentContextPatch"),
+        "{context}"
+    );
     let patch = &schemas["AgentContextPatch"]["properties"];
     for (member, twin) in [
         ("approvals", "ApprovalRulesPatch"),
@@ -61,26 +67,47 @@ fn the_agent_patch_schema_admits_null_wherever_the_server_merges() {
         ("model", "ModelConfigPatch"),
     ] {
         let text = patch[member].to_string();
-        assert!(text.contains(&format!("#/components/schemas/{twin}")), "{member}: {text}");
+        assert!(
+            text.contains(&format!("#/components/schemas/{twin}")),
+            "{member}: {text}"
+        );
         assert!(text.contains(r#"{"type":"null"}"#), "{member}: {text}");
     }
     let rule = schemas["ApprovalRulesPatch"]["additionalProperties"].to_string();
     assert!(rule.contains(r#"{"type":"null"}"#), "{rule}");
     let write_rule = schemas["ApprovalRules"]["additionalProperties"].to_string();
-    assert!(!write_rule.contains("null"), "a write's rule is never null: {write_rule}");
+    assert!(
+        !write_rule.contains("null"),
+        "a write's rule is never null: {write_rule}"
+    );
     for limit in ["max_steps", "max_total_tokens"] {
         let text = schemas["LimitsPatch"]["properties"][limit].to_string();
         assert!(text.contains("null"), "{limit}: {text}");
     }
+    // A model's provider and name are required in a patch as in a write: a model without
+    // them is never whole.
     let name = schemas["ModelConfigPatch"]["properties"]["name"].to_string();
-    assert!(name.contains(r#"{"type":"null"}"#), "{name}");
+    assert!(!name.contains("null"), "{name}");
+    assert_eq!(
+        schemas["ModelConfigPatch"]["required"],
+        serde_json::json!(["provider", "name"])
+    );
+    let max_tokens = schemas["ModelConfigPatch"]["properties"]["max_tokens"].to_string();
+    assert!(max_tokens.contains("null"), "{max_tokens}");
     let forms = schemas["ModelConfigPatch"]["properties"]["script"]["oneOf"]
         .as_array()
         .unwrap();
     let object = forms.iter().find(|f| f["type"] == "object").unwrap();
-    assert_eq!(object["additionalProperties"], serde_json::json!({"type": "null"}));
+    assert_eq!(
+        object["additionalProperties"],
+        serde_json::json!({"type": "null"})
+    );
     // `null` is never admitted twice over (a `oneOf` would then refuse it).
-    assert!(!schemas.to_string().contains(r#"{"oneOf":[{"type":"null"},{"oneOf":[{"type":"null"}"#));
+    assert!(
+        !schemas
+            .to_string()
+            .contains(r#"{"oneOf":[{"type":"null"},{"oneOf":[{"type":"null"}"#)
+    );
 }
 
 /// The JSON pointers at which `a` and `b` differ (the first few), for a readable failure.

@@ -64,6 +64,80 @@ async fn run_client(python: &PathBuf, script: &str, env: &[(&str, &str)]) -> Str
     stdout
 }
 
+/// Alice and Bob, and Alice's agents the LangGraph, deepagents and A2A scripts use: `echo`,
+/// `slow` (answers after 3 s) and the subagent `researcher` (writes a file with its own tool,
+/// then answers after 1.5 s). Answers Alice's and Bob's tokens.
+async fn agents_of_alice(app: &TestApp) -> (String, String) {
+    let (_, alice) = app.user("alice").await;
+    let (_, bob) = app.user("bob").await;
+    app.scripted_agent(
+        &alice,
+        "echo",
+        json!([{"text": "heard {{input}} after {{user_turns}} user turns",
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7}}]),
+    )
+    .await;
+    app.scripted_agent(
+        &alice,
+        "slow",
+        json!([{"text": "slow answer to {{input}}", "delay_ms": 3000}]),
+    )
+    .await;
+    app.agent(
+        &alice,
+        json!({"slug": "researcher", "name": "Researcher", "description": "researches",
+               "backend_id": "SubAgentBackend", "config_json": {"context": {
+                   "tools": ["write_file"],
+                   "model": {"provider": "scripted", "name": "demo", "script": [
+                       {"tool_calls": [{"name": "write_file",
+                                        "arguments": {"path": "notes.txt", "content": "{{input}}"}}]},
+                       {"text": "researched: {{input}}", "delay_ms": 1500}]}}}}),
+    )
+    .await;
+    (alice, bob)
+}
+
+#[tokio::test]
+async fn the_langgraph_sdk_searches_assistants_runs_streams_joins_and_cancels() {
+    let Some(python) = python() else { return };
+    let app = TestApp::spawn().await;
+    let (alice, bob) = agents_of_alice(&app).await;
+    let env = [("ARS_URL", app.base.as_str()), ("ARS_TOKEN", &alice), ("ARS_OTHER_TOKEN", &bob)];
+    let out = run_client(&python, "langgraph_client.py", &env).await;
+    assert!(out.contains("langgraph client: ok"), "{out}");
+}
+
+#[tokio::test]
+async fn a_deepagents_main_agent_runs_an_ars_agent_as_its_async_subagent() {
+    let Some(python) = python() else { return };
+    let app = TestApp::spawn().await;
+    let (alice, bob) = agents_of_alice(&app).await;
+    let env = [("ARS_URL", app.base.as_str()), ("ARS_TOKEN", &alice), ("ARS_OTHER_TOKEN", &bob)];
+    let out = run_client(&python, "deepagents_client.py", &env).await;
+    assert!(out.contains("deepagents client: ok"), "{out}");
+    // The child ran as an ARS agent with its own tools: its file is in Alice's workspace.
+    let notes = walk_for(&app.sandbox_dir, "notes.txt");
+    assert!(!notes.is_empty(), "the researcher wrote notes.txt with its own tool");
+}
+
+/// Files named `name` under `dir`, at any depth.
+fn walk_for(dir: &std::path::Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 #[tokio::test]
 async fn the_openai_python_client_lists_chats_streams_and_continues_responses() {
     let Some(python) = python() else { return };

@@ -9,3 +9,6 @@ mod common;
 
 #[path = "protocols/openai.rs"]
 mod openai;
+
+#[path = "protocols/langgraph.rs"]
+mod langgraph;

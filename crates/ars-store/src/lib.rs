@@ -60,6 +60,7 @@ mod mcp;
 pub mod metrics;
 mod outcome;
 mod postgres;
+mod protocols;
 mod providers;
 mod rows;
 mod runs;
@@ -80,6 +81,7 @@ pub use knowledge::{KbChange, KnowledgeBaseFilter, KnowledgeStore};
 pub use mcp::{McpServerFilter, McpStore};
 pub use outcome::{Bound, Deleted, Retried, Updated, Written};
 pub use postgres::PgStore;
+pub use protocols::ProtocolStore;
 pub use providers::{DeletedProvider, ModelSettings, ProviderStore};
 pub use runs::{FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput, StoredWaiting};
 pub use skills::{SkillFilter, SkillStore};
@@ -107,6 +109,7 @@ pub trait Store:
     + ProviderStore
     + ConversationStore
     + RunStore
+    + ProtocolStore
     + 'static
 {
 }
@@ -121,6 +124,7 @@ impl<T> Store for T where
         + ProviderStore
         + ConversationStore
         + RunStore
+        + ProtocolStore
         + ?Sized
         + 'static
 {

@@ -68,6 +68,7 @@ macro_rules! impl_store {
         $crate::providers::sql::impl_provider_store!($store, $db);
         $crate::conversations::sql::impl_conversation_store!($store, $db);
         $crate::runs::sql::impl_run_store!($store, $db);
+        $crate::protocols::sql::impl_protocol_store!($store, $db);
 
         #[cfg(feature = "test-utils")]
         #[async_trait::async_trait]

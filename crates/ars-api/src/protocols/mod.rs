@@ -9,6 +9,7 @@
 //! the runtime, so a caller sees exactly what `/api` shows them: another user's thread or run
 //! is "not found", an agent they cannot use does not exist.
 
+pub mod langgraph;
 pub mod openai;
 
 use std::time::Duration;
@@ -26,7 +27,9 @@ use crate::{ApiError, AppState};
 
 /// Every protocol adapter's routes, at their prefixes.
 pub fn router() -> Router<AppState> {
-    Router::new().nest("/v1", openai::router())
+    Router::new()
+        .nest("/v1", openai::router())
+        .nest("/langgraph", langgraph::router())
 }
 
 /// The most messages a client may send as a conversation to seed a thread with.

@@ -29,7 +29,7 @@ mod sharing;
 mod skills;
 mod subagents;
 mod thread_events;
-mod threads;
+pub(crate) mod threads;
 mod users;
 
 pub(crate) use thread_events::{ThreadNotice, ThreadSnapshot};

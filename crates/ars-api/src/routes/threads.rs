@@ -213,13 +213,20 @@ pub async fn delete_thread(
     if let Some(active) = state.store.active_run(&thread.id).await? {
         return Err(ApiError::busy(active.id));
     }
+    remove_thread(&state, &thread).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Deletes a thread with its child threads, messages and runs, then its files: a 404 when it
+/// is already gone. Callers stop its runs first.
+pub(crate) async fn remove_thread(state: &AppState, thread: &Thread) -> Result<(), ApiError> {
     if state.store.delete_thread(&thread.id).await? == ars_store::Deleted::NotFound {
         return Err(ApiError::not_found("thread"));
     }
     // A subagent thread shares its root's workdir, which stays with the root. The files go
     // after the thread (no view reaches them any more); a failure leaves them, logged.
     if thread.lineage.is_none() {
-        let removed = match ars_runtime::thread_scope(&thread) {
+        let removed = match ars_runtime::thread_scope(thread) {
             Ok(scope) => state.runtime.sandbox().remove_workdir(&scope).await,
             Err(err) => Err(err),
         };
@@ -227,7 +234,7 @@ pub async fn delete_thread(
             tracing::warn!(thread = %thread.id, %err, "cannot remove a deleted thread's files");
         }
     }
-    Ok(StatusCode::NO_CONTENT)
+    Ok(())
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -107,7 +107,12 @@ impl MergeInto<ApprovalRules> for ApprovalsPatch {
     ) -> Result<ApprovalRules, ApiError> {
         // A patch names rules as a write does (at most so many, each a tool name or glob),
         // those it removes too: the schema states one rule for both.
-        let named = ApprovalRules(self.0.keys().map(|k| (k.clone(), Approval::Allow)).collect());
+        let named = ApprovalRules(
+            self.0
+                .keys()
+                .map(|k| (k.clone(), Approval::Allow))
+                .collect(),
+        );
         named.validate(at)?;
         let mut rules = stored.unwrap_or_default();
         for (key, approval) in self.0 {

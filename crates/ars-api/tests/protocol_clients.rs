@@ -102,7 +102,11 @@ async fn the_langgraph_sdk_searches_assistants_runs_streams_joins_and_cancels() 
     let Some(python) = python() else { return };
     let app = TestApp::spawn().await;
     let (alice, bob) = agents_of_alice(&app).await;
-    let env = [("ARS_URL", app.base.as_str()), ("ARS_TOKEN", &alice), ("ARS_OTHER_TOKEN", &bob)];
+    let env = [
+        ("ARS_URL", app.base.as_str()),
+        ("ARS_TOKEN", &alice),
+        ("ARS_OTHER_TOKEN", &bob),
+    ];
     let out = run_client(&python, "langgraph_client.py", &env).await;
     assert!(out.contains("langgraph client: ok"), "{out}");
 }
@@ -112,12 +116,19 @@ async fn a_deepagents_main_agent_runs_an_ars_agent_as_its_async_subagent() {
     let Some(python) = python() else { return };
     let app = TestApp::spawn().await;
     let (alice, bob) = agents_of_alice(&app).await;
-    let env = [("ARS_URL", app.base.as_str()), ("ARS_TOKEN", &alice), ("ARS_OTHER_TOKEN", &bob)];
+    let env = [
+        ("ARS_URL", app.base.as_str()),
+        ("ARS_TOKEN", &alice),
+        ("ARS_OTHER_TOKEN", &bob),
+    ];
     let out = run_client(&python, "deepagents_client.py", &env).await;
     assert!(out.contains("deepagents client: ok"), "{out}");
     // The child ran as an ARS agent with its own tools: its file is in Alice's workspace.
     let notes = walk_for(&app.sandbox_dir, "notes.txt");
-    assert!(!notes.is_empty(), "the researcher wrote notes.txt with its own tool");
+    assert!(
+        !notes.is_empty(),
+        "the researcher wrote notes.txt with its own tool"
+    );
 }
 
 /// Files named `name` under `dir`, at any depth.
@@ -125,7 +136,9 @@ fn walk_for(dir: &std::path::Path, name: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {

@@ -19,6 +19,8 @@ mod ingestion;
 mod knowledge;
 #[path = "conformance/mcp_servers.rs"]
 mod mcp_servers;
+#[path = "conformance/protocols.rs"]
+mod protocols;
 #[path = "conformance/providers.rs"]
 mod providers;
 #[path = "conformance/replace.rs"]
@@ -130,6 +132,8 @@ conformance!(
     waiting::check_a_waiting_run_resumes_once_and_only_on_what_it_waited_on,
     waiting::check_expired_waits_and_the_waiting_runs_under_a_thread,
     steering::check_steer_messages_keep_their_mark_and_read_after_a_seq,
+    protocols::check_thread_metadata_is_the_owners_and_goes_with_the_thread,
+    protocols::check_only_an_empty_thread_is_bound_to_another_agent,
     results::check_a_background_childs_end_is_told_once_by_a_message_a_wake_or_the_mark,
     replace::check_create_run_with_input_writes_the_run_and_its_user_message,
     replace::check_replace_from_takes_the_message_and_everything_after_it_out_of_the_history,

@@ -176,3 +176,17 @@ async fn the_openai_python_client_lists_chats_streams_and_continues_responses() 
     .await;
     assert!(out.contains("openai client: ok"), "{out}");
 }
+
+#[tokio::test]
+async fn the_a2a_sdk_resolves_the_card_sends_streams_continues_and_cancels_tasks() {
+    let Some(python) = python() else { return };
+    let app = TestApp::spawn().await;
+    let (alice, bob) = agents_of_alice(&app).await;
+    let env = [
+        ("ARS_URL", app.base.as_str()),
+        ("ARS_TOKEN", &alice),
+        ("ARS_OTHER_TOKEN", &bob),
+    ];
+    let out = run_client(&python, "a2a_client.py", &env).await;
+    assert!(out.contains("a2a client: ok"), "{out}");
+}

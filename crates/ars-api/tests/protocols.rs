@@ -12,3 +12,6 @@ mod openai;
 
 #[path = "protocols/langgraph.rs"]
 mod langgraph;
+
+#[path = "protocols/a2a.rs"]
+mod a2a;

@@ -9,6 +9,7 @@
 //! the runtime, so a caller sees exactly what `/api` shows them: another user's thread or run
 //! is "not found", an agent they cannot use does not exist.
 
+pub mod a2a;
 pub mod langgraph;
 pub mod openai;
 
@@ -30,6 +31,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .nest("/v1", openai::router())
         .nest("/langgraph", langgraph::router())
+        .nest("/a2a", a2a::router())
 }
 
 /// The most messages a client may send as a conversation to seed a thread with.

@@ -13,6 +13,7 @@ import uuid
 
 import httpx
 from a2a.client import A2ACardResolver, AgentCardResolutionError, ClientConfig, create_client
+from a2a.client.errors import A2AClientError
 from a2a.helpers.proto_helpers import get_artifact_text, get_message_text, new_text_message
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -139,7 +140,16 @@ async def main():
         raise AssertionError("another user's agent card must not resolve")
     except AgentCardResolutionError as e:
         assert e.status_code == 404, repr(e)
-    bob = await create_client(card, client_config=ClientConfig(httpx_client=bob_http, streaming=False))
+    # Alice's endpoint does not exist for Bob at all.
+    bob_at_echo = await create_client(card, client_config=ClientConfig(httpx_client=bob_http, streaming=False))
+    try:
+        await bob_at_echo.get_task(GetTaskRequest(id=first.id))
+        raise AssertionError("another user's agent endpoint must not answer")
+    except A2AClientError as e:
+        assert "404" in str(e), repr(e)
+    # Through an agent Bob can use (the built-in one), Alice's tasks are not found.
+    shared = await A2ACardResolver(bob_http, os.environ["ARS_URL"] + "/a2a/general-purpose").get_agent_card()
+    bob = await create_client(shared, client_config=ClientConfig(httpx_client=bob_http, streaming=False))
     for task_id in (first.id, working.id):
         try:
             await bob.get_task(GetTaskRequest(id=task_id))

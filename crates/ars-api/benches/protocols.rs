@@ -37,7 +37,13 @@ impl Surface {
 }
 
 async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -> Value {
-    let res = client.post(url).bearer_auth(token).json(&body).send().await.unwrap();
+    let res = client
+        .post(url)
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert!(res.status().is_success(), "{}", res.status());
     res.json().await.unwrap()
 }
@@ -46,9 +52,21 @@ async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -
 async fn once(client: &reqwest::Client, base: &str, token: &str, surface: Surface) {
     match surface {
         Surface::Api => {
-            let thread = post(client, format!("{base}/api/threads"), token, json!({"agent_id": "bench"})).await;
+            let thread = post(
+                client,
+                format!("{base}/api/threads"),
+                token,
+                json!({"agent_id": "bench"}),
+            )
+            .await;
             let thread = thread["id"].as_str().unwrap();
-            let run = post(client, format!("{base}/api/threads/{thread}/runs"), token, json!({"input": "hi"})).await;
+            let run = post(
+                client,
+                format!("{base}/api/threads/{thread}/runs"),
+                token,
+                json!({"input": "hi"}),
+            )
+            .await;
             let run = run["run"]["id"].as_str().unwrap();
             let res = client
                 .get(format!("{base}/api/runs/{run}/wait?timeout_s=30"))
@@ -60,8 +78,13 @@ async fn once(client: &reqwest::Client, base: &str, token: &str, surface: Surfac
             assert_eq!(waited["run"]["status"], "success");
         }
         Surface::OpenAi => {
-            let done = post(client, format!("{base}/v1/chat/completions"), token,
-                json!({"model": "bench", "messages": [{"role": "user", "content": "hi"}]})).await;
+            let done = post(
+                client,
+                format!("{base}/v1/chat/completions"),
+                token,
+                json!({"model": "bench", "messages": [{"role": "user", "content": "hi"}]}),
+            )
+            .await;
             assert_eq!(done["choices"][0]["message"]["content"], "ok");
         }
         Surface::LangGraph => {
@@ -85,7 +108,8 @@ async fn main() {
         .unwrap_or(300);
     let app = TestApp::spawn().await;
     let (_, token) = app.user("bench").await;
-    app.scripted_agent(&token, "bench", json!([{"text": "ok"}])).await;
+    app.scripted_agent(&token, "bench", json!([{"text": "ok"}]))
+        .await;
     let client = reqwest::Client::new();
     println!("| surface | sequential median | p99 | {CLIENTS} clients, runs/s |");
     println!("|---|---|---|---|");

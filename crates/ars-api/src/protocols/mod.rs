@@ -112,6 +112,16 @@ pub(crate) async fn seeded_thread(
     Ok(thread)
 }
 
+/// A new top-level thread of `user` with `agent` under an id the client chose (a LangGraph
+/// thread id, an A2A context id), laid out as [`Thread::new_root`] lays one out.
+pub(crate) fn thread_with_id(id: ThreadId, user: &User, agent: &Agent, title: String) -> Thread {
+    let mut thread = Thread::new_root(user.id, agent.id, title);
+    thread.runtime_scope_id = id.to_string();
+    thread.workdir_path = format!("threads/{id}");
+    thread.id = id;
+    thread
+}
+
 /// A thread's title from the message that starts it: its words, at most 60 characters.
 pub(crate) fn title_of(input: &str) -> String {
     let words = input.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -196,6 +206,19 @@ pub(crate) async fn ended(runtime: &Runtime, run: RunId) -> Result<Run, ApiError
     loop {
         match runtime.wait(run, WAIT_SLICE).await? {
             Waited::Finished(run) => return Ok(run),
+            Waited::StillRunning(_) => continue,
+        }
+    }
+}
+
+/// The run once it has ended or waits for a person.
+pub(crate) async fn settled(runtime: &Runtime, run: RunId) -> Result<Run, ApiError> {
+    loop {
+        match runtime.wait_for_turn(run, WAIT_SLICE).await? {
+            Waited::Finished(run) => return Ok(run),
+            Waited::StillRunning(run) if run.status == ars_domain::RunStatus::Waiting => {
+                return Ok(run);
+            }
             Waited::StillRunning(_) => continue,
         }
     }

@@ -614,3 +614,82 @@ async fn a_run_waiting_for_a_person_is_interrupted_and_a_resume_command_decides_
     .await;
     assert_eq!(status, StatusCode::CONFLICT, "{error}");
 }
+
+#[tokio::test]
+async fn a_joined_stream_resumes_after_the_last_event_id_it_names() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    app.scripted_agent(
+        &alice,
+        "words",
+        json!([{"text": "one two three four", "chunk_delay_ms": 50}]),
+    )
+    .await;
+    let (_, run) = lg(
+        &app,
+        Method::POST,
+        "/runs",
+        &alice,
+        Some(json!({"assistant_id": "words", "input": user_says("go")})),
+    )
+    .await;
+    let (thread, run_id) = (
+        run["thread_id"].as_str().unwrap(),
+        run["run_id"].as_str().unwrap(),
+    );
+    let path = format!(
+        "{}/langgraph/threads/{thread}/runs/{run_id}/stream?stream_mode=events",
+        app.base
+    );
+    let whole = app
+        .client
+        .get(&path)
+        .header("x-api-key", &alice)
+        .send()
+        .await
+        .unwrap();
+    let whole = whole.text().await.unwrap();
+    let ids: Vec<u64> = whole
+        .split("\n\n")
+        .filter_map(|b| b.lines().find_map(|l| l.strip_prefix("id: ")))
+        .map(|id| id.parse().unwrap())
+        .collect();
+    assert!(ids.len() > 4, "{whole}");
+    let resume_after = ids[2];
+    let rest = app
+        .client
+        .get(&path)
+        .header("x-api-key", &alice)
+        .header("last-event-id", resume_after.to_string())
+        .send()
+        .await
+        .unwrap();
+    let rest = rest.text().await.unwrap();
+    let rest_ids: Vec<u64> = rest
+        .split("\n\n")
+        .filter_map(|b| b.lines().find_map(|l| l.strip_prefix("id: ")))
+        .map(|id| id.parse().unwrap())
+        .collect();
+    assert_eq!(rest_ids, ids[3..].to_vec(), "exactly the events after it");
+    let events = sse(&rest);
+    assert_eq!(events.first().unwrap().0, "metadata");
+    assert_eq!(events.last().unwrap().0, "end");
+    // A Last-Event-ID that is not an event id is refused before streaming.
+    let bad = app
+        .client
+        .get(&path)
+        .header("x-api-key", &alice)
+        .header("last-event-id", "soon")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let unknown_mode = app
+        .client
+        .get(path.replace("events", "dreams"))
+        .header("x-api-key", &alice)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown_mode.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}

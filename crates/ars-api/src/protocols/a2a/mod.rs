@@ -496,7 +496,7 @@ impl Call<'_> {
         let run = if immediately {
             run
         } else {
-            settled(self.state, run.id).await?
+            crate::protocols::settled(&self.state.runtime, run.id).await?
         };
         let history = self
             .params
@@ -534,14 +534,8 @@ impl Call<'_> {
                 "context {context} is not one of yours with this agent; leave contextId out to start one"
             ))),
             None => {
-                let mut thread = Thread::new_root(
-                    self.user.id,
-                    self.agent.id,
-                    crate::protocols::title_of(input),
-                );
-                thread.runtime_scope_id = id.to_string();
-                thread.workdir_path = format!("threads/{id}");
-                thread.id = id;
+                let title = crate::protocols::title_of(input);
+                let thread = crate::protocols::thread_with_id(id, self.user, self.agent, title);
                 Ok(self.state.store.create_thread(&thread).await?)
             }
         }
@@ -581,22 +575,5 @@ impl Call<'_> {
             })
             .collect::<Result<_, _>>()?;
         Ok(self.state.runtime.decide(run.id, &decisions).await?)
-    }
-}
-
-/// The run once it has ended or waits for a person.
-async fn settled(state: &AppState, run: RunId) -> Result<Run, RpcError> {
-    loop {
-        match state
-            .runtime
-            .wait_for_turn(run, std::time::Duration::from_secs(60))
-            .await?
-        {
-            ars_runtime::Waited::Finished(run) => return Ok(run),
-            ars_runtime::Waited::StillRunning(run) if run.status == RunStatus::Waiting => {
-                return Ok(run);
-            }
-            ars_runtime::Waited::StillRunning(_) => continue,
-        }
     }
 }

@@ -2,7 +2,6 @@
 //! stateless (on a new thread of their own, which stays).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -14,7 +13,6 @@ use serde_json::{Value, json};
 use ars_domain::{
     Agent, DecisionInput, MessageRole, PendingRequest, Run, RunId, RunStatus, Thread, User,
 };
-use ars_runtime::Waited;
 
 use super::stream::{StreamSpec, modes, respond};
 use super::threads::thread_state;
@@ -253,10 +251,7 @@ async fn run_thread(
             if state.store.thread(&id).await?.is_some() {
                 return Err(ApiError::NotFound(format!("Thread {id} not found")));
             }
-            let mut thread = Thread::new_root(user.id, agent.id, "New chat".into());
-            thread.runtime_scope_id = id.to_string();
-            thread.workdir_path = format!("threads/{id}");
-            thread.id = id;
+            let thread = crate::protocols::thread_with_id(id, user, agent, "New chat".into());
             Ok(state.store.create_thread(&thread).await?)
         }
         other => other,
@@ -280,25 +275,10 @@ fn located(mut response: Response, run: &Run) -> Response {
     response
 }
 
-/// The run once it has ended or waits for a person.
-async fn settled(state: &AppState, run: RunId) -> Result<Run, ApiError> {
-    loop {
-        match state
-            .runtime
-            .wait_for_turn(run, Duration::from_secs(60))
-            .await?
-        {
-            Waited::Finished(run) => return Ok(run),
-            Waited::StillRunning(run) if run.status == RunStatus::Waiting => return Ok(run),
-            Waited::StillRunning(_) => continue,
-        }
-    }
-}
-
 /// What `wait` and `join` answer: the thread's values once the run settled, with
 /// `__error__` when it failed.
 async fn final_values(state: &AppState, thread: &Thread, run: RunId) -> Result<Value, ApiError> {
-    let run = settled(state, run).await?;
+    let run = crate::protocols::settled(&state.runtime, run).await?;
     let mut values = thread_state(state, thread).await?["values"].take();
     if matches!(
         run.status,

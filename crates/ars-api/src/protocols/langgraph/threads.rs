@@ -12,7 +12,7 @@ use super::{
     LgError, assistant, last_run, metadata_of, own_thread, thread_json, valid_metadata, wire,
 };
 use crate::extract::{ApiJsonOrEmpty, KeyAuth};
-use crate::protocols::usable_agents;
+use crate::protocols::{thread_with_id, usable_agents};
 use crate::{ApiError, AppState};
 
 /// The most threads one search answers.
@@ -56,15 +56,6 @@ async fn first_agent(
             message: "you can use no agent to talk with".into(),
             field: None,
         })
-}
-
-/// A new top-level thread with a chosen id, as [`Thread::new_root`] makes one.
-fn thread_with_id(id: ThreadId, user: &User, agent: &Agent) -> Thread {
-    let mut thread = Thread::new_root(user.id, agent.id, "New chat".into());
-    thread.runtime_scope_id = id.to_string();
-    thread.workdir_path = format!("threads/{id}");
-    thread.id = id;
-    thread
 }
 
 pub(super) async fn create(
@@ -117,7 +108,7 @@ pub(super) async fn create(
     }
     let agent = first_agent(&state, user, graph_id.as_deref()).await?;
     let thread = match id {
-        Some(id) => thread_with_id(id, user, &agent),
+        Some(id) => thread_with_id(id, user, &agent, "New chat".into()),
         None => Thread::new_root(user.id, agent.id, "New chat".into()),
     };
     let thread = state.store.create_thread(&thread).await?;

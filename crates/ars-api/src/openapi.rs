@@ -436,22 +436,12 @@ pub fn state_model_providers(openapi: &mut utoipa::openapi::OpenApi, names: &[St
         return;
     };
     let names: Vec<serde_json::Value> = names.iter().map(|n| n.as_str().into()).collect();
-    if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfig")
-        && let Some(RefOr::T(Schema::Object(provider))) = model.properties.get_mut("provider")
-    {
-        provider.enum_values = Some(names.clone());
-    }
-    // The patch twin's provider is `oneOf: [null, <the provider>]`.
-    if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut("ModelConfigPatch")
-        && let Some(RefOr::T(Schema::OneOf(provider))) = model.properties.get_mut("provider")
-    {
-        for branch in &mut provider.items {
-            if let RefOr::T(Schema::Object(branch)) = branch
-                && branch.schema_type
-                    != utoipa::openapi::schema::SchemaType::Type(utoipa::openapi::Type::Null)
-            {
-                branch.enum_values = Some(names.clone());
-            }
+    // The patch twin keeps `provider` as the write has it (it is required there too).
+    for name in ["ModelConfig", "ModelConfigPatch"] {
+        if let Some(RefOr::T(Schema::Object(model))) = components.schemas.get_mut(name)
+            && let Some(RefOr::T(Schema::Object(provider))) = model.properties.get_mut("provider")
+        {
+            provider.enum_values = Some(names.clone());
         }
     }
 }

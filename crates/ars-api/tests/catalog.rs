@@ -239,4 +239,22 @@ async fn openapi_covers_threads_runs_events_and_the_catalog() {
         served["paths"]["/api/runs/{id}/events"],
         doc["paths"]["/api/runs/{id}/events"]
     );
+    // What this server can run is stated in the write's schemas and their patch twins alike.
+    let schemas = &served["components"]["schemas"];
+    for model in ["ModelConfig", "ModelConfigPatch"] {
+        assert_eq!(
+            schemas[model]["properties"]["provider"]["enum"],
+            serde_json::json!(["scripted"]),
+            "{model}"
+        );
+    }
+    for context in ["AgentContext", "AgentContextPatch"] {
+        let tools = &schemas[context]["properties"]["tools"]["items"]["enum"];
+        assert!(
+            tools
+                .as_array()
+                .is_some_and(|t| t.contains(&"execute".into())),
+            "{context}: {tools}"
+        );
+    }
 }

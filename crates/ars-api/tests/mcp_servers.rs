@@ -624,6 +624,11 @@ async fn the_served_openapi_names_the_mcp_servers_a_callers_agents_may_name() {
         schema(&doc)["items"]["enum"],
         json!(["alices-own", "public-one"])
     );
+    // The agent patch's twin states the same.
+    assert_eq!(
+        doc["components"]["schemas"]["AgentContextPatch"]["properties"]["mcp_servers"]["items"]["enum"],
+        json!(["alices-own", "public-one"])
+    );
     let doc = app.get("/api/openapi.json", &bob).await.body;
     assert_eq!(schema(&doc)["items"]["enum"], json!(["public-one"]));
     // Without a token (or with a bad one) the document is served as it is.

@@ -2062,8 +2062,10 @@ export interface components {
         ModelConfigPatch: {
             /** Format: int32 */
             max_tokens?: number | null;
-            name?: null | string;
-            provider?: null | string;
+            /** @description The model name as the provider knows it, e.g. `gpt-4o-mini`. */
+            name: string;
+            /** @description A configured provider name, e.g. `openai` or `scripted`. */
+            provider: string;
             /** @description Provider `scripted` only: the turns the test/demo model plays, in order (the last one repeats); in the object form, `when` branches play instead when the last user message contains their `input_contains`. Text may use the placeholders {{input}}, {{last_tool_result}}, {{last_tool_result.<field>}}, {{tool_result.<i>.<field>}}, {{user_turns}} and {{system_prompt}}. */
             script?: {
                 chunk_delay_ms?: number;

@@ -240,6 +240,9 @@ async fn events(spec: StreamSpec) -> Result<impl Stream<Item = Event> + Send + '
                 }
                 Some(Err(e)) => {
                     reading.done = true;
+                    if let Some(guard) = &mut reading.guard {
+                        guard.disarm();
+                    }
                     let error = json!({"error": "StreamError", "message": ApiError::from(e).public_message()});
                     let end = json!({"run_id": run_id.to_string(), "status": "error"});
                     let out = vec![sse("error", &error, None), sse("end", &end, None)];
@@ -250,7 +253,11 @@ async fn events(spec: StreamSpec) -> Result<impl Stream<Item = Event> + Send + '
                     if let Some(guard) = &mut reading.guard {
                         guard.disarm();
                     }
-                    let end = json!({"run_id": run_id.to_string(), "status": "success"});
+                    let status = match reading.spec.store.run(run_id).await {
+                        Ok(Some(run)) => wire::run_status(run.status),
+                        _ => "error",
+                    };
+                    let end = json!({"run_id": run_id.to_string(), "status": status});
                     return Some((futures::stream::iter(vec![sse("end", &end, None)]), reading));
                 }
             }

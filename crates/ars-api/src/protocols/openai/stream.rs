@@ -71,8 +71,11 @@ pub(crate) async fn pieces(
         loop {
             let event = match reading.events.next().await {
                 Some(Ok(event)) => event,
+                // The events cannot be read any further: the client hears why; the run goes
+                // on (its answer stays readable through /api).
                 Some(Err(e)) => {
                     reading.done = true;
+                    reading.guard.disarm();
                     return Some((Piece::Failed(ApiError::from(e).into()), reading));
                 }
                 // Ended without its terminal event: read how the run ended.

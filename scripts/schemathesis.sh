@@ -112,6 +112,7 @@ timeout --kill-after=10 "$((MAX_TIME + 120))" \
   --exclude-operation-id patch_model_provider \
   --exclude-operation-id test_model_provider \
   --exclude-operation-id test_unsaved_model_provider \
+  --exclude-operation-id list_unsaved_models \
   --exclude-operation-id refresh_model_provider_models \
   --exclude-operation-id check_mcp_server \
   --exclude-checks ensure_resource_availability \

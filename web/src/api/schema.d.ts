@@ -481,6 +481,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/model-providers/list-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Asks a provider for its models (`GET {base_url}/models`) with the settings a form shows,
+         *     not saved (nothing is stored): "Fetch from the provider" before or while editing.
+         */
+        post: operations["list_unsaved_models"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/model-providers/test": {
         parameters: {
             query?: never;
@@ -1805,6 +1825,35 @@ export interface components {
              */
             timeout_s?: number | null;
         };
+        /** @description The answer of a model listing with unsaved settings. */
+        ListResult: {
+            error?: null | components["schemas"]["ProbeError"];
+            /** @description The models it lists, sorted (when `ok`; possibly none). */
+            models?: string[] | null;
+            /** @description Whether the provider listed its models. */
+            ok: boolean;
+        };
+        /**
+         * @description The body of `POST /api/model-providers/list-models`: a provider's settings as a form shows
+         *     them, not saved.
+         */
+        ListUnsavedRequest: {
+            /** @description As in a write: with `provider_id`, absent keeps that provider's key. */
+            api_key?: string | null;
+            base_url: string;
+            /** @description As in a write: with `provider_id`, they merge over that provider's headers. */
+            extra_headers?: {
+                [key: string]: string | null;
+            } | null;
+            kind?: null | components["schemas"]["ModelProviderKind"];
+            /** @description Named in the answer's messages; default `unsaved`. */
+            name?: string | null;
+            /**
+             * Format: uuid
+             * @description A stored provider whose secrets fill in what the body leaves out.
+             */
+            provider_id?: string | null;
+        };
         LoginRequest: {
             password: string;
             username: string;
@@ -2315,7 +2364,7 @@ export interface components {
          * @description What kind of failure a probe met, for the UI to say in its words.
          * @enum {string}
          */
-        ProbeErrorKind: "bad_key" | "unknown_model" | "unreachable" | "other";
+        ProbeErrorKind: "bad_key" | "unknown_model" | "unreachable" | "no_models" | "other";
         /**
          * @description How a provider is spoken to.
          * @enum {string}
@@ -2645,6 +2694,11 @@ export interface components {
             latency_ms?: number | null;
             /** @description The model tested. */
             model: string;
+            /**
+             * @description When no model was named and none was listed: the models the provider lists now (the
+             *     test asked the first of them). Nothing is stored.
+             */
+            models?: string[];
             /** @description Whether the model answered. */
             ok: boolean;
         };
@@ -5122,6 +5176,89 @@ export interface operations {
             };
             /** @description The name is taken, by a stored or a configured provider */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A rule is broken; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_unsaved_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListUnsavedRequest"];
+            };
+        };
+        responses: {
+            /** @description The listing ran; `ok` says how it went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResult"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `provider_id` names no stored provider */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

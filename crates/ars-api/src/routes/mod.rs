@@ -92,6 +92,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             model_providers::create_model_provider
         ))
         .routes(routes!(model_providers::probe::test_unsaved_model_provider))
+        .routes(routes!(model_providers::probe::list_unsaved_models))
         .routes(routes!(
             model_providers::get_model_provider,
             model_providers::put_model_provider,

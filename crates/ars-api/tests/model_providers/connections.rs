@@ -100,15 +100,6 @@ async fn connection_tests_report_latency_or_the_kind_of_failure() {
 
     // Refusals of the request itself.
     let r = app
-        .post(unsaved, t, json!({"base_url": fake.base_url}))
-        .await;
-    assert_eq!(
-        (r.status, r.field()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("model")),
-        "{}",
-        r.body
-    );
-    let r = app
         .post(unsaved, t, provider("new", "gopher://x", None))
         .await;
     assert_eq!(r.field(), Some("base_url"));
@@ -126,6 +117,134 @@ async fn connection_tests_report_latency_or_the_kind_of_failure() {
         .raw(Method::POST, &test, t, "text/plain", b"m".to_vec())
         .await;
     assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+}
+
+#[tokio::test]
+async fn testing_without_a_model_asks_the_provider_for_its_list_and_tests_the_first() {
+    let fake = FakeOpenAi::start("T", Some(KEY_A), &["zeta", "alpha"]).await;
+    let app = fast_app().await;
+    let t = &app.admin;
+    let unsaved = "/api/model-providers/test";
+    // The Models box is empty: the answer says which model it tested and what the provider
+    // lists, to fill the box with.
+    let body = json!({"base_url": fake.base_url, "api_key": KEY_A});
+    let r = app.post(unsaved, t, body).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body["ok"], true, "{}", r.body);
+    assert_eq!(r.body["model"], "alpha");
+    assert_eq!(r.body["models"], json!(["alpha", "zeta"]));
+    let paths: Vec<&str> = fake.seen().iter().map(|s| s.path).collect();
+    assert!(paths.iter().any(|p| p.ends_with("/models")), "{paths:?}");
+    // A stored provider without models, too; nothing is stored by a test.
+    let mut stored = provider("empty", &fake.base_url, Some(KEY_A));
+    stored["models"] = json!([]);
+    let id = create(&app, stored).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app
+        .post(&format!("/api/model-providers/{id}/test"), t, json!({}))
+        .await;
+    assert_eq!(
+        (r.body["ok"].clone(), r.body["model"].clone()),
+        (json!(true), json!("alpha"))
+    );
+    let view = app.get(&format!("/api/model-providers/{id}"), t).await;
+    assert_eq!(view.body["models"], json!([]), "a test stores nothing");
+    // A wrong key fails the listing in words; a provider that lists nothing says so.
+    let r = app
+        .post(
+            unsaved,
+            t,
+            json!({"base_url": fake.base_url, "api_key": KEY_B}),
+        )
+        .await;
+    assert_eq!(
+        (r.body["ok"].clone(), r.body["error"]["kind"].clone()),
+        (json!(false), json!("bad_key"))
+    );
+    let bare = FakeOpenAi::start("B", None, &[]).await;
+    let r = app
+        .post(unsaved, t, json!({"base_url": bare.base_url}))
+        .await;
+    assert_eq!(r.body["error"]["kind"], "no_models", "{}", r.body);
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lists no models")
+    );
+}
+
+#[tokio::test]
+async fn fetching_models_uses_the_settings_on_screen_and_stores_nothing() {
+    let fake = FakeOpenAi::start("T", Some(KEY_A), &["m2", "m1"]).await;
+    let other = FakeOpenAi::start("O", Some(KEY_B), &["other"]).await;
+    let app = fast_app().await;
+    let t = &app.admin;
+    let id = create(&app, provider("lab", &fake.base_url, Some(KEY_A))).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = "/api/model-providers/list-models";
+    // A new provider's form: its URL and key.
+    let r = app
+        .post(
+            list,
+            t,
+            json!({"base_url": fake.base_url, "api_key": KEY_A}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body, json!({"ok": true, "models": ["m1", "m2"]}));
+    // Editing a stored one: the URL and key on screen win, the stored key fills in when the
+    // form leaves it out.
+    let r = app
+        .post(
+            list,
+            t,
+            json!({"base_url": other.base_url, "api_key": KEY_B,
+        "provider_id": id}),
+        )
+        .await;
+    assert_eq!(r.body["models"], json!(["other"]), "{}", r.body);
+    let r = app
+        .post(
+            list,
+            t,
+            json!({"base_url": fake.base_url, "provider_id": id}),
+        )
+        .await;
+    assert_eq!(r.body["models"], json!(["m1", "m2"]), "{}", r.body);
+    let view = app.get(&format!("/api/model-providers/{id}"), t).await;
+    assert_eq!(view.body["base_url"], fake.base_url, "nothing stored");
+    assert_eq!(view.body["models"], json!(["m"]));
+    // Failures in words; bad bodies and non-admins refused.
+    let r = app
+        .post(
+            list,
+            t,
+            json!({"base_url": fake.base_url, "api_key": KEY_B}),
+        )
+        .await;
+    assert_eq!(
+        (r.body["ok"].clone(), r.body["error"]["kind"].clone()),
+        (json!(false), json!("bad_key"))
+    );
+    let nowhere = unreachable_base_url().await;
+    let r = app.post(list, t, json!({"base_url": nowhere})).await;
+    assert_eq!(r.body["error"]["kind"], "unreachable", "{}", r.body);
+    let r = app.post(list, t, json!({"base_url": "gopher://x"})).await;
+    assert_eq!(r.field(), Some("base_url"));
+    let r = app
+        .post(list, t, json!({"base_url": fake.base_url, "model": "m"}))
+        .await;
+    assert_eq!(r.field(), Some("model"), "unknown fields are named");
+    let (_, user) = app.user("someone").await;
+    let r = app
+        .post(list, &user, json!({"base_url": fake.base_url}))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
 }
 
 #[tokio::test]

@@ -41,6 +41,8 @@ pub enum ProbeErrorKind {
     /// The provider could not be reached: connection refused, no such host, or no answer in
     /// time.
     Unreachable,
+    /// No model was named and the provider lists none to test with.
+    NoModels,
     /// Anything else; the message says what.
     Other,
 }
@@ -74,6 +76,13 @@ impl ProbeError {
             message: message.into(),
         }
     }
+
+    fn no_models() -> Self {
+        Self {
+            kind: ProbeErrorKind::NoModels,
+            message: "the provider lists no models; type the name of one to test it".into(),
+        }
+    }
 }
 
 /// The answer of a connection test.
@@ -89,6 +98,10 @@ pub struct TestResult {
     /// Why it failed (when not `ok`).
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ProbeError>,
+    /// When no model was named and none was listed: the models the provider lists now (the
+    /// test asked the first of them). Nothing is stored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    models: Vec<String>,
 }
 
 /// The body of `POST /api/model-providers/{id}/test` (or none).
@@ -157,16 +170,12 @@ fn probe_options(options: &OpenAiOptions) -> OpenAiOptions {
     }
 }
 
-/// The model to test: the one asked for, else the first listed.
-fn model_to_test(asked: Option<String>, listed: &[String]) -> Result<String, ApiError> {
+/// The model to test: the one asked for, else the first listed; `None` when neither names
+/// one (the test then asks the provider for its list).
+fn model_to_test(asked: Option<String>, listed: &[String]) -> Result<Option<String>, ApiError> {
     let model = match asked {
         Some(model) => model.trim().to_string(),
-        None => listed.first().cloned().ok_or_else(|| {
-            ApiError::unprocessable(
-                "model",
-                "name a model to test: this provider lists none (type one, or refresh its models)",
-            )
-        })?,
+        None => return Ok(listed.first().cloned()),
     };
     if model.is_empty() || model.chars().count() > MODEL_NAME_MAX_CHARS {
         return Err(ApiError::unprocessable(
@@ -174,7 +183,7 @@ fn model_to_test(asked: Option<String>, listed: &[String]) -> Result<String, Api
             format!("must be 1-{MODEL_NAME_MAX_CHARS} characters"),
         ));
     }
-    Ok(model)
+    Ok(Some(model))
 }
 
 async fn run_test(provider: &OpenAiProvider, model: String) -> TestResult {
@@ -184,12 +193,14 @@ async fn run_test(provider: &OpenAiProvider, model: String) -> TestResult {
             model,
             latency_ms: Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)),
             error: None,
+            models: Vec::new(),
         },
         Err(error) => TestResult {
             ok: false,
             model,
             latency_ms: None,
             error: Some(ProbeError::of(&error, provider.base_url())),
+            models: Vec::new(),
         },
     }
 }
@@ -201,7 +212,36 @@ fn failed_test(model: String, error: ProbeError) -> TestResult {
         model,
         latency_ms: None,
         error: Some(error),
+        models: Vec::new(),
     }
+}
+
+/// Tests `model`, or with none named, the first model the provider lists now (the answer
+/// carries the list, which fills an empty Models box); a provider that lists none, or cannot
+/// list them, is a failed test saying so.
+async fn test_with(
+    provider: Result<OpenAiProvider, ProbeError>,
+    model: Option<String>,
+) -> TestResult {
+    let provider = match provider {
+        Ok(provider) => provider,
+        Err(error) => return failed_test(model.unwrap_or_default(), error),
+    };
+    if let Some(model) = model {
+        return run_test(&provider, model).await;
+    }
+    let listed = match provider.list_models(LIST_LIMIT).await {
+        Ok(ids) => ars_domain::model_provider::models_from_listing(ids),
+        Err(error) => {
+            return failed_test(String::new(), ProbeError::of(&error, provider.base_url()));
+        }
+    };
+    let Some(first) = listed.first().cloned() else {
+        return failed_test(String::new(), ProbeError::no_models());
+    };
+    let mut result = run_test(&provider, first).await;
+    result.models = listed;
+    result
 }
 
 /// Builds a probe-ready provider from a configuration and key.
@@ -250,10 +290,7 @@ pub async fn test_model_provider(
                     "the stored secrets cannot be decrypted: {e}"
                 ))),
             };
-            Ok(Json(match provider {
-                Ok(provider) => run_test(&provider, model).await,
-                Err(error) => failed_test(model, error),
-            }))
+            Ok(Json(test_with(provider, model).await))
         }
         ProviderKey::Config(_) | ProviderKey::Builtin(_) => {
             let view = view_of(&state, &key).await?;
@@ -265,11 +302,10 @@ pub async fn test_model_provider(
                 });
             };
             let model = model_to_test(body.model, &view.models)?;
-            let provider = provider.with_options(probe_options(provider.options()));
-            Ok(Json(match provider {
-                Ok(provider) => run_test(&provider, model).await,
-                Err(e) => failed_test(model, ProbeError::other(e.to_string())),
-            }))
+            let provider = provider
+                .with_options(probe_options(provider.options()))
+                .map_err(|e| ProbeError::other(e.to_string()));
+            Ok(Json(test_with(provider, model).await))
         }
     }
 }
@@ -291,7 +327,44 @@ pub async fn test_unsaved_model_provider(
     ApiJson(body): ApiJson<TestUnsavedRequest>,
 ) -> Result<Json<TestResult>, ApiError> {
     auth.require_admin()?;
-    let existing = match &body.provider_id {
+    let model = model_to_test(body.model.clone(), &body.models)?;
+    let provider = unsaved_provider(&state, body.settings()).await?;
+    Ok(Json(test_with(provider, model).await))
+}
+
+/// A provider's settings from a form, not saved.
+struct Settings {
+    name: Option<String>,
+    kind: Option<ModelProviderKind>,
+    base_url: String,
+    api_key: Patch<String>,
+    extra_headers: Option<BTreeMap<String, Option<String>>>,
+    models: Vec<String>,
+    provider_id: Option<String>,
+}
+
+impl TestUnsavedRequest {
+    fn settings(self) -> Settings {
+        Settings {
+            name: self.name,
+            kind: self.kind,
+            base_url: self.base_url,
+            api_key: self.api_key,
+            extra_headers: self.extra_headers,
+            models: self.models,
+            provider_id: self.provider_id,
+        }
+    }
+}
+
+/// A probe-ready provider from settings not saved yet, over a stored provider's secrets when
+/// `provider_id` names one: sealed and opened again, the one way from a write to a provider,
+/// so a probe uses exactly what saving would store.
+async fn unsaved_provider(
+    state: &AppState,
+    settings: Settings,
+) -> Result<Result<OpenAiProvider, ProbeError>, ApiError> {
+    let existing = match &settings.provider_id {
         None => None,
         Some(id) => {
             let id = ModelProviderId::parse(id).ok_or_else(not_found)?;
@@ -307,19 +380,16 @@ pub async fn test_unsaved_model_provider(
     let id = existing
         .as_ref()
         .map_or_else(ModelProviderId::new, |p| p.id);
-    let model = model_to_test(body.model, &body.models)?;
     let changes = Changes {
-        name: body.name.unwrap_or_else(|| "unsaved".into()),
-        kind: body.kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
-        base_url: body.base_url,
-        models: body.models,
-        api_key: body.api_key,
+        name: settings.name.unwrap_or_else(|| "unsaved".into()),
+        kind: settings.kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
+        base_url: settings.base_url,
+        models: settings.models,
+        api_key: settings.api_key,
         clear_headers: false,
-        headers: body.extra_headers.unwrap_or_default(),
+        headers: settings.extra_headers.unwrap_or_default(),
     };
     let source = state.runtime.model_source();
-    // Sealed and opened again: the one way from a write to a provider, so the test uses
-    // exactly what saving would store.
     let fields = changes.checked(source.key(), id, existing.as_ref())?;
     let unsaved = ars_domain::ModelProvider {
         id,
@@ -329,15 +399,99 @@ pub async fn test_unsaved_model_provider(
         created_at: ars_domain::time::now(),
         updated_at: ars_domain::time::now(),
     };
-    let provider = match source.open(&unsaved) {
-        Ok((config, key)) => probe_provider(&state, &config, key),
+    Ok(match source.open(&unsaved) {
+        Ok((config, key)) => probe_provider(state, &config, key),
         Err(e) => Err(ProbeError::other(format!(
             "the stored secrets cannot be decrypted: {e}"
         ))),
+    })
+}
+
+/// The body of `POST /api/model-providers/list-models`: a provider's settings as a form shows
+/// them, not saved.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListUnsavedRequest {
+    /// Named in the answer's messages; default `unsaved`.
+    #[serde(default)]
+    #[schema(pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+    name: Option<String>,
+    #[serde(default)]
+    kind: Option<ModelProviderKind>,
+    #[schema(max_length = 2048, pattern = r"^https?://[A-Za-z0-9_\[]")]
+    base_url: String,
+    /// As in a write: with `provider_id`, absent keeps that provider's key.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 4096, pattern = r"^[!-~]+$")]
+    api_key: Patch<String>,
+    /// As in a write: with `provider_id`, they merge over that provider's headers.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, Option<String>>>)]
+    extra_headers: Option<BTreeMap<String, Option<String>>>,
+    /// A stored provider whose secrets fill in what the body leaves out.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    provider_id: Option<String>,
+}
+
+/// The answer of a model listing with unsaved settings.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListResult {
+    /// Whether the provider listed its models.
+    ok: bool,
+    /// The models it lists, sorted (when `ok`; possibly none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    models: Option<Vec<String>>,
+    /// Why it failed (when not `ok`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ProbeError>,
+}
+
+/// Asks a provider for its models (`GET {base_url}/models`) with the settings a form shows,
+/// not saved (nothing is stored): "Fetch from the provider" before or while editing.
+#[utoipa::path(post, path = "/model-providers/list-models", tag = "models", security(("bearer" = [])),
+    request_body = ListUnsavedRequest,
+    responses(
+        (status = 200, body = ListResult, description = "The listing ran; `ok` says how it went"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Not an admin"),
+        (status = 404, body = ErrorBody, description = "`provider_id` names no stored provider"),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "A rule is broken; `field` names it"),
+    ))]
+pub async fn list_unsaved_models(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiJson(body): ApiJson<ListUnsavedRequest>,
+) -> Result<Json<ListResult>, ApiError> {
+    auth.require_admin()?;
+    let settings = Settings {
+        name: body.name,
+        kind: body.kind,
+        base_url: body.base_url,
+        api_key: body.api_key,
+        extra_headers: body.extra_headers,
+        models: Vec::new(),
+        provider_id: body.provider_id,
     };
-    Ok(Json(match provider {
-        Ok(provider) => run_test(&provider, model).await,
-        Err(error) => failed_test(model, error),
+    let listed = match unsaved_provider(&state, settings).await? {
+        Ok(provider) => provider
+            .list_models(LIST_LIMIT)
+            .await
+            .map_err(|e| ProbeError::of(&e, provider.base_url())),
+        Err(error) => Err(error),
+    };
+    Ok(Json(match listed {
+        Ok(ids) => ListResult {
+            ok: true,
+            models: Some(ars_domain::model_provider::models_from_listing(ids)),
+            error: None,
+        },
+        Err(error) => ListResult {
+            ok: false,
+            models: None,
+            error: Some(error),
+        },
     }))
 }
 

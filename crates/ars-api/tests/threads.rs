@@ -254,3 +254,125 @@ async fn thread_inputs_are_checked() {
         .await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn searching_finds_text_in_your_messages_and_answers_and_nobody_elses() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let (_, bob) = app.user("bob").await;
+    for (token, slug) in [(&alice, "echo-a"), (&bob, "echo-b")] {
+        app.scripted_agent(token, slug, json!([{"text": "答：{{input}}"}]))
+            .await;
+    }
+    let agent = "echo-a";
+    let thread = app.thread(&alice, agent).await;
+    let run = app
+        .start_run(&alice, &thread, "请把产品手册翻译成英文 (100% done_ok)")
+        .await;
+    app.wait(&alice, &run, 10).await;
+    let other = app.thread(&alice, agent).await;
+    let run = app
+        .start_run(&alice, &other, "Quarterly REPORT draft")
+        .await;
+    app.wait(&alice, &run, 10).await;
+    let bobs = app.thread(&bob, "echo-b").await;
+    let run = app.start_run(&bob, &bobs, "产品手册 of bob").await;
+    app.wait(&bob, &run, 10).await;
+
+    let search = |token: &str, q: &str| {
+        let path = format!("/api/threads/search?q={}", urlencode(q));
+        let token = token.to_string();
+        let app = &app;
+        async move { app.get(&path, &token).await }
+    };
+    // Chinese text, in the user's message and in the agent's answer; newest first.
+    let found = search(&alice, "产品手册").await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.body);
+    let hits = found.body.as_array().unwrap();
+    assert_eq!(hits.len(), 2, "{}", found.body);
+    assert_eq!(hits[0]["role"], "assistant");
+    assert_eq!(hits[1]["role"], "user");
+    assert!(hits.iter().all(|h| h["thread_id"] == thread.as_str()));
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("产品手册"));
+    assert!(hits[0]["thread_title"].is_string());
+    // ASCII case is ignored; `%` and `_` are plain characters.
+    assert_eq!(
+        search(&alice, "quarterly report")
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        search(&alice, "100%").await.body.as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(
+        search(&alice, "1_0").await.body.as_array().unwrap().len(),
+        0
+    );
+    assert_eq!(
+        search(&alice, "done_ok")
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // Bob finds his own only.
+    let bobs_hits = search(&bob, "产品手册").await.body;
+    assert_eq!(bobs_hits.as_array().unwrap().len(), 2, "{bobs_hits}");
+    assert!(
+        bobs_hits
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["thread_id"] == bobs.as_str())
+    );
+    // A limit; bad queries refused.
+    let one = app
+        .get("/api/threads/search?q=%E4%BA%A7%E5%93%81&limit=1", &alice)
+        .await;
+    assert_eq!(one.body.as_array().unwrap().len(), 1);
+    for (path, status) in [
+        (
+            "/api/threads/search?q=%20%20",
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/api/threads/search?q=x&limit=0",
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/api/threads/search?q=x&limit=101",
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        ("/api/threads/search", StatusCode::BAD_REQUEST),
+        ("/api/threads/search?q=x&page=2", StatusCode::BAD_REQUEST),
+    ] {
+        let reply = app.get(path, &alice).await;
+        assert_eq!(reply.status, status, "{path}: {}", reply.body);
+    }
+    let long = format!("/api/threads/search?q={}", "x".repeat(201));
+    assert_eq!(
+        app.get(&long, &alice).await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    let anonymous = app
+        .call(reqwest::Method::GET, "/api/threads/search?q=x", None, None)
+        .await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+}
+
+/// `q` for a query string.
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

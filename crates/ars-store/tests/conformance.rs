@@ -110,6 +110,7 @@ conformance!(
     schema::check_deleting_a_user_clears_ownership_and_shares,
     schema::check_timestamps_round_trip,
     schema::check_schema_rejects_forbidden_conversation_rows,
+    threads::check_message_search_is_literal_and_only_the_users_top_level_history,
     threads::check_thread_create_and_lookup,
     threads::check_list_threads_top_level_by_recency,
     threads::check_child_threads,

@@ -860,6 +860,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/threads/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Finds text in the caller's conversations: their messages and their agents' answers in their
+         *     threads (not subagents' threads, not replaced messages), newest first, each with its thread
+         *     and the text around the match. Chinese text matches as it is written.
+         */
+        get: operations["search_messages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/threads/{id}": {
         parameters: {
             query?: never;
@@ -2009,6 +2030,20 @@ export interface components {
             tool_calls?: components["schemas"]["ToolCallRecord"][];
             /** @description Tool messages: the tool's name. */
             tool_name?: string | null;
+        };
+        /** @description One message that holds the text searched for. */
+        MessageHit: {
+            /** Format: date-time */
+            created_at: string;
+            message_id: string;
+            /** @description `user` or `assistant`. */
+            role: string;
+            /** Format: int64 */
+            seq: number;
+            /** @description The text around the first match (`…` where it was cut). */
+            snippet: string;
+            thread_id: string;
+            thread_title: string;
         };
         /**
          * Format: uuid
@@ -6959,6 +6994,59 @@ export interface operations {
                 };
             };
             /** @description Bad `title` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    search_messages: {
+        parameters: {
+            query: {
+                /**
+                 * @description The text to find in messages: 1-200 characters, not blank; ASCII letters match either
+                 *     case.
+                 */
+                q: string;
+                /** @description At most this many hits (1-100, default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageHit"][];
+                };
+            };
+            /** @description Unreadable query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A blank or over-long `q`, a `limit` out of range */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -69,6 +69,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(skills::list_skill_files))
         .routes(routes!(skills::get_skill_file))
         .routes(routes!(threads::list_threads, threads::create_thread))
+        .routes(routes!(threads::search_messages))
         .routes(routes!(
             threads::get_thread,
             threads::rename_thread,

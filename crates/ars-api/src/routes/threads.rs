@@ -6,7 +6,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use ars_domain::{Thread, ThreadId};
@@ -273,4 +273,130 @@ pub async fn list_messages(
     };
     ars_domain::thread::mark_interrupted_calls(&mut messages, active);
     Ok(Json(messages.into_iter().map(MessageView::from).collect()))
+}
+
+/// The query of `GET /api/threads/search`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// The text to find in messages: 1-200 characters, not blank; ASCII letters match either
+    /// case.
+    #[param(min_length = 1, max_length = 200)]
+    q: String,
+    /// At most this many hits (1-100, default 20).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<u32>,
+}
+
+/// One message that holds the text searched for.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageHit {
+    #[schema(value_type = String)]
+    thread_id: ThreadId,
+    thread_title: String,
+    #[schema(value_type = String)]
+    message_id: ars_domain::MessageId,
+    seq: i64,
+    /// `user` or `assistant`.
+    role: String,
+    /// The text around the first match (`…` where it was cut).
+    snippet: String,
+    created_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// How much of a message a snippet shows before and after the match, in characters.
+const SNIPPET_BEFORE: usize = 40;
+const SNIPPET_AFTER: usize = 100;
+
+/// The text around the first match of `needle` in `text` (ASCII case ignored).
+fn snippet(text: &str, needle: &str) -> String {
+    let at = text
+        .to_ascii_lowercase()
+        .find(&needle.to_ascii_lowercase())
+        .unwrap_or(0);
+    let before: Vec<char> = text[..at].chars().collect();
+    let start = before.len().saturating_sub(SNIPPET_BEFORE);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(&before[start..]);
+    let mut rest = text[at..].chars();
+    let keep = needle.chars().count() + SNIPPET_AFTER;
+    out.extend(rest.by_ref().take(keep));
+    if rest.next().is_some() {
+        out.push('…');
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Finds text in the caller's conversations: their messages and their agents' answers in their
+/// threads (not subagents' threads, not replaced messages), newest first, each with its thread
+/// and the text around the match. Chinese text matches as it is written.
+#[utoipa::path(get, path = "/threads/search", tag = "threads", security(("bearer" = [])),
+    params(SearchQuery),
+    responses(
+        (status = 200, body = [MessageHit]),
+        (status = 400, body = ErrorBody, description = "Unreadable query"),
+        (status = 401, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "A blank or over-long `q`, a `limit` out of range"),
+    ))]
+pub async fn search_messages(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> Result<Json<Vec<MessageHit>>, ApiError> {
+    let text = query.q.trim();
+    if text.is_empty() || query.q.chars().count() > 200 {
+        return Err(ApiError::unprocessable(
+            "q",
+            "q must be 1-200 characters, not blank",
+        ));
+    }
+    let limit = query.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::unprocessable("limit", "limit must be 1-100"));
+    }
+    let hits = state
+        .store
+        .search_messages(auth.user.id, text, limit)
+        .await?;
+    let titles: std::collections::HashMap<ThreadId, String> = state
+        .store
+        .list_threads(auth.user.id)
+        .await?
+        .into_iter()
+        .map(|t| (t.id, t.title))
+        .collect();
+    Ok(Json(
+        hits.into_iter()
+            .map(|m| MessageHit {
+                thread_title: titles.get(&m.thread_id).cloned().unwrap_or_default(),
+                snippet: snippet(&m.content, text),
+                thread_id: m.thread_id,
+                message_id: m.id,
+                seq: m.seq,
+                role: m.role.as_str().to_string(),
+                created_at: m.created_at,
+            })
+            .collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snippet;
+
+    #[test]
+    fn a_snippet_shows_the_text_around_the_first_match_cut_on_characters() {
+        assert_eq!(snippet("Hello World", "world"), "Hello World");
+        let long = format!("{}翻译助手{}", "前".repeat(60), "后".repeat(200));
+        let cut = snippet(&long, "翻译");
+        assert!(cut.starts_with('…') && cut.ends_with('…'), "{cut}");
+        assert!(cut.contains("翻译助手"));
+        assert_eq!(cut.chars().filter(|c| *c == '前').count(), 40);
+        assert_eq!(snippet("a\n\n  b needle", "NEEDLE"), "a b needle");
+    }
 }

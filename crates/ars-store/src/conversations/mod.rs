@@ -51,4 +51,7 @@ pub trait ConversationStore: Send + Sync {
     /// Every message of a thread in `seq` order, replaced ones included (they carry
     /// `replaced_by_run_id`).
     async fn all_messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;
+    /// `user`'s messages (theirs and their agents' answers, in their top-level threads, not
+    /// replaced) that contain `text`, ignoring ASCII case, newest first, at most `limit`.
+    async fn search_messages(&self, user: UserId, text: &str, limit: u32) -> Result<Vec<Message>>;
 }

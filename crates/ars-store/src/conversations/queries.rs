@@ -110,3 +110,27 @@ pub(crate) const MESSAGE_TO_REPLACE: &str =
 /// `$3`; messages replaced earlier keep the run that replaced them.
 pub(crate) const REPLACE_MESSAGES: &str = "UPDATE messages SET replaced_by_run_id = $3 \
      WHERE thread_id = $1 AND seq >= $2 AND replaced_by_run_id IS NULL";
+
+/// `$1`'s messages (user and assistant, in top-level threads, not replaced) whose content holds
+/// `$2` — a `LIKE` pattern with `\` escaping — ignoring ASCII case, newest first, at most `$3`.
+pub(crate) const SEARCH_MESSAGES: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages WHERE thread_id IN \
+     (SELECT id FROM threads WHERE user_id = $1 AND parent_thread_id IS NULL) \
+     AND replaced_by_run_id IS NULL AND role IN ('user', 'assistant') \
+     AND LOWER(content) LIKE LOWER($2) ESCAPE '\\' \
+     ORDER BY created_at DESC, id DESC LIMIT $3"
+);
+
+/// `text` as a literal inside a `LIKE` pattern escaped with `\`.
+pub(crate) fn like_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

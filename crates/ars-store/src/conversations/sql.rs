@@ -238,6 +238,26 @@ macro_rules! impl_conversation_store {
                 self.messages_where($crate::conversations::queries::ALL_THREAD_MESSAGES, thread)
                     .await
             }
+
+            async fn search_messages(
+                &self,
+                user: ars_domain::UserId,
+                text: &str,
+                limit: u32,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                let pattern = format!("%{}%", $crate::conversations::queries::like_escaped(text));
+                sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
+                    $crate::conversations::queries::SEARCH_MESSAGES,
+                )
+                .bind(user.to_string())
+                .bind(pattern)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?
+                .into_iter()
+                .map($crate::conversations::rows::MessageRow::into_message)
+                .collect()
+            }
         }
     };
 }

@@ -447,3 +447,84 @@ pub async fn check_conversation_timestamps_round_trip(store: &dyn Store) {
         assert_eq!(instant, instant.trunc_subsecs(6));
     }
 }
+
+pub async fn check_message_search_is_literal_and_only_the_users_top_level_history(
+    store: &dyn ars_store::Store,
+) {
+    use ars_domain::{MessageRole, NewMessage};
+    let alice = crate::fixtures::owner(store, "alice").await;
+    let bob = crate::fixtures::owner(store, "bob").await;
+    let thread = crate::fixtures::root_thread(store, &alice, "chat").await;
+    let child = crate::fixtures::child_thread(store, &alice, &thread).await;
+    let bobs = crate::fixtures::root_thread(store, &bob, "chat").await;
+    let say = |thread: &ars_domain::Thread, role, text: &str| {
+        NewMessage::text(thread.id.clone(), None, role, text.to_string())
+    };
+    for message in [
+        say(&thread, MessageRole::User, "翻译产品手册 100% Done"),
+        say(&thread, MessageRole::Assistant, "好的，产品手册 done_ok"),
+        say(&thread, MessageRole::Tool, "产品手册 from a tool"),
+        say(&child, MessageRole::Assistant, "产品手册 in a subagent"),
+        say(&bobs, MessageRole::User, "产品手册 of bob"),
+    ] {
+        store.append_message(&message).await.unwrap();
+    }
+    let found = store
+        .search_messages(alice.user.id, "产品手册", 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        found.len(),
+        2,
+        "user and assistant messages of her top-level threads"
+    );
+    assert_eq!(found[0].role, MessageRole::Assistant, "newest first");
+    assert_eq!(
+        store
+            .search_messages(alice.user.id, "100%", 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .search_messages(alice.user.id, "1_0", 10)
+            .await
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        store
+            .search_messages(alice.user.id, "DONE", 10)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .search_messages(alice.user.id, "\\", 10)
+            .await
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        store
+            .search_messages(alice.user.id, "产品", 1)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .search_messages(bob.user.id, "产品手册", 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}

@@ -15,5 +15,7 @@ export default defineConfig({
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
     setupFiles: ["src/test/setup.ts"],
+    // The stylesheet's rules are tested as text (`?raw`), which Vitest otherwise hands over empty.
+    css: { include: [/styles\.css/] },
   },
 });

@@ -81,6 +81,30 @@ flow("a subagent and a normal agent are created through the form", async ({ page
   await page.waitForURL("**/agents");
 });
 
+flow(
+  "an agent named in Chinese gets its slug in pinyin and saves",
+  async ({ page, server }) => {
+    await signIn(page);
+    await page.getByTestId("nav-agents").filter({ hasText: "智能体" }).click();
+    await page.getByTestId("agent-new").click();
+    await page.waitForURL("**/agents/new");
+    await page.getByLabel("标识", { exact: true }).waitFor();
+
+    // The slug follows the name word by word, and the user could still edit it.
+    await page.getByTestId("field-name").fill("翻译助手");
+    assert.equal(await page.getByTestId("field-slug").inputValue(), "fanyi-zhushou");
+    assert.equal(await page.getByTestId("field-slug").isEditable(), true);
+    await page.getByTestId("agent-save").click();
+    await page.waitForURL("**/agents");
+    await page.getByTestId("agent-row-fanyi-zhushou").filter({ hasText: "翻译助手" }).waitFor();
+
+    const saved = await stored(server, "fanyi-zhushou");
+    assert.equal(saved.name, "翻译助手");
+    assert.equal(saved.slug, "fanyi-zhushou");
+  },
+  { locale: "zh-CN" },
+);
+
 flow("the chat quick-switch offers normal agents only", async ({ page, server }) => {
   await scriptedAgent(server, "switch-normal", [{ text: "hi" }], { name: "Switch Normal" });
   await scriptedSubagent(server, "switch-sub", [{ text: "hi" }], { name: "Switch Sub" });

@@ -5,6 +5,7 @@ import { LoginPage } from "./auth/LoginPage";
 import { RequireAuth } from "./auth/RequireAuth";
 import { ChatPage } from "./chat/ChatPage";
 import { AppShell } from "./shell/AppShell";
+import { NotFoundPage } from "./shell/NotFoundPage";
 
 // The chat is what most visits open; the other pages load on first use (the shell's Suspense
 // shows while they do).
@@ -47,6 +48,7 @@ export function AppRoutes() {
   return (
     <Routes>
       <Route path="/login" element={<LoginPage />} />
+      <Route path="/" element={<Navigate to="/chat" replace />} />
       <Route
         element={
           <RequireAuth>
@@ -74,8 +76,8 @@ export function AppRoutes() {
         <Route path="/providers/:id" element={<ProviderFormPage />} />
         <Route path="/account" element={<AccountPage />} />
         <Route path="/admin/users" element={<UsersPage />} />
+        <Route path="*" element={<NotFoundPage />} />
       </Route>
-      <Route path="*" element={<Navigate to="/chat" replace />} />
     </Routes>
   );
 }

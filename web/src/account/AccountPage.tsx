@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from "react";
-import { useTranslation } from "react-i18next";
+import { Trans, useTranslation } from "react-i18next";
 import { api, errorMessage, unwrap } from "../api";
 import type { ApiToken } from "../api/types";
 import { useUser } from "../auth/AuthContext";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { CopyButton } from "../components/CopyButton";
+import { ListTable } from "../components/ListTable";
 import { ErrorNote } from "../components/LoadState";
 import { formatDateTime } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
@@ -144,7 +145,9 @@ function Tokens() {
   return (
     <section className="form-section" aria-labelledby="tokens-title">
       <h2 id="tokens-title">{t("account.tokensTitle")}</h2>
-      <p className="hint">{t("account.tokensIntro")}</p>
+      <p className="hint" data-testid="tokens-intro">
+        <Trans i18nKey="account.tokensIntro" components={{ code: <code /> }} />
+      </p>
       <form className="inline-form" onSubmit={create}>
         <label>
           {t("account.tokenName")}
@@ -183,25 +186,25 @@ function Tokens() {
       {list.length === 0 && !tokens.loading ? (
         <p className="empty">{t("account.noTokens")}</p>
       ) : (
-        <div className="table-wrap">
-          <table data-testid="token-list">
-            <thead>
-              <tr>
-                <th scope="col">{t("account.tokenName")}</th>
-                <th scope="col">{t("account.created")}</th>
-                <th scope="col">{t("account.expires")}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t("agents.columns.actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((token) => (
-                <tr key={token.id} data-testid={`token-row-${token.name}`}>
-                  <td>{token.name}</td>
-                  <td>{formatDateTime(token.created_at)}</td>
-                  <td>{token.expires_at ? formatDateTime(token.expires_at) : t("account.never")}</td>
-                  <td>
+        <ListTable testId="token-list">
+          <thead>
+            <tr>
+              <th scope="col">{t("account.tokenName")}</th>
+              <th scope="col">{t("account.created")}</th>
+              <th scope="col">{t("account.expires")}</th>
+              <th scope="col">
+                <span className="visually-hidden">{t("agents.columns.actions")}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((token) => (
+              <tr key={token.id} data-testid={`token-row-${token.name}`}>
+                <td>{token.name}</td>
+                <td>{formatDateTime(token.created_at)}</td>
+                <td>{token.expires_at ? formatDateTime(token.expires_at) : t("account.never")}</td>
+                <td>
+                  <div className="row-actions">
                     <button
                       type="button"
                       className="danger"
@@ -210,12 +213,12 @@ function Tokens() {
                     >
                       {t("account.revoke")}
                     </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </ListTable>
       )}
       {revoking && (
         <ConfirmDeleteDialog

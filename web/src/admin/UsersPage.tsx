@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { api, errorMessage, unwrap } from "../api";
 import { useUser } from "../auth/AuthContext";
 import { Dialog } from "../components/Dialog";
+import { ListTable } from "../components/ListTable";
 import { Loading } from "../components/LoadState";
 import { formatDateTime } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
@@ -54,79 +55,77 @@ export function UsersPage() {
       {users.loading && !users.data ? (
         <Loading />
       ) : (
-        <div className="table-wrap">
-          <table data-testid="user-list">
-            <thead>
-              <tr>
-                <th scope="col">{t("users.username")}</th>
-                <th scope="col">{t("users.role")}</th>
-                <th scope="col">{t("users.state")}</th>
-                <th scope="col" className="wide-only">
-                  {t("users.created")}
-                </th>
-                <th scope="col">
-                  <span className="visually-hidden">{t("agents.columns.actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(users.data ?? []).map((user) => {
-                const self = user.id === me.id;
-                return (
-                  <tr key={user.id} data-testid={`user-row-${user.username}`}>
-                    <td>
-                      {user.username} {self && <span className="badge muted">{t("users.you")}</span>}
-                    </td>
-                    <td>
-                      <select
-                        aria-label={t("users.roleOf", { name: user.username })}
-                        data-testid={`user-role-${user.username}`}
-                        value={user.role ?? "user"}
+        <ListTable testId="user-list">
+          <thead>
+            <tr>
+              <th scope="col">{t("users.username")}</th>
+              <th scope="col">{t("users.role")}</th>
+              <th scope="col">{t("users.state")}</th>
+              <th scope="col" className="wide-only">
+                {t("users.created")}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t("agents.columns.actions")}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(users.data ?? []).map((user) => {
+              const self = user.id === me.id;
+              return (
+                <tr key={user.id} data-testid={`user-row-${user.username}`}>
+                  <td>
+                    {user.username} {self && <span className="badge muted">{t("users.you")}</span>}
+                  </td>
+                  <td>
+                    <select
+                      aria-label={t("users.roleOf", { name: user.username })}
+                      data-testid={`user-role-${user.username}`}
+                      value={user.role ?? "user"}
+                      disabled={self}
+                      onChange={(e) => void patch(user, { role: e.target.value as Role })}
+                    >
+                      <option value="user">{t("roles.user")}</option>
+                      <option value="admin">{t("roles.admin")}</option>
+                    </select>
+                  </td>
+                  <td>
+                    {user.disabled ? (
+                      <span className="status error" data-testid={`user-state-${user.username}`}>
+                        {t("users.disabled")}
+                      </span>
+                    ) : (
+                      <span className="status success" data-testid={`user-state-${user.username}`}>
+                        {t("users.active")}
+                      </span>
+                    )}
+                  </td>
+                  <td className="wide-only">{user.created_at ? formatDateTime(user.created_at) : "—"}</td>
+                  <td>
+                    <div className="row-actions">
+                      <button
+                        type="button"
+                        data-testid={`user-toggle-${user.username}`}
+                        className={user.disabled ? undefined : "danger"}
                         disabled={self}
-                        onChange={(e) => void patch(user, { role: e.target.value as Role })}
+                        onClick={() => void patch(user, { disabled: !user.disabled })}
                       >
-                        <option value="user">{t("roles.user")}</option>
-                        <option value="admin">{t("roles.admin")}</option>
-                      </select>
-                    </td>
-                    <td>
-                      {user.disabled ? (
-                        <span className="status error" data-testid={`user-state-${user.username}`}>
-                          {t("users.disabled")}
-                        </span>
-                      ) : (
-                        <span className="status success" data-testid={`user-state-${user.username}`}>
-                          {t("users.active")}
-                        </span>
-                      )}
-                    </td>
-                    <td className="wide-only">{user.created_at ? formatDateTime(user.created_at) : "—"}</td>
-                    <td>
-                      <div className="row-actions">
-                        <button
-                          type="button"
-                          data-testid={`user-toggle-${user.username}`}
-                          className={user.disabled ? undefined : "danger"}
-                          disabled={self}
-                          onClick={() => void patch(user, { disabled: !user.disabled })}
-                        >
-                          {user.disabled ? t("users.enable") : t("users.disable")}
-                        </button>
-                        <button
-                          type="button"
-                          data-testid={`user-reset-${user.username}`}
-                          onClick={() => setResetting(user)}
-                        >
-                          {t("users.resetPassword")}
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+                        {user.disabled ? t("users.enable") : t("users.disable")}
+                      </button>
+                      <button
+                        type="button"
+                        data-testid={`user-reset-${user.username}`}
+                        onClick={() => setResetting(user)}
+                      >
+                        {t("users.resetPassword")}
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </ListTable>
       )}
       <p className="hint">{t("users.disableHint")}</p>
       {resetting && <ResetPassword user={resetting} onClose={() => setResetting(null)} />}

@@ -45,15 +45,6 @@ interface AgentFieldsProps {
   isAdmin: boolean;
 }
 
-/** Lower-case letters, digits and dashes: the slug a name suggests. */
-function slugify(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 64);
-}
-
 export function AgentFields({ form, onChange, errors, catalog, original, isAdmin }: AgentFieldsProps) {
   const { t } = useTranslation();
   const shown = visibleFields(form.backend);
@@ -72,7 +63,7 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
         slugFixed={builtin}
         slugHint={builtin ? t("agentForm.builtinSlug") : t("agentForm.slugHint")}
         slugFollowsName={!original}
-        suggestSlug={slugify}
+        slugKind="agent"
       />
 
       <section className="form-section" aria-labelledby="section-type">

@@ -5,6 +5,7 @@ import { api, unwrap } from "../api";
 import { listAllAgents } from "../api/agents";
 import type { Agent } from "../api/types";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ListTable } from "../components/ListTable";
 import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { ResolvedContextDialog } from "./ResolvedContextDialog";
@@ -45,30 +46,28 @@ export function AgentsPage() {
       ) : shown.length === 0 ? (
         <p className="empty">{query ? t("agents.noMatch") : t("agents.empty")}</p>
       ) : (
-        <div className="table-wrap">
-          <table className="agents">
-            <thead>
-              <tr>
-                <th scope="col">{t("agents.columns.name")}</th>
-                <th scope="col">{t("agents.columns.slug")}</th>
-                <th scope="col" className="wide-only">
-                  {t("agents.columns.description")}
-                </th>
-                <th scope="col" className="wide-only">
-                  {t("agents.columns.sharing")}
-                </th>
-                <th scope="col">
-                  <span className="visually-hidden">{t("agents.columns.actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((agent) => (
-                <AgentRow key={agent.id} agent={agent} onDelete={setDeleting} onInspect={setInspecting} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable>
+          <thead>
+            <tr>
+              <th scope="col">{t("agents.columns.name")}</th>
+              <th scope="col">{t("agents.columns.slug")}</th>
+              <th scope="col" className="wide-only">
+                {t("agents.columns.description")}
+              </th>
+              <th scope="col" className="wide-only">
+                {t("agents.columns.sharing")}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t("agents.columns.actions")}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((agent) => (
+              <AgentRow key={agent.id} agent={agent} onDelete={setDeleting} onInspect={setInspecting} />
+            ))}
+          </tbody>
+        </ListTable>
       )}
       {deleting && (
         <ConfirmDeleteDialog

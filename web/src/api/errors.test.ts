@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "vitest";
 import i18n from "../i18n";
-import { runErrorMessage } from "./errors";
+import { runErrorMessage, subagentEndMessage } from "./errors";
 import type { RunErrorCode } from "./types";
 
 // Every code the server can put on a failed run; a code added to the API without a place here
@@ -45,5 +45,24 @@ describe("a failed run's error code is worded by the UI", () => {
     expect(runErrorMessage("x", "model_bad_key")).toContain("API 密钥");
     await i18n.changeLanguage("en");
     expect(runErrorMessage("x", "model_bad_key")).toContain("API key");
+  });
+});
+
+describe("how a subagent run ended without an answer", () => {
+  test("a timeout says it timed out, not that it failed", async () => {
+    const timedOut = { status: "timeout", error: "the run hit its time limit of 60 s" } as const;
+    await i18n.changeLanguage("zh-CN");
+    expect(subagentEndMessage(timedOut)).toBe("运行已超时：the run hit its time limit of 60 s");
+    await i18n.changeLanguage("en");
+    expect(subagentEndMessage(timedOut)).toBe("It timed out: the run hit its time limit of 60 s");
+  });
+
+  test("an error says it failed, in the UI's words for a known code", async () => {
+    await i18n.changeLanguage("zh-CN");
+    expect(subagentEndMessage({ status: "error", error: "x", error_code: "model_bad_key" })).toMatch(
+      /^运行失败：.*API 密钥/,
+    );
+    await i18n.changeLanguage("en");
+    expect(subagentEndMessage({ status: "error", error: "boom" })).toBe("It failed: boom");
   });
 });

@@ -4,6 +4,7 @@
  */
 
 import i18n from "../i18n";
+import type { SubagentRun } from "./types";
 
 export class ApiError extends Error {
   constructor(
@@ -91,4 +92,15 @@ export function errorMessage(error: unknown): string {
 export function runErrorMessage(message: string, code?: string | null): string {
   if (code && isTranslated(code)) return i18n.t(`errors.${code}`, { message });
   return message;
+}
+
+/**
+ * Why a subagent run ended without an answer, as the UI says it: a run that hit its time limit
+ * "timed out" (as its status says), it did not "fail".
+ */
+export function subagentEndMessage(run: Pick<SubagentRun, "status" | "error" | "error_code">): string {
+  const reason = runErrorMessage(run.error ?? "", run.error_code);
+  return run.status === "timeout"
+    ? i18n.t("subagentPopup.timedOut", { reason })
+    : i18n.t("subagentPopup.failed", { reason });
 }

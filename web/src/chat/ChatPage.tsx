@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
-import { runErrorMessage } from "../api/errors";
+import { subagentEndMessage } from "../api/errors";
 import { listChatAgents } from "../api/agents";
 import { useUser } from "../auth/AuthContext";
 import type { SubagentRun, Thread } from "../api/types";
@@ -210,7 +210,7 @@ export function ChatPage() {
       <>
         {entry.error && (
           <p className="error tool-subagent-error" data-testid="tool-subagent-error">
-            {t("subagentPopup.failed", { reason: runErrorMessage(entry.error, entry.error_code) })}
+            {subagentEndMessage(entry)}
           </p>
         )}
         <button type="button" className="link subagent-link" onClick={() => setOpenEntry(entry.run_id)}>

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api, ApiError, errorMessage, unwrap } from "../api";
-import { runErrorMessage } from "../api/errors";
+import { subagentEndMessage } from "../api/errors";
 import { isTerminalStatus } from "../api/events";
 import type { RunStatus, SubagentRun } from "../api/types";
 import { Dialog } from "../components/Dialog";
@@ -158,7 +158,7 @@ export function SubagentPopup({ entry, onClose, pending, onResolved, onActivity 
       </p>
       {entry.error && (
         <p className="error" role="alert" data-testid="subagent-popup-error">
-          {t("subagentPopup.failed", { reason: runErrorMessage(entry.error, entry.error_code) })}
+          {subagentEndMessage(entry)}
         </p>
       )}
       {error && (

@@ -4,6 +4,7 @@ const PATHS = {
   edit: "M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4",
   trash: "M5 7h14M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3",
   close: "M6 6l12 12M18 6L6 18",
+  refresh: "M21 4v6h-6M20.5 15a9 9 0 1 1-2.1-9.4L21 10",
 } as const;
 
 export function Icon({ name }: { name: keyof typeof PATHS }) {

@@ -4,8 +4,6 @@ import { describe, expect, test } from "vitest";
 import i18n from "../i18n";
 import { NameFields, type NameValues } from "./NameFields";
 
-const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
-
 function Harness({ initial, isNew = true }: { initial: NameValues; isNew?: boolean }) {
   const [form, setForm] = useState(initial);
   return (
@@ -19,7 +17,7 @@ function Harness({ initial, isNew = true }: { initial: NameValues; isNew?: boole
       slugHint={isNew ? "Lower-case letters" : "Fixed"}
       descriptionHint="What it holds"
       slugFollowsName={isNew}
-      suggestSlug={slug}
+      slugKind="kb"
     />
   );
 }
@@ -46,6 +44,27 @@ describe("the name section of a resource form", () => {
     type("kb-field-slug", "travel");
     type("kb-field-name", "Travel Handbook 2026");
     expect(value("kb-field-slug")).toBe("travel");
+  });
+
+  test("a Chinese name's slug follows it in pinyin, word by word", () => {
+    render(<Harness initial={{ name: "", slug: "", description: "" }} />);
+    type("kb-field-name", "产品");
+    expect(value("kb-field-slug")).toBe("chanpin");
+    type("kb-field-name", "产品手册");
+    expect(value("kb-field-slug")).toBe("chanpin-shouce");
+  });
+
+  test("a name that spells no slug gets a random one that stays while the name changes", () => {
+    render(<Harness initial={{ name: "", slug: "", description: "" }} />);
+    type("kb-field-name", "🚀");
+    const fallback = value("kb-field-slug");
+    expect(fallback).toMatch(/^kb-[a-z0-9]{4}$/);
+    type("kb-field-name", "🚀🚀");
+    expect(value("kb-field-slug")).toBe(fallback);
+    type("kb-field-name", "🚀 Rocket");
+    expect(value("kb-field-slug")).toBe("rocket");
+    type("kb-field-name", "");
+    expect(value("kb-field-slug")).toBe("");
   });
 
   test("an existing resource keeps its slug", () => {

@@ -1,4 +1,6 @@
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
+import { fallbackSlug, suggestSlug } from "../lib/slug";
 import { controlProps, Field } from "./Field";
 
 /** The part of a resource form's state this section edits. */
@@ -21,18 +23,22 @@ interface NameFieldsProps {
   slugHint: string;
   descriptionHint?: string;
   /**
-   * Set for a new resource: the slug follows the name for as long as it still equals the slug
-   * `suggestSlug` makes of the name (an edited slug stays as the user wrote it).
+   * Set for a new resource: the slug follows the name (see `suggestSlug`) for as long as it still
+   * equals the slug the name suggests (an edited slug stays as the user wrote it).
    */
   slugFollowsName: boolean;
-  suggestSlug: (name: string) => string;
+  /** What a name that spells no slug (emoji only) is called instead: `<slugKind>-x7k2`. */
+  slugKind: "agent" | "kb" | "mcp";
 }
 
 /** The first section of a resource form: the name, the slug it is referred to by, a description. */
 export function NameFields(props: NameFieldsProps) {
   const { prefix, texts, form, errors, onChange, slugFixed, slugHint, descriptionHint } = props;
-  const { slugFollowsName, suggestSlug } = props;
+  const { slugFollowsName, slugKind } = props;
   const { t } = useTranslation();
+  // Drawn once per form, so the slug of such a name stays put while the user types.
+  const [fallback] = useState(() => fallbackSlug(slugKind));
+  const suggest = (name: string) => suggestSlug(name, fallback);
   return (
     <section className="form-section" aria-labelledby={`${prefix}section-display`}>
       <h2 id={`${prefix}section-display`}>{t(`${texts}.sections.display`)}</h2>
@@ -42,8 +48,8 @@ export function NameFields(props: NameFieldsProps) {
           value={form.name}
           onChange={(e) => {
             const name = e.target.value;
-            const followsName = slugFollowsName && form.slug === suggestSlug(form.name);
-            onChange(followsName ? { name, slug: suggestSlug(name) } : { name });
+            const followsName = slugFollowsName && form.slug === suggest(form.name);
+            onChange(followsName ? { name, slug: suggest(name) } : { name });
           }}
         />
       </Field>

@@ -45,6 +45,17 @@ export const en = {
     account: "My account",
     logout: "Log out",
   },
+  theme: {
+    label: "Theme",
+    system: "System",
+    light: "Light",
+    dark: "Dark",
+  },
+  notFound: {
+    title: "Page not found",
+    body: "There is no page at <code>{{path}}</code>.",
+    back: "Back to the chat",
+  },
   roles: {
     admin: "admin",
     user: "user",
@@ -90,6 +101,7 @@ export const en = {
     modelsHintNew: "One per line. Leave it empty to fetch the list from the provider when saving.",
     modelsHintEdit: "One per line, or fetch the list the provider offers.",
     refresh: "Fetch from the provider",
+    refreshing: "Fetching…",
     refreshFailed: "The provider did not list its models.",
     makeDefault: "Use it as the server default model (for agents without a model of their own)",
     defaultModel: "Server default model",
@@ -104,6 +116,7 @@ export const en = {
       bad_key: "The provider refused the API key.",
       unknown_model: "The provider does not offer this model.",
       unreachable: "The provider could not be reached.",
+      no_models: "The provider lists no models: type the name of one to test it.",
       other: "The test failed.",
     },
     setupNeedsModel:
@@ -159,7 +172,7 @@ export const en = {
     changePassword: "Change password",
     tokensTitle: "API tokens",
     tokensIntro:
-      "A token lets a script or another program use the API as you: send it as `Authorization: Bearer <token>`.",
+      "A token lets a script or another program use the API as you: send it as <code>Authorization: Bearer <token></code>.",
     tokenName: "Name",
     tokenExpiry: "Expires",
     never: "never",
@@ -315,6 +328,7 @@ export const en = {
     cancelRun: "Cancel run",
     noMessages: "No messages yet.",
     failed: "It failed: {{reason}}",
+    timedOut: "It timed out: {{reason}}",
     messageLabel: "Message to {{slug}}",
     steerHint: "It is running: your message goes into its run, and it reads it before its next step.",
     followUpHint: "It has finished: your message starts a new run on its thread.",

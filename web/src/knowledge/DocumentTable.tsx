@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { errorMessage } from "../api";
 import { deleteDocument, downloadDocument, retryDocument, type KbDocumentView } from "../api/knowledge";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ListTable } from "../components/ListTable";
 import { saveBlob } from "../lib/download";
 import { formatBytes, formatDateTime, formatNumber, formatPercent } from "../lib/format";
 
@@ -102,77 +103,75 @@ export function DocumentTable({ kbId, documents, canManage, onChanged, onRemoved
           {error}
         </p>
       )}
-      <div className="table-wrap">
-        <table className="agents documents" data-testid="doc-list">
-          <thead>
-            <tr>
-              <th scope="col">{t("knowledge.documents.columns.name")}</th>
-              <th scope="col" className="wide-only">
-                {t("knowledge.documents.columns.format")}
-              </th>
-              <th scope="col">{t("knowledge.documents.columns.size")}</th>
-              <th scope="col">{t("knowledge.documents.columns.status")}</th>
-              <th scope="col">{t("knowledge.documents.columns.chunks")}</th>
-              <th scope="col">
-                <span className="visually-hidden">{t("knowledge.documents.columns.actions")}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {documents.map((doc) => (
-              <tr
-                key={doc.id}
-                data-testid="doc-row"
-                data-name={doc.name}
-                data-doc-id={doc.id}
-                data-status={doc.status}
-              >
-                <td>
-                  <span className="doc-name" data-testid="doc-name">
-                    {doc.name}
-                  </span>{" "}
-                  {doc.version > 1 && (
-                    <span className="badge muted" title={formatDateTime(doc.updated_at)}>
-                      {t("knowledge.documents.version", { version: doc.version })}
-                    </span>
-                  )}
-                </td>
-                <td className="wide-only">
-                  <code>{doc.format || "—"}</code>
-                </td>
-                <td>{formatBytes(doc.size_bytes)}</td>
-                <td>
-                  <DocumentStatus doc={doc} onRetry={canManage ? (d) => void retry(d) : undefined} />
-                </td>
-                <td data-testid="doc-chunks">{formatNumber(doc.chunk_count)}</td>
-                <td>
-                  <div className="row-actions">
+      <ListTable testId="doc-list">
+        <thead>
+          <tr>
+            <th scope="col">{t("knowledge.documents.columns.name")}</th>
+            <th scope="col" className="wide-only">
+              {t("knowledge.documents.columns.format")}
+            </th>
+            <th scope="col">{t("knowledge.documents.columns.size")}</th>
+            <th scope="col">{t("knowledge.documents.columns.status")}</th>
+            <th scope="col">{t("knowledge.documents.columns.chunks")}</th>
+            <th scope="col">
+              <span className="visually-hidden">{t("knowledge.documents.columns.actions")}</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {documents.map((doc) => (
+            <tr
+              key={doc.id}
+              data-testid="doc-row"
+              data-name={doc.name}
+              data-doc-id={doc.id}
+              data-status={doc.status}
+            >
+              <td>
+                <span className="doc-name" data-testid="doc-name">
+                  {doc.name}
+                </span>{" "}
+                {doc.version > 1 && (
+                  <span className="badge muted" title={formatDateTime(doc.updated_at)}>
+                    {t("knowledge.documents.version", { version: doc.version })}
+                  </span>
+                )}
+              </td>
+              <td className="wide-only">
+                <code>{doc.format || "—"}</code>
+              </td>
+              <td>{formatBytes(doc.size_bytes)}</td>
+              <td>
+                <DocumentStatus doc={doc} onRetry={canManage ? (d) => void retry(d) : undefined} />
+              </td>
+              <td data-testid="doc-chunks">{formatNumber(doc.chunk_count)}</td>
+              <td>
+                <div className="row-actions">
+                  <button
+                    type="button"
+                    data-testid="doc-download"
+                    aria-label={t("knowledge.documents.downloadNamed", { name: doc.name })}
+                    onClick={() => void download(doc)}
+                  >
+                    {t("knowledge.documents.download")}
+                  </button>
+                  {canManage && (
                     <button
                       type="button"
-                      data-testid="doc-download"
-                      aria-label={t("knowledge.documents.downloadNamed", { name: doc.name })}
-                      onClick={() => void download(doc)}
+                      className="danger"
+                      data-testid="doc-delete"
+                      aria-label={t("knowledge.documents.deleteNamed", { name: doc.name })}
+                      onClick={() => setDeleting(doc)}
                     >
-                      {t("knowledge.documents.download")}
+                      {t("common.delete")}
                     </button>
-                    {canManage && (
-                      <button
-                        type="button"
-                        className="danger"
-                        data-testid="doc-delete"
-                        aria-label={t("knowledge.documents.deleteNamed", { name: doc.name })}
-                        onClick={() => setDeleting(doc)}
-                      >
-                        {t("common.delete")}
-                      </button>
-                    )}
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+                  )}
+                </div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </ListTable>
       {deleting && (
         <ConfirmDeleteDialog
           title={t("knowledge.documents.deleteTitle", { name: deleting.name })}

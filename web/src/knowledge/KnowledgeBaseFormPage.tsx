@@ -24,7 +24,6 @@ import {
   formFromKnowledgeBase,
   kbErrorsFromFailure,
   knowledgeBaseUrl,
-  suggestSlug,
   type KbFieldErrors,
   type KbFormField,
   type KbFormState,
@@ -109,7 +108,7 @@ function KnowledgeBaseForm({ original }: { original: KnowledgeBaseView | null })
         slugHint={original ? t("knowledge.form.slugFixed") : t("knowledge.form.slugHint")}
         descriptionHint={t("knowledge.form.descriptionHint")}
         slugFollowsName={!original}
-        suggestSlug={suggestSlug}
+        slugKind="kb"
       />
 
       <section className="form-section" aria-labelledby="kb-section-chunking">

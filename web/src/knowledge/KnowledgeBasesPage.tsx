@@ -3,6 +3,7 @@ import { Trans, useTranslation } from "react-i18next";
 import { Link } from "react-router-dom";
 import { deleteKnowledgeBase, listKnowledgeBases, type KnowledgeBaseView } from "../api/knowledge";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ListTable } from "../components/ListTable";
 import { ErrorNote, Loading } from "../components/LoadState";
 import { formatBytes, formatNumber } from "../lib/format";
 import { useAsync } from "../lib/useAsync";
@@ -33,35 +34,33 @@ export function KnowledgeBasesPage() {
           {t("knowledge.empty")}
         </p>
       ) : (
-        <div className="table-wrap">
-          <table className="agents" data-testid="kb-list">
-            <thead>
-              <tr>
-                <th scope="col">{t("knowledge.columns.name")}</th>
-                <th scope="col">{t("knowledge.columns.slug")}</th>
-                <th scope="col">{t("knowledge.columns.documents")}</th>
-                <th scope="col" className="wide-only">
-                  {t("knowledge.columns.chunks")}
-                </th>
-                <th scope="col">{t("knowledge.columns.status")}</th>
-                <th scope="col" className="wide-only">
-                  {t("knowledge.columns.search")}
-                </th>
-                <th scope="col" className="wide-only">
-                  {t("knowledge.columns.sharing")}
-                </th>
-                <th scope="col">
-                  <span className="visually-hidden">{t("knowledge.columns.actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((kb) => (
-                <KbRow key={kb.id} kb={kb} onDelete={setDeleting} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable testId="kb-list">
+          <thead>
+            <tr>
+              <th scope="col">{t("knowledge.columns.name")}</th>
+              <th scope="col">{t("knowledge.columns.slug")}</th>
+              <th scope="col">{t("knowledge.columns.documents")}</th>
+              <th scope="col" className="wide-only">
+                {t("knowledge.columns.chunks")}
+              </th>
+              <th scope="col">{t("knowledge.columns.status")}</th>
+              <th scope="col" className="wide-only">
+                {t("knowledge.columns.search")}
+              </th>
+              <th scope="col" className="wide-only">
+                {t("knowledge.columns.sharing")}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t("knowledge.columns.actions")}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((kb) => (
+              <KbRow key={kb.id} kb={kb} onDelete={setDeleting} />
+            ))}
+          </tbody>
+        </ListTable>
       )}
       {deleting && (
         <ConfirmDeleteDialog

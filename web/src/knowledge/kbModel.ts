@@ -46,16 +46,6 @@ export function knowledgeBaseUrl(kb: Pick<KnowledgeBaseView, "id">): string {
   return `/knowledge/${encodeURIComponent(kb.id)}`;
 }
 
-/** Lower-case letters, digits and dashes: the slug a name suggests. */
-export function suggestSlug(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 64)
-    .replace(/-+$/, "");
-}
-
 export interface KbFormState {
   name: string;
   slug: string;

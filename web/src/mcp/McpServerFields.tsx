@@ -4,13 +4,7 @@ import { CheckField, controlProps, Field } from "../components/Field";
 import { FieldError } from "../components/FieldError";
 import { NameFields } from "../components/NameFields";
 import { ShareToggle } from "../components/ShareToggle";
-import {
-  suggestSlug,
-  type McpFieldErrors,
-  type McpFormField,
-  type McpFormState,
-  type TransportType,
-} from "./serverModel";
+import { type McpFieldErrors, type McpFormField, type McpFormState, type TransportType } from "./serverModel";
 import { ValueRows } from "./ValueRows";
 
 interface McpServerFieldsProps {
@@ -41,7 +35,7 @@ export function McpServerFields({ form, onChange, errors, original, isAdmin }: M
         slugFixed={original !== null}
         slugHint={original ? t("mcp.form.slugFixed") : t("mcp.form.slugHint")}
         slugFollowsName={!original}
-        suggestSlug={suggestSlug}
+        slugKind="mcp"
       />
 
       <section className="form-section" aria-labelledby="mcp-section-transport">

@@ -3,6 +3,7 @@ import { Trans, useTranslation } from "react-i18next";
 import { Link } from "react-router-dom";
 import { deleteMcpServer, listMcpServers, type McpServerView } from "../api/mcp";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ListTable } from "../components/ListTable";
 import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { mcpServerUrl, sortServers, transportTarget } from "./serverModel";
@@ -32,31 +33,29 @@ export function McpServersPage() {
           {t("mcp.empty")}
         </p>
       ) : (
-        <div className="table-wrap">
-          <table className="agents" data-testid="mcp-server-list">
-            <thead>
-              <tr>
-                <th scope="col">{t("mcp.columns.name")}</th>
-                <th scope="col">{t("mcp.columns.slug")}</th>
-                <th scope="col">{t("mcp.columns.transport")}</th>
-                <th scope="col" className="wide-only">
-                  {t("mcp.columns.target")}
-                </th>
-                <th scope="col" className="wide-only">
-                  {t("mcp.columns.sharing")}
-                </th>
-                <th scope="col">
-                  <span className="visually-hidden">{t("mcp.columns.actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((server) => (
-                <ServerRow key={server.id} server={server} onDelete={setDeleting} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable testId="mcp-server-list">
+          <thead>
+            <tr>
+              <th scope="col">{t("mcp.columns.name")}</th>
+              <th scope="col">{t("mcp.columns.slug")}</th>
+              <th scope="col">{t("mcp.columns.transport")}</th>
+              <th scope="col" className="wide-only">
+                {t("mcp.columns.target")}
+              </th>
+              <th scope="col" className="wide-only">
+                {t("mcp.columns.sharing")}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t("mcp.columns.actions")}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((server) => (
+              <ServerRow key={server.id} server={server} onDelete={setDeleting} />
+            ))}
+          </tbody>
+        </ListTable>
       )}
       {deleting && (
         <ConfirmDeleteDialog

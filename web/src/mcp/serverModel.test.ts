@@ -16,7 +16,6 @@ import {
   newRow,
   rowField,
   sortServers,
-  suggestSlug,
   toggleTool,
   transportTarget,
   valueChanges,
@@ -101,12 +100,6 @@ describe("MCP servers in the list", () => {
 
   test("servers are listed by slug", () => {
     expect(sortServers([view({ slug: "b" }), view({ slug: "a" })]).map((s) => s.slug)).toEqual(["a", "b"]);
-  });
-
-  test("a name suggests a slug of a-z, 0-9 and dashes, never _", () => {
-    expect(suggestSlug("My Weather_Server!")).toBe("my-weather-server");
-    expect(suggestSlug("  --Everything--  ")).toBe("everything");
-    expect(suggestSlug("x".repeat(70))).toHaveLength(64);
   });
 
   test("lines drop blanks and trim", () => {

@@ -41,16 +41,6 @@ export function transportTarget(transport: McpTransportView): string {
   return [transport.command, ...transport.args].map(quoteArg).join(" ");
 }
 
-/** Lower-case letters, digits and dashes, no `_`: the slug a name suggests. */
-export function suggestSlug(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 64)
-    .replace(/-+$/, "");
-}
-
 /** Header names whose value the server always keeps secret, whatever the form says. */
 const SECRET_HEADERS = ["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"];
 

@@ -15,6 +15,7 @@ import {
   type ProviderWrite,
   type TestResult,
 } from "../api/providers";
+import { Icon } from "../components/Icon";
 import { LoadedPage } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { parseModels, PRESETS, suggestName } from "./presets";
@@ -59,6 +60,7 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
   const [makeDefault, setMakeDefault] = useState(setup || !hasDefault);
   const [defaultChoice, setDefaultChoice] = useState("");
   const [testing, setTesting] = useState(false);
+  const [fetching, setFetching] = useState(false);
   const [test, setTest] = useState<TestResult | null>(null);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -161,6 +163,7 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
   async function fetchModels() {
     if (!original) return;
     setError(null);
+    setFetching(true);
     try {
       const answer = await refreshModels(original.id);
       if (answer.ok && answer.provider) setModels(answer.provider.models.join("\n"));
@@ -170,6 +173,8 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
         );
     } catch (failure) {
       setError(errorMessage(failure));
+    } finally {
+      setFetching(false);
     }
   }
 
@@ -302,8 +307,15 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
             />
             <p className="hint">{original ? t("providers.modelsHintEdit") : t("providers.modelsHintNew")}</p>
             {original && (
-              <button type="button" data-testid="provider-refresh" onClick={() => void fetchModels()}>
-                {t("providers.refresh")}
+              <button
+                type="button"
+                className="field-action"
+                data-testid="provider-refresh"
+                disabled={fetching}
+                onClick={() => void fetchModels()}
+              >
+                <Icon name="refresh" />
+                {fetching ? t("providers.refreshing") : t("providers.refresh")}
               </button>
             )}
           </div>

@@ -11,6 +11,7 @@ import {
   type ProviderView,
 } from "../api/providers";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
+import { ListTable } from "../components/ListTable";
 import { ErrorNote, Loading } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 
@@ -44,79 +45,77 @@ export function ProvidersPage() {
       )}
       {!loaded.data && loaded.loading && <Loading />}
       {loaded.data && (
-        <div className="table-wrap">
-          <table data-testid="provider-list">
-            <thead>
-              <tr>
-                <th scope="col">{t("providers.name")}</th>
-                <th scope="col" className="wide-only">
-                  {t("providers.baseUrl")}
-                </th>
-                <th scope="col">{t("providers.models")}</th>
-                <th scope="col" className="wide-only">
-                  {t("providers.key")}
-                </th>
-                <th scope="col">
-                  <span className="visually-hidden">{t("agents.columns.actions")}</span>
-                </th>
+        <ListTable testId="provider-list">
+          <thead>
+            <tr>
+              <th scope="col">{t("providers.name")}</th>
+              <th scope="col" className="wide-only">
+                {t("providers.baseUrl")}
+              </th>
+              <th scope="col">{t("providers.models")}</th>
+              <th scope="col" className="wide-only">
+                {t("providers.key")}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t("agents.columns.actions")}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {loaded.data.providers.map((provider) => (
+              <tr key={provider.id} data-testid={`provider-row-${provider.name}`}>
+                <td>
+                  <strong>{provider.name}</strong>{" "}
+                  {provider.source !== "database" && (
+                    <span className="badge muted" data-testid="provider-source">
+                      {t(`providers.source.${provider.source}`)}
+                    </span>
+                  )}
+                  {provider.problem && (
+                    <p className="warning small" role="note">
+                      {provider.problem}
+                    </p>
+                  )}
+                </td>
+                <td className="wide-only">
+                  <code>{provider.base_url ?? "—"}</code>
+                </td>
+                <td>
+                  {provider.models.length === 0
+                    ? t("providers.noModels")
+                    : provider.models.slice(0, 3).join(", ") +
+                      (provider.models.length > 3 ? ` +${provider.models.length - 3}` : "")}
+                </td>
+                <td className="wide-only">
+                  {provider.api_key_set ? t("providers.keySet") : t("providers.keyNone")}
+                </td>
+                <td>
+                  <div className="row-actions">
+                    {!provider.read_only && (
+                      <>
+                        <Link
+                          className="button"
+                          to={`/providers/${encodeURIComponent(provider.id)}`}
+                          data-testid={`provider-edit-${provider.name}`}
+                        >
+                          {t("common.edit")}
+                        </Link>
+                        <button
+                          type="button"
+                          className="danger"
+                          data-testid={`provider-delete-${provider.name}`}
+                          onClick={() => setDeleting(provider)}
+                        >
+                          {t("common.delete")}
+                        </button>
+                      </>
+                    )}
+                  </div>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {loaded.data.providers.map((provider) => (
-                <tr key={provider.id} data-testid={`provider-row-${provider.name}`}>
-                  <td>
-                    <strong>{provider.name}</strong>{" "}
-                    {provider.source !== "database" && (
-                      <span className="badge muted" data-testid="provider-source">
-                        {t(`providers.source.${provider.source}`)}
-                      </span>
-                    )}
-                    {provider.problem && (
-                      <p className="warning small" role="note">
-                        {provider.problem}
-                      </p>
-                    )}
-                  </td>
-                  <td className="wide-only">
-                    <code>{provider.base_url ?? "—"}</code>
-                  </td>
-                  <td>
-                    {provider.models.length === 0
-                      ? t("providers.noModels")
-                      : provider.models.slice(0, 3).join(", ") +
-                        (provider.models.length > 3 ? ` +${provider.models.length - 3}` : "")}
-                  </td>
-                  <td className="wide-only">
-                    {provider.api_key_set ? t("providers.keySet") : t("providers.keyNone")}
-                  </td>
-                  <td>
-                    <div className="row-actions">
-                      {!provider.read_only && (
-                        <>
-                          <Link
-                            className="button"
-                            to={`/providers/${encodeURIComponent(provider.id)}`}
-                            data-testid={`provider-edit-${provider.name}`}
-                          >
-                            {t("common.edit")}
-                          </Link>
-                          <button
-                            type="button"
-                            className="danger"
-                            data-testid={`provider-delete-${provider.name}`}
-                            onClick={() => setDeleting(provider)}
-                          >
-                            {t("common.delete")}
-                          </button>
-                        </>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </ListTable>
       )}
       {deleting && (
         <ConfirmDeleteDialog

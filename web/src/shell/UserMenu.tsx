@@ -3,14 +3,16 @@ import { Trans, useTranslation } from "react-i18next";
 import { Link, useNavigate } from "react-router-dom";
 import { useAuth, useUser } from "../auth/AuthContext";
 import { chooseLanguage, currentLanguage, LANGUAGES, type Language } from "../i18n";
+import { chooseTheme, storedTheme, THEMES, type Theme } from "../lib/theme";
 
-/** The user's name as a menu button: who am I, the language, and log out. */
+/** The user's name as a menu button: who am I, the language, the theme, and log out. */
 export function UserMenu() {
   const user = useUser();
   const { logout } = useAuth();
   const { t } = useTranslation();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
+  const [theme, setTheme] = useState<Theme>(storedTheme);
   const ref = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -48,7 +50,7 @@ export function UserMenu() {
               components={{ strong: <strong /> }}
             />
           </p>
-          <label className="menu-language">
+          <label className="menu-setting">
             {t("language.label")}
             <select
               data-testid="language-switch"
@@ -58,6 +60,24 @@ export function UserMenu() {
               {LANGUAGES.map((lng) => (
                 <option key={lng.code} value={lng.code} lang={lng.code}>
                   {lng.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="menu-setting">
+            {t("theme.label")}
+            <select
+              data-testid="theme-switch"
+              value={theme}
+              onChange={(e) => {
+                const chosen = e.target.value as Theme;
+                chooseTheme(chosen);
+                setTheme(chosen);
+              }}
+            >
+              {THEMES.map((choice) => (
+                <option key={choice} value={choice}>
+                  {t(`theme.${choice}`)}
                 </option>
               ))}
             </select>

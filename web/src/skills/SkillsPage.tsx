@@ -8,6 +8,7 @@ import { formatBytes } from "../lib/format";
 import { sortSkills } from "./skillModel";
 import { ShadowedBadge, SkillSourceBadge } from "./SkillSourceBadge";
 import { SkillUpload } from "./SkillUpload";
+import { ListTable } from "../components/ListTable";
 
 function matches(skill: SkillView, query: string): boolean {
   const q = query.trim().toLowerCase();
@@ -47,47 +48,45 @@ export function SkillsPage() {
       ) : shown.length === 0 ? (
         <p className="empty">{query ? t("skills.noMatch") : t("skills.empty")}</p>
       ) : (
-        <div className="table-wrap">
-          <table className="skills" data-testid="skill-list">
-            <thead>
-              <tr>
-                <th scope="col">{t("skills.columns.name")}</th>
-                <th scope="col">{t("skills.columns.source")}</th>
-                <th scope="col" className="wide-only">
-                  {t("skills.columns.description")}
-                </th>
-                <th scope="col" className="wide-only">
-                  {t("skills.columns.files")}
-                </th>
+        <ListTable testId="skill-list">
+          <thead>
+            <tr>
+              <th scope="col">{t("skills.columns.name")}</th>
+              <th scope="col">{t("skills.columns.source")}</th>
+              <th scope="col" className="wide-only">
+                {t("skills.columns.description")}
+              </th>
+              <th scope="col" className="wide-only">
+                {t("skills.columns.files")}
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((skill) => (
+              <tr key={skill.id} data-testid={`skill-row-${skill.name}`} data-skill-id={skill.id}>
+                <td>
+                  <Link to={skillUrl(skill)} data-testid={`skill-open-${skill.name}`}>
+                    {skill.name}
+                  </Link>{" "}
+                  {skill.shadowed && <ShadowedBadge />}
+                </td>
+                <td>
+                  <SkillSourceBadge source={skill.source} />
+                </td>
+                <td className="wide-only description">{skill.description}</td>
+                <td className="wide-only">
+                  {/* The list does not read personal folders: no counts (and no version) there. */}
+                  {skill.version === ""
+                    ? "—"
+                    : t("skills.filesValue", {
+                        count: skill.file_count,
+                        size: formatBytes(skill.size_bytes),
+                      })}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {shown.map((skill) => (
-                <tr key={skill.id} data-testid={`skill-row-${skill.name}`} data-skill-id={skill.id}>
-                  <td>
-                    <Link to={skillUrl(skill)} data-testid={`skill-open-${skill.name}`}>
-                      {skill.name}
-                    </Link>{" "}
-                    {skill.shadowed && <ShadowedBadge />}
-                  </td>
-                  <td>
-                    <SkillSourceBadge source={skill.source} />
-                  </td>
-                  <td className="wide-only description">{skill.description}</td>
-                  <td className="wide-only">
-                    {/* The list does not read personal folders: no counts (and no version) there. */}
-                    {skill.version === ""
-                      ? "—"
-                      : t("skills.filesValue", {
-                          count: skill.file_count,
-                          size: formatBytes(skill.size_bytes),
-                        })}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </ListTable>
       )}
     </main>
   );

@@ -294,19 +294,52 @@ async fn final_values(state: &AppState, thread: &Thread, run: RunId) -> Result<V
 
 type Body = Result<ApiJson<RunBody>, ApiError>;
 
+/// What a run request answers.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// The run, at once (it goes on in the background).
+    Run,
+    /// The thread's values once the run settled.
+    Values,
+    /// The run's stream.
+    Stream,
+}
+
+/// Starts the run a body asks for, on thread `id` (or on a new thread of its own: a stateless
+/// run), and answers as `answer` says.
+async fn run_request(
+    state: &AppState,
+    auth: Result<KeyAuth, ApiError>,
+    id: Option<&str>,
+    body: Body,
+    answer: Answer,
+) -> Result<Response, LgError> {
+    let KeyAuth(auth) = auth?;
+    let ApiJson(body) = body?;
+    let user = &auth.user;
+    let spec = launch_spec(state, user, &body).await?;
+    let thread = match id {
+        Some(id) => run_thread(state, user, id, &body, &spec.agent).await?,
+        None => new_thread(state, user, &spec.agent).await?,
+    };
+    match answer {
+        Answer::Run => {
+            let run = launch(state, user, thread, &body, &spec).await?;
+            let json = wire::run(&run, &spec.metadata, &spec.strategy);
+            Ok(located(Json(json).into_response(), &run))
+        }
+        Answer::Values => waited(state, user, thread, &body, &spec).await,
+        Answer::Stream => streamed(state, user, thread, &body, spec).await,
+    }
+}
+
 pub(super) async fn create(
     State(state): State<AppState>,
     auth: Result<KeyAuth, ApiError>,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, LgError> {
-    let KeyAuth(auth) = auth?;
-    let ApiJson(body) = body?;
-    let spec = launch_spec(&state, &auth.user, &body).await?;
-    let thread = run_thread(&state, &auth.user, &id, &body, &spec.agent).await?;
-    let run = launch(&state, &auth.user, thread, &body, &spec).await?;
-    let json = wire::run(&run, &spec.metadata, &spec.strategy);
-    Ok(located(Json(json).into_response(), &run))
+    run_request(&state, auth, Some(&id), body, Answer::Run).await
 }
 
 pub(super) async fn create_stateless(
@@ -314,13 +347,7 @@ pub(super) async fn create_stateless(
     auth: Result<KeyAuth, ApiError>,
     body: Body,
 ) -> Result<Response, LgError> {
-    let KeyAuth(auth) = auth?;
-    let ApiJson(body) = body?;
-    let spec = launch_spec(&state, &auth.user, &body).await?;
-    let thread = new_thread(&state, &auth.user, &spec.agent).await?;
-    let run = launch(&state, &auth.user, thread, &body, &spec).await?;
-    let json = wire::run(&run, &spec.metadata, &spec.strategy);
-    Ok(located(Json(json).into_response(), &run))
+    run_request(&state, auth, None, body, Answer::Run).await
 }
 
 pub(super) async fn wait(
@@ -329,11 +356,7 @@ pub(super) async fn wait(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, LgError> {
-    let KeyAuth(auth) = auth?;
-    let ApiJson(body) = body?;
-    let spec = launch_spec(&state, &auth.user, &body).await?;
-    let thread = run_thread(&state, &auth.user, &id, &body, &spec.agent).await?;
-    waited(&state, &auth.user, thread, &body, &spec).await
+    run_request(&state, auth, Some(&id), body, Answer::Values).await
 }
 
 pub(super) async fn wait_stateless(
@@ -341,11 +364,24 @@ pub(super) async fn wait_stateless(
     auth: Result<KeyAuth, ApiError>,
     body: Body,
 ) -> Result<Response, LgError> {
-    let KeyAuth(auth) = auth?;
-    let ApiJson(body) = body?;
-    let spec = launch_spec(&state, &auth.user, &body).await?;
-    let thread = new_thread(&state, &auth.user, &spec.agent).await?;
-    waited(&state, &auth.user, thread, &body, &spec).await
+    run_request(&state, auth, None, body, Answer::Values).await
+}
+
+pub(super) async fn stream(
+    State(state): State<AppState>,
+    auth: Result<KeyAuth, ApiError>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, LgError> {
+    run_request(&state, auth, Some(&id), body, Answer::Stream).await
+}
+
+pub(super) async fn stream_stateless(
+    State(state): State<AppState>,
+    auth: Result<KeyAuth, ApiError>,
+    body: Body,
+) -> Result<Response, LgError> {
+    run_request(&state, auth, None, body, Answer::Stream).await
 }
 
 async fn waited(
@@ -360,31 +396,6 @@ async fn waited(
     let values = final_values(state, &thread, run.id).await?;
     guard.disarm();
     Ok(located(Json(values).into_response(), &run))
-}
-
-pub(super) async fn stream(
-    State(state): State<AppState>,
-    auth: Result<KeyAuth, ApiError>,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, LgError> {
-    let KeyAuth(auth) = auth?;
-    let ApiJson(body) = body?;
-    let spec = launch_spec(&state, &auth.user, &body).await?;
-    let thread = run_thread(&state, &auth.user, &id, &body, &spec.agent).await?;
-    streamed(&state, &auth.user, thread, &body, spec).await
-}
-
-pub(super) async fn stream_stateless(
-    State(state): State<AppState>,
-    auth: Result<KeyAuth, ApiError>,
-    body: Body,
-) -> Result<Response, LgError> {
-    let KeyAuth(auth) = auth?;
-    let ApiJson(body) = body?;
-    let spec = launch_spec(&state, &auth.user, &body).await?;
-    let thread = new_thread(&state, &auth.user, &spec.agent).await?;
-    streamed(&state, &auth.user, thread, &body, spec).await
 }
 
 async fn streamed(

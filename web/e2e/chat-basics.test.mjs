@@ -1,6 +1,6 @@
 // Chat basics: messages carry their time and copy; code blocks are highlighted and copy;
-// the run's usage shows; threads show their agent and time, can be searched, and fold away on
-// a phone.
+// the run's usage shows; threads show their agent and time, can be searched (titles and message
+// content, in English and Chinese), and fold away on a phone.
 
 import assert from "node:assert/strict";
 import { eventually, scriptedAgent, signIn, useServer } from "./harness.mjs";
@@ -84,8 +84,104 @@ flow("threads show their agent and time and can be searched, in any script", asy
   assert.match(await items.first().textContent(), /plan the launch/);
   assert.equal(await items.first().getByTestId("thread-agent").textContent(), "Alpha helper");
   await page.getByTestId("thread-search").fill("nothing like this");
+  await page.getByText("No title or agent name matches.").waitFor();
+  await page.getByText("No messages contain “nothing like this”.").waitFor();
+  // A single character filters titles only: messages are not searched for it.
+  await page.getByTestId("thread-search").fill("x");
   await page.getByText("No conversation matches the search.").waitFor();
+  assert.equal(await page.getByTestId("message-hits").count(), 0);
 });
+
+// Each language's flow has its own words, so the hits of one never show in the other.
+const MESSAGE_SEARCH = {
+  "en-US": {
+    slug: "scribe-en",
+    name: "Scribe",
+    first: "Draft the quarterly budget and the 月报 for Tuesday",
+    second: "Book a meeting room",
+    word: "QUARTERLY",
+    marked: "quarterly",
+    chinese: "月报",
+    heading: "In messages",
+    you: "You",
+    none: "No messages contain “nothing like this”.",
+  },
+  "zh-CN": {
+    slug: "scribe-zh",
+    name: "书记员",
+    first: "Prepare the annual review and the 年报 before Friday",
+    second: "订一间会议室",
+    word: "ANNUAL",
+    marked: "annual",
+    chinese: "年报",
+    heading: "消息中",
+    you: "你",
+    none: "没有消息包含“nothing like this”。",
+  },
+};
+
+for (const [locale, words] of Object.entries(MESSAGE_SEARCH)) {
+  flow(
+    `the search finds message content and opens the thread at the message (${locale})`,
+    async ({ page, server }) => {
+      // The answer repeats the input: each search finds the user's message and the agent's answer.
+      await scriptedAgent(server, words.slug, [{ text: "Noted: {{input}}" }], { name: words.name });
+      await signIn(page);
+      await chat(page, words.name, words.first);
+      const firstThread = new URL(page.url()).pathname.split("/").pop();
+      await chat(page, words.name, words.second);
+      assert.notEqual(new URL(page.url()).pathname.split("/").pop(), firstThread);
+
+      const search = page.getByTestId("thread-search");
+      const hits = page.getByTestId("message-hit");
+      await search.fill(words.word);
+      await page.getByRole("heading", { name: words.heading }).waitFor();
+      await eventually(async () => assert.equal(await hits.count(), 2));
+      // Newest first: the agent's answer, then the user's message; both in the first thread.
+      assert.deepEqual(await hits.getByTestId("message-hit-author").allTextContents(), [
+        words.name,
+        words.you,
+      ]);
+      for (const id of await hits.evaluateAll((els) => els.map((el) => el.dataset.threadId))) {
+        assert.equal(id, firstThread);
+      }
+      assert.deepEqual(await hits.locator("mark").allTextContents(), [words.marked, words.marked]);
+      const mine = hits.nth(1);
+      assert.match(await mine.getByTestId("message-hit-snippet").textContent(), new RegExp(words.first));
+      assert.match(await mine.locator("time").textContent(), /\d/);
+
+      // Opening the user's message: its thread, scrolled to it, the message marked.
+      const userMessageId = await mine.getAttribute("data-message-id");
+      await mine.locator("a").click();
+      await page.waitForURL((url) => url.pathname === `/chat/${firstThread}` && url.hash !== "");
+      const userMessage = page.locator(`[data-testid="message-user"][data-message-id="${userMessageId}"]`);
+      await eventually(async () => assert.match(await userMessage.getAttribute("class"), /\bflash\b/));
+      assert.ok(await userMessage.isVisible());
+      assert.equal(await page.locator("h1").textContent(), words.first);
+
+      // A Chinese word, as written; this time the agent's answer is opened.
+      await search.fill(words.chinese);
+      await eventually(async () => assert.equal(await hits.count(), 2));
+      assert.deepEqual(await hits.locator("mark").allTextContents(), [words.chinese, words.chinese]);
+      const answerId = await hits.first().getAttribute("data-message-id");
+      await hits.first().locator("a").click();
+      const answer = page.locator(`[data-testid="message-assistant"][data-message-id="${answerId}"]`);
+      await eventually(async () => assert.match(await answer.getAttribute("class"), /\bflash\b/));
+      assert.match(await answer.textContent(), new RegExp(`Noted: ${words.first}`));
+
+      await search.fill("nothing like this");
+      await eventually(async () =>
+        assert.equal(await page.getByTestId("message-hits-empty").textContent(), words.none),
+      );
+      // Esc clears the search: the whole list is back, and no message hits.
+      await search.press("Escape");
+      assert.equal(await search.inputValue(), "");
+      await eventually(async () => assert.equal(await page.getByTestId("message-hits").count(), 0));
+      assert.ok((await page.getByTestId("thread-item").count()) >= 2);
+    },
+    { locale },
+  );
+}
 
 flow(
   "on a phone the thread list folds away and opens from its toggle",

@@ -5,7 +5,10 @@ firstHourFlows({
   locale: "en-US",
   text: {
     askAdmin: /Ask an administrator/,
-    badKey: /refused the API key/,
+    badKey: "The provider refused the API key.",
+    editTitle: "Edit local",
+    savedUntested: /^Saved, but the connection test failed/,
+    saveAndChat: "Save and start chatting",
     assistant: "Assistant",
     question: "Say hello",
     answer: "Hello from the local model.",

@@ -13,6 +13,7 @@ import { useAsync } from "../lib/useAsync";
 import { ApprovalCard } from "./ApprovalCard";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
+import { linkedMessage } from "./messageSearch";
 import { workdirPath } from "../api/files";
 import { FilesPanel } from "../files/FilesPanel";
 import { StatusPanel, type PanelTab } from "./StatusPanel";
@@ -72,8 +73,15 @@ export function ChatPage() {
   const [editing, setEditing] = useState<string | null>(null);
   const [workdir, setWorkdir] = useState<string | null>(null);
   const [fileRequest, setFileRequest] = useState<{ path: string; n: number } | null>(null);
+  const location = useLocation();
   // A new thread whose first run could not start arrives with that error in the navigation.
-  const carriedError = (useLocation().state as { error?: string } | null)?.error ?? null;
+  const carriedError = (location.state as { error?: string } | null)?.error ?? null;
+  // A search hit opens its thread at the message it found (`#message-<id>`).
+  const linked = linkedMessage(location.hash);
+  const focus = useMemo(
+    () => (linked ? { messageId: linked, key: location.key } : null),
+    [linked, location.key],
+  );
   const [pageError, setPageError] = useState<string | null>(carriedError);
 
   const bump = useCallback(() => setActivity((n) => n + 1), []);
@@ -339,6 +347,7 @@ export function ChatPage() {
             onOpenRun={setOpenEntry}
             messageActions={messageActions}
             editor={editor}
+            focus={focus}
             empty={
               needsSetup && !threadId ? (
                 <SetupCard isAdmin={user.role === "admin"} />

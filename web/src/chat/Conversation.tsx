@@ -18,7 +18,19 @@ interface ConversationProps {
   /** An editor shown instead of a user message (edit-and-resend), or `null`. */
   editor?: (item: UserItem) => ReactNode;
   empty?: ReactNode;
+  /**
+   * A message to scroll to and mark for a moment (a search hit opened); `key` tells one
+   * opening from the next, so opening the same message again marks it again.
+   */
+  focus?: { messageId: string; key: string } | null;
 }
+
+/** How long a message opened from a search stays marked. */
+const FLASH_MS = 2000;
+
+/** The persisted message an item shows, if it shows one a search can find. */
+const messageIdOf = (item: Item) =>
+  item.kind === "user" || item.kind === "assistant" ? item.messageId : null;
 
 /** A background subagent's completion, as a card that opens the child's run. */
 function NoticeCard({ item, onOpenRun }: { item: NoticeItem; onOpenRun?: (runId: string) => void }) {
@@ -73,15 +85,21 @@ interface EntryProps {
   messageActions?: (item: UserItem | AssistantItem) => ReactNode;
   /** Opens a knowledge base passage an assistant message cites. */
   onCitation?: (ref: string) => void;
+  /** Marked for a moment: the message a search hit opened. */
+  flash?: boolean;
 }
 
-function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation }: EntryProps) {
+function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation, flash }: EntryProps) {
   const { t } = useTranslation();
   switch (item.kind) {
     case "user":
       return (
         editor?.(item) ?? (
-          <div className={item.steer ? "message user steer" : "message user"} data-testid="message-user">
+          <div
+            className={`message user${item.steer ? " steer" : ""}${flash ? " flash" : ""}`}
+            data-testid="message-user"
+            data-message-id={item.messageId ?? undefined}
+          >
             {item.steer && (
               <span className="steer-label" data-testid="message-steer">
                 {t("chat.steered")}
@@ -94,7 +112,12 @@ function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation 
       );
     case "assistant":
       return (
-        <div className="message assistant" data-testid="message-assistant" aria-busy={item.streaming}>
+        <div
+          className={flash ? "message assistant flash" : "message assistant"}
+          data-testid="message-assistant"
+          data-message-id={item.messageId ?? undefined}
+          aria-busy={item.streaming}
+        >
           <Markdown text={item.text} onCitation={onCitation} />
           {item.streaming && <span className="cursor" aria-hidden="true" />}
           {!item.streaming && <MessageFoot item={item} actions={messageActions?.(item)} />}
@@ -119,6 +142,7 @@ export function Conversation({
   onOpenRun,
   editor,
   empty,
+  focus,
 }: ConversationProps) {
   const end = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLDivElement>(null);
@@ -129,6 +153,30 @@ export function Conversation({
   useEffect(() => {
     if (pinned.current) end.current?.scrollIntoView?.({ block: "end" });
   }, [transcript]);
+
+  // The message a search hit opened: brought into view once it is shown (the messages may
+  // still be loading), marked until FLASH_MS after that.
+  const focusShown = focus != null && transcript.items.some((item) => messageIdOf(item) === focus.messageId);
+  const focusKey = focus?.key;
+  const [faded, setFaded] = useState<string | null>(null);
+  const flashing = focusShown && faded !== focusKey ? focus.messageId : null;
+  const scrolledFor = useRef<string | null>(null);
+  useEffect(() => {
+    if (!focusShown || !focus || scrolledFor.current === focus.key) return;
+    const target = [...(box.current?.querySelectorAll<HTMLElement>("[data-message-id]") ?? [])].find(
+      (el) => el.dataset.messageId === focus.messageId,
+    );
+    if (!target) return;
+    scrolledFor.current = focus.key;
+    // Reading back through the thread: newer messages must not pull the view to the end.
+    pinned.current = false;
+    target.scrollIntoView?.({ block: "center" });
+  }, [focus, focusShown]);
+  useEffect(() => {
+    if (!focusShown || !focusKey) return;
+    const timer = setTimeout(() => setFaded(focusKey), FLASH_MS);
+    return () => clearTimeout(timer);
+  }, [focusShown, focusKey]);
 
   return (
     <>
@@ -152,6 +200,7 @@ export function Conversation({
             onOpenRun={onOpenRun}
             editor={editor}
             onCitation={setCiting}
+            flash={flashing != null && messageIdOf(item) === flashing}
           />
         ))}
         <div ref={end} />

@@ -4,6 +4,7 @@ import { NavLink } from "react-router-dom";
 import type { Agent, Thread } from "../api/types";
 import { Icon } from "../components/Icon";
 import { formatDateTime, formatRelative } from "../lib/format";
+import { checkQuery } from "./messageSearch";
 import { useNow } from "./useNow";
 
 interface ThreadListProps {
@@ -39,7 +40,11 @@ export function ThreadList({ threads, agents, query, loading, onOpen, onRename, 
     : topLevel;
   if (loading && topLevel.length === 0) return <p className="loading">{t("threads.loading")}</p>;
   if (topLevel.length === 0) return <p className="empty">{t("threads.empty")}</p>;
-  if (shown.length === 0) return <p className="empty">{t("threads.noMatch")}</p>;
+  if (shown.length === 0) {
+    // Messages are searched too (below the list): the titles alone matching nothing is no dead end.
+    const messagesSearched = checkQuery(query).kind !== "short";
+    return <p className="empty">{t(messagesSearched ? "threads.noTitleMatch" : "threads.noMatch")}</p>;
+  }
   return (
     <ul className="thread-list" aria-label={t("threads.list")}>
       {shown.map((thread) => (

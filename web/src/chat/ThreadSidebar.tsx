@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { Agent, Thread } from "../api/types";
+import { MessageHits } from "./MessageHits";
 import { ThreadList } from "./ThreadList";
 
 interface ThreadSidebarProps {
@@ -16,7 +17,10 @@ interface ThreadSidebarProps {
   onDelete: (thread: Thread) => void;
 }
 
-/** The agent quick-switch (normal agents only), a search box and the thread list. */
+/**
+ * The agent quick-switch (normal agents only), a search box and the thread list; a search
+ * filters the threads by title and agent and also lists the messages holding the text.
+ */
 export function ThreadSidebar(props: ThreadSidebarProps) {
   const { t } = useTranslation();
   const {
@@ -79,6 +83,12 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
           placeholder={t("threads.searchPlaceholder")}
           value={query}
           onChange={(e) => setQuery(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.preventDefault();
+              setQuery("");
+            }
+          }}
         />
         <ThreadList
           threads={threads}
@@ -89,6 +99,7 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
           onRename={onRename}
           onDelete={onDelete}
         />
+        <MessageHits query={query} threads={threads} agents={agents} onOpen={() => setFolded(true)} />
       </div>
     </nav>
   );

@@ -25,6 +25,8 @@ export interface UserItem {
 export interface AssistantItem {
   kind: "assistant";
   key: string;
+  /** The persisted message's id (`null` while it streams, before the server commits it). */
+  messageId: string | null;
   runId: string | null;
   text: string;
   /** Still receiving deltas: not yet committed. */
@@ -134,6 +136,7 @@ function addMessage(items: Item[], message: Message, replaceKey?: string): Item[
         own.push({
           kind: "assistant",
           key: `m:${message.id}`,
+          messageId: message.id,
           runId,
           text: message.content,
           streaming: false,
@@ -209,6 +212,7 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
       const item: AssistantItem = {
         kind: "assistant",
         key: `live:${event.run_id}:${event.id}`,
+        messageId: null,
         runId: event.run_id,
         text: "",
         streaming: true,
@@ -227,6 +231,7 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
         const item: AssistantItem = {
           kind: "assistant",
           key: `live:${event.run_id}:${event.id}`,
+          messageId: null,
           runId: event.run_id,
           text: event.text,
           streaming: true,

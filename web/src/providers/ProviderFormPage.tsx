@@ -1,16 +1,20 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { useNavigate, useParams, useSearchParams } from "react-router-dom";
+import { useLocation, useNavigate, useParams, useSearchParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { listChatAgents } from "../api/agents";
 import {
   createProvider,
   getModelSettings,
   getProvider,
+  listModelsUnsaved,
+  patchProvider,
   refreshModels,
   setDefaultModel,
+  testProvider,
   testUnsaved,
   updateProvider,
+  type ProbeError,
   type ProviderView,
   type ProviderWrite,
   type TestResult,
@@ -19,6 +23,7 @@ import { Icon } from "../components/Icon";
 import { LoadedPage } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { parseModels, PRESETS, suggestName } from "./presets";
+import { fillModels, probeRequest, probeSentence, testFailure } from "./probe";
 
 async function load(id: string | undefined) {
   const [provider, settings] = await Promise.all([
@@ -28,14 +33,49 @@ async function load(id: string | undefined) {
   return { provider, hasDefault: settings.default_model != null };
 }
 
+/** A connection test's answer with the base URL it asked (which an unreachable provider is told by). */
+interface Tested {
+  result: TestResult;
+  url: string;
+}
+
+/**
+ * What a first-run save hands the form of the provider it saved when the provider did not pass
+ * its test (or a later step failed): why, shown as soon as the form is there.
+ */
+interface SetupFailure {
+  test?: Tested;
+  error?: string;
+}
+
+function setupFailureOf(state: unknown): SetupFailure | null {
+  if (typeof state !== "object" || state === null) return null;
+  const { test, error } = state as SetupFailure;
+  return test || error ? { test, error } : null;
+}
+
 /** `/providers/new` (`?setup=1` from the chat's first-run card) and `/providers/<id>`. */
 export function ProviderFormPage() {
   const { id } = useParams();
+  const location = useLocation();
   const { t } = useTranslation();
-  const loaded = useAsync(() => load(id), id ?? "new");
+  // Each visit loads afresh, a new one to the same address included (a first-run save that
+  // failed its test comes back to its provider's form that way).
+  const visit = `${id ?? "new"}:${location.key}`;
+  const loaded = useAsync(() => load(id), visit);
+  // The form takes its fields from the data it mounts with: never the last address's data
+  // while this one loads (it would leave an "Edit …" form with empty fields).
+  const state = loaded.loading ? { data: undefined, error: loaded.error } : loaded;
   return (
-    <LoadedPage state={loaded} back={{ to: "/providers", label: t("providers.back") }}>
-      {(data) => <ProviderForm key={id ?? "new"} original={data.provider} hasDefault={data.hasDefault} />}
+    <LoadedPage state={state} back={{ to: "/providers", label: t("providers.back") }}>
+      {(data) => (
+        <ProviderForm
+          key={visit}
+          original={data.provider}
+          hasDefault={data.hasDefault}
+          setupFailure={setupFailureOf(location.state)}
+        />
+      )}
     </LoadedPage>
   );
 }
@@ -45,7 +85,13 @@ interface HeaderRow {
   value: string;
 }
 
-function ProviderForm({ original, hasDefault }: { original: ProviderView | null; hasDefault: boolean }) {
+interface ProviderFormProps {
+  original: ProviderView | null;
+  hasDefault: boolean;
+  setupFailure: SetupFailure | null;
+}
+
+function ProviderForm({ original, hasDefault, setupFailure }: ProviderFormProps) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const setup = useSearchParams()[0].get("setup") === "1";
@@ -61,10 +107,12 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
   const [defaultChoice, setDefaultChoice] = useState("");
   const [testing, setTesting] = useState(false);
   const [fetching, setFetching] = useState(false);
-  const [test, setTest] = useState<TestResult | null>(null);
+  const [test, setTest] = useState<Tested | null>(setupFailure?.test ?? null);
+  const [fetchFailure, setFetchFailure] = useState<{ error: ProbeError; url: string } | null>(null);
   const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(setupFailure?.error ?? null);
+  // Back on a provider saved by "Save and start chatting" that failed its test: say it is saved.
+  const [savedUntested, setSavedUntested] = useState(setupFailure?.test != null);
 
   const modelList = parseModels(models);
   const chosenModel = defaultChoice && modelList.includes(defaultChoice) ? defaultChoice : modelList[0];
@@ -94,15 +142,22 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
     return write;
   }
 
+  /** Tests what is on screen; with no model typed, the server tests the first one the provider lists. */
   async function runTest() {
     setTesting(true);
     setTest(null);
     setError(null);
+    const url = baseUrl.trim();
     try {
-      const request: Parameters<typeof testUnsaved>[0] = { ...body(), name: suggestName(name) || undefined };
+      const write = body();
+      const request: Parameters<typeof testUnsaved>[0] = {
+        ...probeRequest(write, original?.id),
+        models: write.models,
+      };
       if (chosenModel) request.model = chosenModel;
-      if (original) request.provider_id = original.id;
-      setTest(await testUnsaved(request));
+      const result = await testUnsaved(request);
+      setTest({ result, url });
+      setModels((box) => fillModels(box, result.models));
     } catch (failure) {
       setError(errorMessage(failure));
     } finally {
@@ -133,53 +188,72 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
     event.preventDefault();
     setSaving(true);
     setError(null);
-    setNotice(null);
+    setSavedUntested(false);
+    let saved: ProviderView | null = null;
     try {
-      let saved = original ? await updateProvider(original.id, body()) : await createProvider(body());
+      saved = original ? await updateProvider(original.id, body()) : await createProvider(body());
+      if (setup) {
+        await startChatting(saved);
+        return;
+      }
       if (saved.models.length === 0) {
         const refreshed = await refreshModels(saved.id).catch(() => null);
         if (refreshed?.provider) saved = refreshed.provider;
       }
       const model = chosenModel ?? saved.models[0];
       if (makeDefault && model) await setDefaultModel(`${saved.name}/${model}`);
-      if (setup) {
-        if (!model) {
-          setNotice(t("providers.setupNeedsModel"));
-          navigate(`/providers/${encodeURIComponent(saved.id)}?setup=1`, { replace: true });
-          return;
-        }
-        await ensureAssistant();
-        navigate("/chat");
-        return;
-      }
       navigate("/providers");
     } catch (failure) {
-      setError(errorMessage(failure));
+      // Once saved, a first run goes on from the saved provider's form, never this unsaved one
+      // (saving it again would create it twice).
+      if (setup && saved) stayOnSaved(saved, { error: errorMessage(failure) });
+      else setError(errorMessage(failure));
     } finally {
       setSaving(false);
     }
   }
 
+  /**
+   * "Save and start chatting": the chat opens only once the saved provider answers a test (of
+   * the model chosen, or with none typed, of the first one it lists, which then become its
+   * models); otherwise the form stays on what was saved, saying why.
+   */
+  async function startChatting(saved: ProviderView) {
+    const url = saved.base_url ?? baseUrl.trim();
+    const result = await testProvider(saved.id, chosenModel);
+    if (!result.ok) {
+      stayOnSaved(saved, { test: { result, url } });
+      return;
+    }
+    if (saved.models.length === 0 && result.models?.length) {
+      saved = await patchProvider(saved.id, { models: result.models });
+    }
+    if (makeDefault) await setDefaultModel(`${saved.name}/${result.model}`);
+    await ensureAssistant();
+    navigate("/chat");
+  }
+
+  /** The saved provider's own form, loaded from the server, told why the chat did not open. */
+  function stayOnSaved(saved: ProviderView, failure: SetupFailure) {
+    navigate(`/providers/${encodeURIComponent(saved.id)}?setup=1`, { replace: true, state: failure });
+  }
+
+  /** Lists the provider's models with what is on screen; nothing is stored until the user saves. */
   async function fetchModels() {
-    if (!original) return;
     setError(null);
+    setFetchFailure(null);
     setFetching(true);
+    const url = baseUrl.trim();
     try {
-      const answer = await refreshModels(original.id);
-      if (answer.ok && answer.provider) setModels(answer.provider.models.join("\n"));
-      else
-        setError(
-          answer.error ? probeText(answer.error.kind, answer.error.message) : t("providers.refreshFailed"),
-        );
+      const answer = await listModelsUnsaved(probeRequest(body(), original?.id));
+      if (answer.ok && answer.models?.length) setModels(answer.models.join("\n"));
+      else setFetchFailure({ error: answer.error ?? { kind: "no_models", message: "" }, url });
     } catch (failure) {
       setError(errorMessage(failure));
     } finally {
       setFetching(false);
     }
   }
-
-  const probeText = (kind: string, message: string) =>
-    t("providers.probeError", { reason: t(`providers.probe.${kind as "bad_key"}`), message });
 
   const title = original ? t("providers.editTitle", { name: original.name }) : t("providers.newTitle");
   return (
@@ -305,18 +379,26 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
               value={models}
               onChange={(e) => setModels(e.target.value)}
             />
-            <p className="hint">{original ? t("providers.modelsHintEdit") : t("providers.modelsHintNew")}</p>
-            {original && (
-              <button
-                type="button"
-                className="field-action"
-                data-testid="provider-refresh"
-                disabled={fetching}
-                onClick={() => void fetchModels()}
+            <p className="hint">{t("providers.modelsHint")}</p>
+            <button
+              type="button"
+              className="field-action"
+              data-testid="provider-refresh"
+              disabled={fetching || !baseUrl.trim()}
+              onClick={() => void fetchModels()}
+            >
+              <Icon name="refresh" />
+              {fetching ? t("providers.refreshing") : t("providers.refresh")}
+            </button>
+            {fetchFailure && (
+              <p
+                className="error"
+                role="alert"
+                data-testid="provider-fetch-error"
+                data-kind={fetchFailure.error.kind}
               >
-                <Icon name="refresh" />
-                {fetching ? t("providers.refreshing") : t("providers.refresh")}
-              </button>
+                {probeSentence(t, fetchFailure.error, { url: fetchFailure.url })}
+              </p>
             )}
           </div>
           <div className="field">
@@ -354,20 +436,28 @@ function ProviderForm({ original, hasDefault }: { original: ProviderView | null;
           >
             {testing ? t("providers.testing") : t("providers.test")}
           </button>
-          {test && test.ok && (
+          {test?.result.ok && (
             <p className="success" role="status" data-testid="provider-test-ok">
-              {t("providers.testOk", { model: test.model, ms: test.latency_ms ?? 0 })}
+              {t(test.result.models?.length ? "providers.testOkListed" : "providers.testOk", {
+                model: test.result.model,
+                ms: test.result.latency_ms ?? 0,
+              })}
             </p>
           )}
-          {test && !test.ok && test.error && (
-            <p className="error" role="alert" data-testid="provider-test-error" data-kind={test.error.kind}>
-              {probeText(test.error.kind, test.error.message)}
+          {test && !test.result.ok && test.result.error && (
+            <p
+              className="error"
+              role="alert"
+              data-testid="provider-test-error"
+              data-kind={test.result.error.kind}
+            >
+              {testFailure(t, test.result, test.url)}
             </p>
           )}
         </div>
-        {notice && (
-          <p className="notice-box" role="status">
-            {notice}
+        {savedUntested && (
+          <p className="notice-box" role="status" data-testid="provider-saved-untested">
+            {t("providers.setupTestFailed")}
           </p>
         )}
         {error && (

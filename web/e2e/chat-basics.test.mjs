@@ -205,3 +205,76 @@ flow(
   },
   { viewport: { width: 390, height: 844 } },
 );
+
+flow("New thread opens a draft: only the first message creates the thread", async ({ page, server }) => {
+  const agent = await scriptedAgent(server, "drafter", [{ text: "Draft answer" }], { name: "Drafter" });
+  await signIn(page);
+  await chat(page, "Drafter", "an earlier thread");
+  const before = (await server.api("GET", "/api/threads")).map((thread) => thread.id);
+  const items = page.getByTestId("thread-item");
+  await eventually(async () => assert.equal(await items.count(), before.length));
+
+  // New thread, then leave without typing: nothing is created.
+  await page.getByTestId("thread-new").click();
+  await page.waitForURL(/\/chat\/new\?agent=drafter$/);
+  assert.equal(await page.getByTestId("agent-switch").inputValue(), agent.id);
+  // The composer has the focus on a chat page.
+  await eventually(async () =>
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "chat-input"),
+  );
+  // Reloading the draft shows an empty new chat with the same agent, not an error.
+  await page.reload();
+  await page.getByTestId("chat-input").waitFor();
+  await eventually(async () => assert.equal(await page.getByTestId("agent-switch").inputValue(), agent.id));
+  assert.equal(await page.getByTestId("chat-error").count(), 0);
+  assert.equal(await page.getByTestId("message-user").count(), 0);
+  await page.getByTestId("nav-agents").click();
+  await page.waitForURL(/\/agents$/);
+  // Another page does not move the focus into anything of its own.
+  assert.notEqual(await page.evaluate(() => document.activeElement?.dataset.testid), "chat-input");
+  await page.getByTestId("nav-chat").click();
+  await page.waitForURL(/\/chat$/);
+  assert.equal((await server.api("GET", "/api/threads")).length, before.length);
+  await eventually(async () => assert.equal(await items.count(), before.length));
+
+  // New thread, then a message: exactly one thread, holding the message and the answer.
+  await page.getByTestId("agent-switch").selectOption({ label: "Drafter" });
+  await page.getByTestId("thread-new").click();
+  await page.getByTestId("chat-input").fill("the first message");
+  await page.getByTestId("chat-send").click();
+  await page.waitForURL((url) => /^\/chat\/[^/]+$/.test(url.pathname) && url.pathname !== "/chat/new");
+  const created = new URL(page.url()).pathname.split("/").pop();
+  await page.getByTestId("message-assistant").filter({ hasText: "Draft answer" }).waitFor();
+  const after = await server.api("GET", "/api/threads");
+  assert.deepEqual(
+    after.map((thread) => thread.id).filter((id) => !before.includes(id)),
+    [created],
+  );
+  await eventually(async () => {
+    const messages = await server.api("GET", `/api/threads/${created}/messages`);
+    assert.deepEqual(
+      messages.filter((m) => m.role !== "system").map((m) => [m.role, m.content]),
+      [
+        ["user", "the first message"],
+        ["assistant", "Draft answer"],
+      ],
+    );
+  });
+  await eventually(async () => assert.equal(await items.count(), before.length + 1));
+});
+
+flow("a skip link is the first stop of Tab and moves the focus to the page", async ({ page }) => {
+  await signIn(page);
+  // A fresh load of a page that moves the focus nowhere: the first Tab lands on the link.
+  await page.goto("/agents");
+  await page.locator("main").waitFor();
+  await page.keyboard.press("Tab");
+  const skip = page.getByTestId("skip-link");
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "skip-link");
+  // Off screen until focused, then on screen.
+  const box = await skip.boundingBox();
+  assert.ok(box && box.y >= 0, `the focused skip link is visible (${JSON.stringify(box)})`);
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement?.tagName), "MAIN");
+  assert.match(new URL(page.url()).pathname, /\/agents$/);
+});

@@ -298,28 +298,56 @@ flow("a finished child's popup shows its history", async ({ page, server }) => {
   await popup.waitFor({ state: "detached" });
 });
 
-flow("a running child is cancelled from its popup", async ({ page, server }) => {
-  await scriptedSubagent(server, "sleeper", [{ text: "never", delay_ms: 60_000 }]);
-  await scriptedAgent(
-    server,
-    "waker",
-    [{ tool_calls: [startCall("sleeper", "sleep for a minute")] }, { text: "left it sleeping" }],
-    { name: "Waker", context: { subagents: ["sleeper"], subagent_results: "note" } },
-  );
-  await signIn(page);
-  await send(page, "Waker", "start");
-  await eventually(async () => assert.equal(await statusOf(page, "sleeper"), "running"));
-  await entry(page, "sleeper").click();
-  const popup = page.getByTestId("subagent-popup");
-  await popup.getByTestId("subagent-cancel").click();
-  await eventually(async () => assert.equal(await statusOf(page, "sleeper"), "cancelled"));
-  await popup.getByTestId("subagent-cancel").waitFor({ state: "detached" });
-  assert.match(await popup.textContent(), /cancelled/);
+/** How each locale words a cancelled child, and the failure wording it must not use. */
+const CANCEL_WORDS = [
+  ["en-US", "en", "cancelled", /failed/i],
+  ["zh-CN", "zh", "已取消", /运行失败/],
+];
 
-  const threadId = page.url().split("/").pop();
-  const [child] = await server.api("GET", `/api/threads/${threadId}/subagents`);
-  assert.equal(child.status, "cancelled");
-});
+for (const [locale, tag, cancelled, failed] of CANCEL_WORDS) {
+  // One server serves every test: each locale's agents get their own slugs.
+  const sleeper = `sleeper-${tag}`;
+  flow(
+    `a running child is cancelled from its popup, and reads cancelled once (${locale})`,
+    async ({ page, server }) => {
+      await scriptedSubagent(server, sleeper, [{ text: "never", delay_ms: 60_000 }]);
+      await scriptedAgent(
+        server,
+        `waker-${tag}`,
+        [{ tool_calls: [startCall(sleeper, "sleep for a minute")] }, { text: "left it sleeping" }],
+        { name: `Waker ${tag}`, context: { subagents: [sleeper], subagent_results: "note" } },
+      );
+      await signIn(page);
+      await send(page, `Waker ${tag}`, "start");
+      await eventually(async () => assert.equal(await statusOf(page, sleeper), "running"));
+      // The collapsed card names the child and its task.
+      const card = page.locator('[data-testid="tool-card"][data-tool="subagent_start"]');
+      assert.equal(await card.getByTestId("tool-subagent").textContent(), `${sleeper} — sleep for a minute`);
+      await entry(page, sleeper).click();
+      const popup = page.getByTestId("subagent-popup");
+      await popup.getByTestId("subagent-progress").waitFor();
+      await popup.getByTestId("subagent-cancel").click();
+      await eventually(async () => assert.equal(await statusOf(page, sleeper), "cancelled"));
+      await popup.getByTestId("subagent-cancel").waitFor({ state: "detached" });
+      assert.equal(await popup.getByTestId("subagent-progress").count(), 0);
+      const text = await popup.textContent();
+      assert.ok(text.includes(cancelled), text);
+      assert.doesNotMatch(text, failed);
+      const panelText = await entry(page, sleeper).textContent();
+      assert.equal(panelText.split(cancelled).length - 1, 1, panelText);
+      assert.doesNotMatch(panelText, failed);
+      // Focus stays in the popup, on Close, so Escape still closes it.
+      assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "popup-close");
+      await page.keyboard.press("Escape");
+      await popup.waitFor({ state: "detached" });
+
+      const threadId = page.url().split("/").pop();
+      const [child] = await server.api("GET", `/api/threads/${threadId}/subagents`);
+      assert.equal(child.status, "cancelled");
+    },
+    { locale },
+  );
+}
 
 flow(
   "on a narrow screen the status panel opens from its toggle",

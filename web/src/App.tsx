@@ -57,6 +57,7 @@ export function AppRoutes() {
         }
       >
         <Route path="/chat" element={<ChatPage />} />
+        <Route path="/chat/new" element={<ChatPage />} />
         <Route path="/chat/:threadId" element={<ChatPage />} />
         <Route path="/agents" element={<AgentsPage />} />
         <Route path="/agents/new" element={<AgentFormPage />} />

@@ -52,9 +52,13 @@ describe("how a subagent run ended without an answer", () => {
   test("a timeout says it timed out, not that it failed", async () => {
     const timedOut = { status: "timeout", error: "the run hit its time limit of 60 s" } as const;
     await i18n.changeLanguage("zh-CN");
-    expect(subagentEndMessage(timedOut)).toBe("运行已超时：the run hit its time limit of 60 s");
+    expect(subagentEndMessage(timedOut)).toBe("已超时：the run hit its time limit of 60 s");
     await i18n.changeLanguage("en");
-    expect(subagentEndMessage(timedOut)).toBe("It timed out: the run hit its time limit of 60 s");
+    expect(subagentEndMessage(timedOut)).toBe("Timed out: the run hit its time limit of 60 s");
+  });
+
+  test("a cancelled run says nothing beyond its status, whatever its error text", () => {
+    expect(subagentEndMessage({ status: "cancelled", error: "cancelled" })).toBeNull();
   });
 
   test("an error says it failed, in the UI's words for a known code", async () => {

@@ -96,9 +96,11 @@ export function runErrorMessage(message: string, code?: string | null): string {
 
 /**
  * Why a subagent run ended without an answer, as the UI says it: a run that hit its time limit
- * "timed out" (as its status says), it did not "fail".
+ * "timed out" (as its status says), it did not "fail". A cancelled run has nothing to add: the
+ * server records the word "cancelled" as its error, and its status already says so.
  */
-export function subagentEndMessage(run: Pick<SubagentRun, "status" | "error" | "error_code">): string {
+export function subagentEndMessage(run: Pick<SubagentRun, "status" | "error" | "error_code">): string | null {
+  if (run.status === "cancelled") return null;
   const reason = runErrorMessage(run.error ?? "", run.error_code);
   return run.status === "timeout"
     ? i18n.t("subagentPopup.timedOut", { reason })

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
+import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
 import { subagentEndMessage } from "../api/errors";
 import { listChatAgents } from "../api/agents";
@@ -19,6 +19,7 @@ import { FilesPanel } from "../files/FilesPanel";
 import { StatusPanel, type PanelTab } from "./StatusPanel";
 import { SubagentPopup } from "./SubagentPopup";
 import { ThreadSidebar } from "./ThreadSidebar";
+import { DEFAULT_TITLE, draftPath, sendMode, titleFrom } from "./draft";
 import type { PendingGroup } from "./pending";
 import type { AssistantItem, ToolItem, UserItem } from "./transcript";
 import { useSubagents } from "./useSubagents";
@@ -40,17 +41,10 @@ function pathArgument(item: ToolItem): string | null {
   }
 }
 
-/** The title a thread gets when it is created without one (the server's default). */
-const DEFAULT_TITLE = "New thread";
-
-/** A thread title from the first message (counted in characters, so Chinese is cut right). */
-function titleFrom(input: string, fallback: string): string {
-  const line = input.trim().split("\n")[0] ?? "";
-  const chars = [...line];
-  return chars.length > 60 ? `${chars.slice(0, 59).join("")}…` : line || fallback;
-}
-
-/** `/chat` and `/chat/<thread>`: threads, the conversation, and the status panel. */
+/**
+ * `/chat`, `/chat/new?agent=<slug>` (both a draft: see `./draft`) and `/chat/<thread>`: threads,
+ * the conversation, and the status panel.
+ */
 export function ChatPage() {
   const { threadId } = useParams();
   const navigate = useNavigate();
@@ -74,15 +68,13 @@ export function ChatPage() {
   const [workdir, setWorkdir] = useState<string | null>(null);
   const [fileRequest, setFileRequest] = useState<{ path: string; n: number } | null>(null);
   const location = useLocation();
-  // A new thread whose first run could not start arrives with that error in the navigation.
-  const carriedError = (location.state as { error?: string } | null)?.error ?? null;
   // A search hit opens its thread at the message it found (`#message-<id>`).
   const linked = linkedMessage(location.hash);
   const focus = useMemo(
     () => (linked ? { messageId: linked, key: location.key } : null),
     [linked, location.key],
   );
-  const [pageError, setPageError] = useState<string | null>(carriedError);
+  const [pageError, setPageError] = useState<string | null>(null);
 
   const bump = useCallback(() => setActivity((n) => n + 1), []);
   const statusToggle = useRef<HTMLButtonElement>(null);
@@ -106,7 +98,11 @@ export function ChatPage() {
   const thread = threads.data?.find((t) => t.id === threadId);
   const normalAgents = useMemo(() => (agents.data ?? []).filter((a) => !a.is_subagent), [agents.data]);
   const fallbackAgent = normalAgents.find((a) => a.is_default) ?? normalAgents[0];
-  const agentId = thread?.agent_id ?? (chosenAgent || fallbackAgent?.id || "");
+  // A draft (`/chat/new?agent=<slug>`) names its agent, so a reload keeps it.
+  const [search] = useSearchParams();
+  const draftAgent = normalAgents.find((a) => a.slug === search.get("agent"));
+  const agentId = thread?.agent_id ?? (chosenAgent || draftAgent?.id || fallbackAgent?.id || "");
+  const slugOf = (id: string) => normalAgents.find((a) => a.id === id)?.slug;
 
   // The list's order follows activity: refresh it when a watched run ends.
   const { reload: reloadThreads } = threads;
@@ -123,46 +119,55 @@ export function ChatPage() {
     wasWaiting.current = waitingNow;
   }, [waitingNow, reloadThreads]);
 
-  const [shownFor, setShownFor] = useState({ threadId, carriedError });
-  if (shownFor.threadId !== threadId || shownFor.carriedError !== carriedError) {
-    setShownFor({ threadId, carriedError });
-    setPageError(carriedError);
+  const [shownFor, setShownFor] = useState(threadId);
+  if (shownFor !== threadId) {
+    setShownFor(threadId);
+    setPageError(null);
     setOpenEntry(null);
   }
 
-  async function createThread(title?: string): Promise<Thread | null> {
-    try {
-      const created = await unwrap(api.POST("/api/threads", { body: { agent_id: agentId, title } }));
-      threads.setData([created, ...(threads.data ?? [])]);
-      return created;
-    } catch (failure) {
-      setPageError(errorMessage(failure));
-      return null;
-    }
-  }
-
   async function send(input: string): Promise<boolean> {
+    const mode = sendMode(threadId, chat.active);
     // A run is going: the message goes into it, and the model reads it before its next step.
-    if (threadId && chat.active) return chat.steer(input);
-    if (threadId) {
+    if (mode === "steer") return chat.steer(input);
+    if (mode === "send") {
       if (thread?.title === DEFAULT_TITLE && chat.transcript.items.length === 0) {
         void rename(thread, titleFrom(input, t("chat.newThreadTitle")));
       }
       return chat.send(input);
     }
-    // No thread open: the first message starts one, then the thread page follows the run.
-    const created = await createThread(titleFrom(input, t("chat.newThreadTitle")));
-    if (!created) return false;
+    return startThread(input);
+  }
+
+  /**
+   * A draft's first message: create the thread, start its run, then follow the run on the
+   * thread's page (a client-side navigation, so the page picks the live run up). A thread whose
+   * run could not start is deleted again, so no empty thread is left in the list.
+   */
+  async function startThread(input: string): Promise<boolean> {
+    let created: Thread;
+    try {
+      created = await unwrap(
+        api.POST("/api/threads", {
+          body: { agent_id: agentId, title: titleFrom(input, t("chat.newThreadTitle")) },
+        }),
+      );
+    } catch (failure) {
+      setPageError(errorMessage(failure));
+      return false;
+    }
     try {
       await unwrap(
         api.POST("/api/threads/{id}/runs", { params: { path: { id: created.id } }, body: { input } }),
       );
-      navigate(`/chat/${created.id}`);
-      return true;
     } catch (failure) {
-      navigate(`/chat/${created.id}`, { state: { error: errorMessage(failure) } });
+      setPageError(errorMessage(failure));
+      await api.DELETE("/api/threads/{id}", { params: { path: { id: created.id } } }).catch(() => {});
       return false;
     }
+    threads.setData([created, ...(threads.data ?? [])]);
+    navigate(`/chat/${created.id}`);
+    return true;
   }
 
   async function rename(target: Thread, title: string): Promise<boolean> {
@@ -180,8 +185,10 @@ export function ChatPage() {
 
   function switchAgent(id: string) {
     setChosenAgent(id);
-    // A thread keeps its agent: another agent means a new conversation.
-    if (thread && thread.agent_id !== id) navigate("/chat");
+    // A thread keeps its agent: another agent means a new conversation (a draft).
+    if (thread && thread.agent_id !== id) navigate(draftPath(slugOf(id)));
+    // A draft at `/chat/new` names its agent, so a reload keeps the one chosen.
+    else if (location.pathname === "/chat/new") navigate(draftPath(slugOf(id)), { replace: true });
   }
 
   const entryFor = (item: ToolItem): SubagentRun | undefined =>
@@ -285,9 +292,11 @@ export function ChatPage() {
         agents={normalAgents}
         agentId={agentId}
         onAgentChange={switchAgent}
-        onNewThread={async () => {
-          const created = await createThread();
-          if (created) navigate(`/chat/${created.id}`);
+        // A draft: the thread is created with its first message (see `startThread`).
+        onNewThread={() => {
+          // The draft keeps the agent in use.
+          setChosenAgent(agentId);
+          navigate(draftPath(slugOf(agentId)));
         }}
         threads={threads.data ?? []}
         threadsLoading={threads.loading}
@@ -386,7 +395,13 @@ export function ChatPage() {
             </button>
           </div>
         )}
-        <Composer onSend={send} onStop={() => void chat.cancel()} active={chat.active} disabled={!agentId} />
+        <Composer
+          onSend={send}
+          onStop={() => void chat.cancel()}
+          active={chat.active}
+          disabled={!agentId}
+          focusKey={threadId ?? "draft"}
+        />
       </section>
       <StatusPanel
         entries={entries}

@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 
 interface ComposerProps {
@@ -7,11 +7,18 @@ interface ComposerProps {
   /** A run is active: a message goes into it (the page decides how), and stopping is offered. */
   active: boolean;
   disabled?: boolean;
+  /** The conversation shown: the box takes the focus when it opens (and once it is usable). */
+  focusKey?: string;
 }
 
 /** The message box: Enter sends, Shift+Enter breaks the line; it stays usable while a run goes. */
-export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
+export function Composer({ onSend, onStop, active, disabled, focusKey }: ComposerProps) {
   const { t } = useTranslation();
+  const box = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    // No scrolling: a linked message keeps its place in the conversation.
+    if (!disabled) box.current?.focus({ preventScroll: true });
+  }, [focusKey, disabled]);
   const [input, setInput] = useState("");
   const [sending, setSending] = useState(false);
   const blocked = disabled || sending || !input.trim();
@@ -39,6 +46,7 @@ export function Composer({ onSend, onStop, active, disabled }: ComposerProps) {
       </label>
       <textarea
         id="chat-input"
+        ref={box}
         data-testid="chat-input"
         rows={2}
         placeholder={active ? t("composer.placeholderActive") : t("composer.placeholder")}

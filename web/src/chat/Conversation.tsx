@@ -124,7 +124,7 @@ function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation,
         </div>
       );
     case "tool":
-      return <ToolCard item={item} extra={toolExtra?.(item)} />;
+      return <ToolCard item={item} extra={toolExtra?.(item)} onOpenRun={onOpenRun} />;
     case "notice":
       return item.notice ? (
         <NoticeCard item={item} onOpenRun={onOpenRun} />

@@ -1,6 +1,6 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import { runErrorMessage } from "../api/errors";
+import { subagentEndMessage } from "../api/errors";
 import { isTerminalStatus } from "../api/events";
 import type { SubagentRun } from "../api/types";
 import { Icon } from "../components/Icon";
@@ -132,9 +132,9 @@ export function StatusPanel({
                         <span className={`status ${entry.status}`}>{t(`runStatus.${entry.status}`)}</span>
                       </span>
                       <span className="entry-description">{entry.description}</span>
-                      {entry.error && (
+                      {entry.error && subagentEndMessage(entry) && (
                         <span className="entry-error" data-testid="subagent-error">
-                          {runErrorMessage(entry.error, entry.error_code)}
+                          {subagentEndMessage(entry)}
                         </span>
                       )}
                       <span className="entry-meta">

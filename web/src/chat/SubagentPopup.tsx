@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api, ApiError, errorMessage, unwrap } from "../api";
 import { subagentEndMessage } from "../api/errors";
@@ -46,6 +46,18 @@ export function SubagentPopup({ entry, onClose, pending, onResolved, onActivity 
   // Chosen once: a child that ends while the popup is open keeps its live transcript.
   const [startedLive] = useState(() => !isTerminalStatus(entry.status));
   const now = useNow(running);
+  const closeButton = useRef<HTMLButtonElement>(null);
+  const endMessage = entry.error ? subagentEndMessage(entry) : null;
+  const since = elapsed(
+    entry.started_at ?? entry.created_at,
+    entry.finished_at ? Date.parse(entry.finished_at) : now,
+  );
+
+  // The Cancel button goes once the run ends: focus it held moves to Close, so Escape (handled
+  // inside the dialog) still closes the popup.
+  useEffect(() => {
+    if (!running && document.activeElement === document.body) closeButton.current?.focus();
+  }, [running]);
 
   useEffect(() => {
     let live = true;
@@ -69,6 +81,7 @@ export function SubagentPopup({ entry, onClose, pending, onResolved, onActivity 
   }, [entry.thread_id, entry.run_id, startedLive, reset, follow]);
 
   async function cancel() {
+    closeButton.current?.focus();
     try {
       const run = await unwrap(api.POST("/api/runs/{id}/cancel", { params: { path: { id: runId } } }));
       if (followUp) setFollowUp({ id: run.id, status: run.status });
@@ -140,7 +153,7 @@ export function SubagentPopup({ entry, onClose, pending, onResolved, onActivity 
               {t("subagentPopup.cancelRun")}
             </button>
           )}
-          <button type="button" data-testid="popup-close" onClick={onClose}>
+          <button ref={closeButton} type="button" data-testid="popup-close" onClick={onClose}>
             {t("common.close")}
           </button>
         </>
@@ -149,16 +162,20 @@ export function SubagentPopup({ entry, onClose, pending, onResolved, onActivity 
       <p className="muted">
         {entry.description}
         <br />
-        {elapsed(
-          entry.started_at ?? entry.created_at,
-          entry.finished_at ? Date.parse(entry.finished_at) : now,
+        {running ? (
+          <span className="run-progress" data-testid="subagent-progress">
+            <span className="spinner" aria-hidden="true" />
+            {t("subagentPopup.running", { elapsed: since })}
+          </span>
+        ) : (
+          since
         )}
         {" · "}
         {usageText(entry.usage)}
       </p>
-      {entry.error && (
+      {endMessage && (
         <p className="error" role="alert" data-testid="subagent-popup-error">
-          {subagentEndMessage(entry)}
+          {endMessage}
         </p>
       )}
       {error && (

@@ -4,11 +4,34 @@ import { NavLink, Outlet } from "react-router-dom";
 import { useUser } from "../auth/AuthContext";
 import { UserMenu } from "./UserMenu";
 
+/**
+ * Moves focus to the page's `<main>` (every page renders one), without changing the URL: a
+ * `#main` hash would be a navigation of its own to the router.
+ */
+function focusMain(shell: Element | null) {
+  const main = shell?.querySelector<HTMLElement>("main");
+  if (!main) return;
+  if (!main.hasAttribute("tabindex")) main.setAttribute("tabindex", "-1");
+  main.focus();
+}
+
 export function AppShell() {
   const { t } = useTranslation();
   const user = useUser();
   return (
     <div className="shell">
+      {/* The first stop of Tab: straight past the navigation to the page's own region. */}
+      <a
+        href="#main"
+        className="skip-link"
+        data-testid="skip-link"
+        onClick={(event) => {
+          event.preventDefault();
+          focusMain(event.currentTarget.closest(".shell"));
+        }}
+      >
+        {t("nav.skipToContent")}
+      </a>
       <header className="topbar">
         <span className="brand">ARS</span>
         <nav aria-label={t("nav.main")}>

@@ -54,7 +54,7 @@ pub(super) async fn search(
         .filter(|a| {
             body.metadata
                 .as_ref()
-                .is_none_or(|m| m.iter().all(|(k, v)| a["metadata"].get(k) == Some(v)))
+                .is_none_or(|m| super::metadata_matches(m, &a["metadata"]))
         })
         .skip(body.offset.unwrap_or(0))
         .take(limit)

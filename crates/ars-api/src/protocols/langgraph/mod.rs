@@ -178,3 +178,8 @@ fn uuid_thread_id(text: &str) -> Option<ars_domain::ThreadId> {
         None
     }
 }
+
+/// Whether `metadata` holds every key of `filter` with the same value (a search's filter).
+fn metadata_matches(filter: &serde_json::Map<String, Value>, metadata: &Value) -> bool {
+    filter.iter().all(|(k, v)| metadata.get(k) == Some(v))
+}

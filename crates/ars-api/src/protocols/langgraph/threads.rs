@@ -229,7 +229,7 @@ pub(super) async fn search(
         }
         let own = metadata.get(&thread.id).unwrap_or(&empty);
         if let Some(filter) = &body.metadata
-            && !filter.iter().all(|(k, v)| own.get(k) == Some(v))
+            && !super::metadata_matches(filter, own)
         {
             continue;
         }

@@ -68,13 +68,18 @@ pub async fn change_password(
     field: &str,
 ) -> Result<(), ApiError> {
     policy.validate(password).map_err(|err| match err {
-        ValidationError::Invalid(e) => ApiError::unprocessable(field, e.message),
+        ValidationError::Invalid(e) => {
+            let reason = e
+                .reason
+                .unwrap_or(ars_domain::ErrorReason::InvalidValue.into());
+            ApiError::unprocessable(field, e.message).because(reason)
+        }
         other => other.into(),
     })?;
     let password_hash = hash_password(password.to_string()).await?;
     match store.set_password(user, &password_hash, keep).await? {
         ars_store::Updated::Updated => Ok(()),
-        ars_store::Updated::NotFound => Err(ApiError::not_found("user")),
+        ars_store::Updated::NotFound => Err(ApiError::not_found(ars_domain::Subject::User)),
     }
 }
 
@@ -126,7 +131,7 @@ pub async fn ensure_admin(
     match create_user(store, policy, ADMIN_USERNAME, &password, Role::Admin).await {
         Ok(_) if generated => Ok(AdminBootstrap::CreatedWithPassword(password)),
         Ok(_) => Ok(AdminBootstrap::Created),
-        Err(ApiError::Conflict { .. }) => Ok(AdminBootstrap::Existing),
+        Err(e) if matches!(e.kind(), ApiError::Conflict { .. }) => Ok(AdminBootstrap::Existing),
         Err(e) => Err(e),
     }
 }

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use ars_domain::{RunId, ValidationError};
+use ars_domain::{ErrorReason, Param, Reason, RunId, Subject, ValidationError};
 use ars_events::EventError;
 use ars_runtime::RuntimeError;
 use ars_store::{StoreError, Unreplaceable};
@@ -32,6 +32,13 @@ pub struct ErrorDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub active_run_id: Option<RunId>,
+    /// This exact error as a stable code, for a client to word in its user's language with
+    /// `params` (the English `message` says the same).
+    pub reason: ErrorReason,
+    /// The reason's values by name: `field`, `max`, `min`, `limit`, `name`, `subject`, `path`,
+    /// `retry_after_s`, … (numbers or text).
+    #[schema(value_type = Object, additional_properties)]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// An error answer of the HTTP API.
@@ -110,6 +117,12 @@ pub enum ApiError {
     /// 500: our fault; the detail is logged, not sent.
     #[error("internal error")]
     Internal(String),
+    /// Any of the above with its reason stated (otherwise the reason follows from the kind).
+    #[error("{inner}")]
+    Reasoned {
+        inner: Box<ApiError>,
+        reason: Reason,
+    },
 }
 
 impl ApiError {
@@ -127,12 +140,85 @@ impl ApiError {
         }
     }
 
-    pub fn not_found(what: &str) -> Self {
-        Self::NotFound(format!("{what} not found"))
+    /// 404 for a `subject` the caller cannot see.
+    pub fn not_found(subject: Subject) -> Self {
+        Self::NotFound(format!("{} not found", subject.noun()))
+            .because(Reason::new(ErrorReason::NotFound).with("subject", subject))
+    }
+
+    /// 403: the caller may use the `subject` but not delete it.
+    pub fn cannot_delete(subject: Subject, message: &str) -> Self {
+        Self::forbidden(message)
+            .because(Reason::new(ErrorReason::CannotDelete).with("subject", subject))
+    }
+
+    /// 403: a built-in `subject` is never deleted.
+    pub fn builtin_cannot_be_deleted(subject: Subject, message: &str) -> Self {
+        Self::forbidden(message)
+            .because(Reason::new(ErrorReason::BuiltinCannotBeDeleted).with("subject", subject))
+    }
+
+    /// The error with its reason stated.
+    pub fn because(self, reason: impl Into<Reason>) -> Self {
+        let reason = reason.into();
+        match self {
+            Self::Reasoned { inner, .. } => Self::Reasoned { inner, reason },
+            inner => Self::Reasoned {
+                inner: Box::new(inner),
+                reason,
+            },
+        }
+    }
+
+    /// The kind of error, under any stated reason.
+    pub fn kind(&self) -> &ApiError {
+        match self {
+            Self::Reasoned { inner, .. } => inner.kind(),
+            other => other,
+        }
+    }
+
+    /// The reason the answer states, with its parameters (`field` always among them when the
+    /// error names one).
+    pub fn reason(&self) -> Reason {
+        let mut reason = match self {
+            Self::Reasoned { reason, .. } => reason.clone(),
+            Self::BadRequest(_) => ErrorReason::MalformedRequest.into(),
+            Self::Unauthorized(_) => ErrorReason::CredentialsInvalid.into(),
+            Self::AccountDisabled => ErrorReason::AccountDisabled.into(),
+            Self::Forbidden { .. } => ErrorReason::Forbidden.into(),
+            Self::NotFound(_) => ErrorReason::NotFound.into(),
+            Self::MethodNotAllowed => ErrorReason::MethodNotAllowed.into(),
+            Self::Conflict { .. } => ErrorReason::Conflict.into(),
+            Self::Busy { .. } => ErrorReason::ThreadBusy.into(),
+            Self::PreconditionFailed(_) => ErrorReason::FileExists.into(),
+            Self::Gone(_) => ErrorReason::Gone.into(),
+            Self::PayloadTooLarge { limit } => {
+                Reason::new(ErrorReason::BodyTooLarge).with("limit", *limit)
+            }
+            Self::TooLarge { .. } => ErrorReason::TooLarge.into(),
+            Self::UnsupportedMediaType { .. } => ErrorReason::UnsupportedMediaType.into(),
+            Self::Unprocessable { .. } => ErrorReason::InvalidValue.into(),
+            Self::PathRefused(_) => ErrorReason::PathRefused.into(),
+            Self::TooManyRequests { retry_after_s } => {
+                Reason::new(ErrorReason::TooManyLogins).with("retry_after_s", *retry_after_s)
+            }
+            Self::Unavailable { retry_after_s, .. } => {
+                Reason::new(ErrorReason::ServerBusy).with("retry_after_s", *retry_after_s)
+            }
+            Self::Internal(_) => ErrorReason::Internal.into(),
+        };
+        if let Some(field) = self.field()
+            && reason.param("field").is_none()
+        {
+            reason = reason.with("field", field);
+        }
+        reason
     }
 
     pub fn status(&self) -> StatusCode {
         match self {
+            Self::Reasoned { inner, .. } => inner.status(),
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } | Self::AccountDisabled => StatusCode::FORBIDDEN,
@@ -152,6 +238,7 @@ impl ApiError {
 
     pub(crate) fn code(&self) -> &'static str {
         match self {
+            Self::Reasoned { inner, .. } => inner.code(),
             Self::BadRequest(_) => "bad_request",
             Self::Unauthorized(_) => "unauthorized",
             Self::Forbidden { .. } => "forbidden",
@@ -179,6 +266,7 @@ impl ApiError {
                 tracing::error!(%detail, "internal error");
                 "internal error".to_string()
             }
+            Self::Reasoned { inner, .. } => inner.public_message(),
             other => other.to_string(),
         }
     }
@@ -190,6 +278,7 @@ impl ApiError {
             | Self::TooLarge { field, .. }
             | Self::Unprocessable { field, .. } => field.clone(),
             Self::PathRefused(_) => Some("path".into()),
+            Self::Reasoned { inner, .. } => inner.field(),
             _ => None,
         }
     }
@@ -199,15 +288,19 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         let message = self.public_message();
+        let reason = self.reason();
+        let params = params_json(&reason.params);
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.code(),
                 message,
                 field: self.field(),
-                active_run_id: match &self {
+                active_run_id: match self.kind() {
                     Self::Busy { active_run_id, .. } => Some(*active_run_id),
                     _ => None,
                 },
+                reason: reason.code,
+                params,
             },
         };
         let mut response = (status, axum::Json(body)).into_response();
@@ -218,11 +311,11 @@ impl IntoResponse for ApiError {
             );
         }
         if let Self::TooManyRequests { retry_after_s } | Self::Unavailable { retry_after_s, .. } =
-            self
+            self.kind()
         {
             response.headers_mut().insert(
                 header::RETRY_AFTER,
-                header::HeaderValue::from(retry_after_s),
+                header::HeaderValue::from(*retry_after_s),
             );
         }
         response
@@ -235,13 +328,15 @@ impl From<StoreError> for ApiError {
             StoreError::Conflict { field } => Self::Conflict {
                 message: format!("{field} is already taken"),
                 field: Some(field.to_string()),
-            },
+            }
+            .because(ErrorReason::Taken),
             StoreError::NotFound => Self::NotFound("not found".into()),
             StoreError::Busy { active } => Self::busy(active),
             StoreError::RunEnded { run } => Self::Conflict {
                 message: format!("run {run} has ended"),
                 field: None,
-            },
+            }
+            .because(ErrorReason::RunEnded),
             // Well-formed, but at odds with the stored thread: a 409 like every reference to a
             // row that is not there (a 422 is only for what the schema itself refuses).
             StoreError::NotReplaceable { reason, .. } => Self::Conflict {
@@ -258,7 +353,8 @@ impl From<StoreError> for ApiError {
                 }
                 .into(),
                 field: Some("replace_from".into()),
-            },
+            }
+            .because(ErrorReason::NotReplaceable),
             StoreError::Invalid(detail) => Self::Unprocessable {
                 message: detail,
                 field: None,
@@ -280,15 +376,47 @@ impl ApiError {
     }
 }
 
+/// Parameters as the JSON object an answer carries.
+pub(crate) fn params_json(
+    params: &[(&'static str, Param)],
+) -> serde_json::Map<String, serde_json::Value> {
+    params
+        .iter()
+        .map(|(name, value)| {
+            let value = match value {
+                Param::Number(n) => serde_json::Value::from(*n),
+                Param::Text(t) => serde_json::Value::from(t.as_str()),
+            };
+            ((*name).to_string(), value)
+        })
+        .collect()
+}
+
+/// The reason of a refused run input or message.
+pub(crate) fn input_reason(error: &ars_domain::RunInputError) -> Reason {
+    match error {
+        ars_domain::RunInputError::Blank => ErrorReason::Blank.into(),
+        ars_domain::RunInputError::TooLong => {
+            Reason::new(ErrorReason::TooLong).with("max", ars_domain::RunInput::MAX_CHARS)
+        }
+    }
+}
+
 impl From<RuntimeError> for ApiError {
     fn from(err: RuntimeError) -> Self {
         match err {
             RuntimeError::Busy { active } => Self::busy(active),
             RuntimeError::NotFound(what) => Self::not_found(what),
-            RuntimeError::NotWaiting { .. } | RuntimeError::Ended { .. } => Self::Conflict {
+            RuntimeError::NotWaiting { status } => Self::Conflict {
                 message: err.to_string(),
                 field: None,
-            },
+            }
+            .because(Reason::new(ErrorReason::RunNotWaiting).with("status", status.as_str())),
+            RuntimeError::Ended { status } => Self::Conflict {
+                message: err.to_string(),
+                field: None,
+            }
+            .because(Reason::new(ErrorReason::RunEnded).with("status", status.as_str())),
             RuntimeError::Invalid(e) => e.into(),
             RuntimeError::Store(e) => e.into(),
         }
@@ -310,7 +438,8 @@ impl From<EventError> for ApiError {
 
 impl From<ValidationError> for ApiError {
     fn from(err: ValidationError) -> Self {
-        match err {
+        let reason = err.reason();
+        let plain = match err {
             ValidationError::Invalid(e) => Self::Unprocessable {
                 message: e.message,
                 field: Some(e.field),
@@ -323,6 +452,7 @@ impl From<ValidationError> for ApiError {
                 message: e.message,
                 field: Some(e.field),
             },
-        }
+        };
+        plain.because(reason)
     }
 }

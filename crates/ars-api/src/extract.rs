@@ -12,7 +12,7 @@ use axum::http::{StatusCode, header, request::Parts};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
-use ars_domain::{Caller, TokenId, User, credentials};
+use ars_domain::{Caller, ErrorReason, TokenId, User, credentials};
 
 use crate::{ApiError, AppState};
 
@@ -169,7 +169,12 @@ fn json_error(path: String, err: serde_json::Error) -> ApiError {
                 .map(|key| join_path(&parent, key))
                 .unwrap_or(parent);
             let field = if field.is_empty() { None } else { Some(field) };
-            ApiError::Unprocessable { message, field }
+            let reason = if message.starts_with("missing field") {
+                ErrorReason::Required
+            } else {
+                ErrorReason::InvalidValue
+            };
+            ApiError::Unprocessable { message, field }.because(reason)
         }
     }
 }
@@ -234,7 +239,7 @@ impl Auth {
         if self.user.is_admin() {
             Ok(())
         } else {
-            Err(ApiError::forbidden("admin rights required"))
+            Err(ApiError::forbidden("admin rights required").because(ErrorReason::AdminOnly))
         }
     }
 }
@@ -265,6 +270,7 @@ impl FromRequestParts<AppState> for Auth {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let header = parts.headers.get(header::AUTHORIZATION).ok_or_else(|| {
             ApiError::Unauthorized("missing `Authorization: Bearer <token>` header".into())
+                .because(ErrorReason::CredentialsMissing)
         })?;
         let token = header
             .to_str()
@@ -332,6 +338,7 @@ impl FromRequestParts<AppState> for KeyAuth {
                 "missing credentials: send `Authorization: Bearer <token>` or `x-api-key: <token>`"
                     .into(),
             )
+            .because(ErrorReason::CredentialsMissing)
         })?;
         let token = key
             .to_str()

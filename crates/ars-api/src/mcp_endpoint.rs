@@ -107,7 +107,7 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     if let Some(session) = &session {
         match state.store.mcp_session_owner(session).await {
             Ok(Some(owner)) if owner == user => {}
-            Ok(_) => return ApiError::not_found("MCP session").into_response(),
+            Ok(_) => return ApiError::not_found(ars_domain::Subject::McpSession).into_response(),
             Err(e) => return ApiError::from(e).into_response(),
         }
     }

@@ -15,7 +15,7 @@ use crate::routes::{ThreadNotice, ThreadSnapshot};
     ),
     modifiers(&BearerAuth),
     // The thread event stream's payloads, which its one response cannot name.
-    components(schemas(ErrorBody, ThreadSnapshot, ThreadNotice)),
+    components(schemas(ErrorBody, ars_domain::Subject, ThreadSnapshot, ThreadNotice)),
     tags(
         (name = "auth", description = "Login and API tokens"),
         (name = "users", description = "User accounts"),

@@ -88,7 +88,9 @@ pub(crate) async fn fallback(
 ) -> Response {
     let path = uri.path();
     if path == "/api" || path.starts_with("/api/") {
-        return ApiError::NotFound("no such endpoint".into()).into_response();
+        return ApiError::NotFound("no such endpoint".into())
+            .because(ars_domain::ErrorReason::NoSuchEndpoint)
+            .into_response();
     }
     if method != Method::GET && method != Method::HEAD {
         let mut response = ApiError::MethodNotAllowed.into_response();
@@ -105,7 +107,7 @@ pub(crate) async fn fallback(
         return file_response(name, file, &headers);
     }
     if name != INDEX && names_a_file(name) {
-        return ApiError::not_found("file").into_response();
+        return ApiError::not_found(ars_domain::Subject::File).into_response();
     }
     match (assets.get)(INDEX) {
         Some(index) => file_response(INDEX, index, &headers),

@@ -362,3 +362,130 @@ async fn whole_numbers_written_with_a_fraction_are_integers() {
         (StatusCode::UNPROCESSABLE_ENTITY, Some("expires_in_days"))
     );
 }
+
+/// `error.reason` and `error.params` of a reply.
+fn reason(r: &common::Reply) -> (&str, &serde_json::Value) {
+    (
+        r.body["error"]["reason"].as_str().unwrap_or_default(),
+        &r.body["error"]["params"],
+    )
+}
+
+#[tokio::test]
+async fn every_error_states_its_reason_with_the_values_a_client_words_it_with() {
+    let app = TestApp::spawn().await;
+    let t = &app.admin;
+    // Who is asking.
+    let r = app
+        .call(
+            Method::POST,
+            "/api/auth/login",
+            None,
+            Some(json!({"username": "admin", "password": "wrong-password"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(reason(&r).0, "login_failed", "{}", r.body);
+    let r = app.call(Method::GET, "/api/agent", None, None).await;
+    assert_eq!(reason(&r).0, "credentials_missing", "{}", r.body);
+    let r = app.get("/api/agent", "not-a-token").await;
+    assert_eq!(reason(&r).0, "credentials_invalid", "{}", r.body);
+    let (_, user) = app.user("someone").await;
+    let r = app
+        .post("/api/users", &user, json!({"username": "x", "password": "y"}))
+        .await;
+    assert_eq!(
+        (r.status, reason(&r).0),
+        (StatusCode::FORBIDDEN, "admin_only")
+    );
+
+    // Rules of a field: the limit and the field come along.
+    let long = "x".repeat(300);
+    let r = app
+        .post("/api/agent", t, json!({"slug": "a", "name": long}))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (code, params) = reason(&r);
+    assert_eq!(code, "length", "{}", r.body);
+    assert_eq!(params["field"], "name");
+    assert!(
+        params["max"].as_u64().is_some_and(|max| max > 0),
+        "{params}"
+    );
+    let r = app
+        .post("/api/agent", t, json!({"slug": "Not A Slug", "name": "A"}))
+        .await;
+    assert_eq!(reason(&r).0, "bad_slug", "{}", r.body);
+    let r = app
+        .post(
+            "/api/agent",
+            t,
+            json!({"slug": "tools", "name": "A",
+                   "config_json": {"context": {"tools": ["no_such_tool"]}}}),
+        )
+        .await;
+    let (code, params) = reason(&r);
+    assert_eq!(
+        (code, &params["name"], &params["field"]),
+        (
+            "unknown",
+            &json!("no_such_tool"),
+            &json!("config_json.context.tools")
+        ),
+        "{}",
+        r.body
+    );
+    let r = app.post("/api/agent", t, json!({"name": "A"})).await;
+    assert_eq!(reason(&r).0, "required", "{}", r.body);
+
+    // What is asked for, named by its subject.
+    let r = app.get("/api/agent/no-such-agent", t).await;
+    let (code, params) = reason(&r);
+    assert_eq!((code, &params["subject"]), ("not_found", &json!("agent")));
+    let r = app.delete("/api/agent/general-purpose", t).await;
+    let (code, params) = reason(&r);
+    assert_eq!(
+        (code, &params["subject"]),
+        ("builtin_cannot_be_deleted", &json!("agent")),
+        "{}",
+        r.body
+    );
+
+    // Conflicts and the request itself.
+    app.agent(t, normal("taken")).await;
+    let r = app
+        .post("/api/agent", t, json!({"slug": "taken", "name": "B"}))
+        .await;
+    let (code, params) = reason(&r);
+    assert_eq!((code, &params["field"]), ("taken", &json!("slug")));
+    let r = app
+        .raw(
+            Method::POST,
+            "/api/agent",
+            t,
+            "application/json",
+            vec![b' '; 2 * 1024 * 1024],
+        )
+        .await;
+    let (code, params) = reason(&r);
+    assert_eq!(code, "body_too_large", "{}", r.body);
+    assert!(params["limit"].as_u64().is_some(), "{params}");
+    let r = app
+        .raw(
+            Method::POST,
+            "/api/agent",
+            t,
+            "application/json",
+            b"{".to_vec(),
+        )
+        .await;
+    assert_eq!(reason(&r).0, "malformed_request");
+    let r = app.get("/api/no/such/endpoint", t).await;
+    assert_eq!(reason(&r).0, "no_such_endpoint");
+    // The English sentence stays beside the code, for API users.
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+}

@@ -181,7 +181,8 @@ pub fn validate_slug(slug: &str) -> Result<(), ValidationError> {
         return Err(ValidationError::invalid(
             "slug",
             "must be 1-64 characters of a-z, 0-9 and '-', not starting or ending with '-'",
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::BadSlug).with("max", 64u64)));
     }
     Ok(())
 }
@@ -215,21 +216,19 @@ impl AgentInput {
         // check and the stored value are trimmed.
         let name = self.name.trim().to_string();
         if name.is_empty() || self.name.chars().count() > MAX_NAME_CHARS {
-            return Err(ValidationError::invalid(
-                "name",
-                format!("must be 1-{MAX_NAME_CHARS} characters"),
-            ));
+            return Err(ValidationError::length("name", MAX_NAME_CHARS));
         }
         if name.chars().any(crate::text::forbidden_in_name) {
             return Err(ValidationError::invalid(
                 "name",
                 "must not hold control characters or bidirectional controls (such as U+202E)",
-            ));
+            )
+            .because(crate::ErrorReason::BadCharacters));
         }
         if self.description.chars().count() > MAX_DESCRIPTION_CHARS {
-            return Err(ValidationError::invalid(
+            return Err(ValidationError::too_long(
                 "description",
-                format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
+                MAX_DESCRIPTION_CHARS,
             ));
         }
         let backend = match self.backend_id.as_deref() {
@@ -267,13 +266,15 @@ impl AgentInput {
                     "this agent is the default agent; to turn it into a subagent, send \
                      is_default: false explicitly in the same request",
                 )
+                .because(crate::ErrorReason::DefaultAgentStays)
             });
         }
         if is_default && !stored_default && !caller.is_admin() {
             return Err(ValidationError::forbidden(
                 "is_default",
                 "only an admin can make an agent the default",
-            ));
+            )
+            .because(crate::ErrorReason::AdminOnly));
         }
 
         let mut config = self.config_json;
@@ -287,7 +288,8 @@ impl AgentInput {
                 return Err(ValidationError::invalid(
                     "config_json.context.subagents",
                     "a subagent cannot configure or call other subagents; this list must be empty",
-                ));
+                )
+                .because(crate::ErrorReason::SubagentNesting));
             }
             // Stored empty: the field has no meaning for a subagent.
             config.context.subagents = None;
@@ -300,29 +302,32 @@ impl AgentInput {
             return Err(ValidationError::forbidden(
                 "config_json.context.network",
                 "only an admin can give an agent's shell network access",
-            ));
+            )
+            .because(crate::ErrorReason::AdminOnly));
         }
 
         // Refused (403) whatever the body says: these follow from the row being built in, not
         // from the request, so no request schema can express them.
         if let Some(stored) = existing.filter(|a| a.is_builtin) {
             if self.slug != stored.slug {
-                return Err(ValidationError::forbidden(
-                    "slug",
-                    "a built-in agent keeps its slug",
-                ));
+                return Err(
+                    ValidationError::forbidden("slug", "a built-in agent keeps its slug")
+                        .because(crate::ErrorReason::BuiltinKeeps),
+                );
             }
             if backend != stored.backend_id {
                 return Err(ValidationError::forbidden(
                     "backend_id",
                     "a built-in agent keeps its backend",
-                ));
+                )
+                .because(crate::ErrorReason::BuiltinKeeps));
             }
             if self.share_config.visibility != crate::Visibility::Public {
                 return Err(ValidationError::forbidden(
                     "share_config.visibility",
                     "a built-in agent stays public: it exists for every user",
-                ));
+                )
+                .because(crate::ErrorReason::BuiltinKeeps));
             }
         }
 

@@ -96,6 +96,9 @@ impl ApprovalRules {
             return Err(ValidationError::invalid(
                 field,
                 format!("must have at most {MAX_APPROVAL_RULES} rules"),
+            )
+            .because(
+                crate::Reason::new(crate::ErrorReason::TooMany).with("max", MAX_APPROVAL_RULES),
             ));
         }
         for key in self.0.keys() {

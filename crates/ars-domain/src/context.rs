@@ -362,16 +362,16 @@ impl AgentContext {
         let field = |name: &str| format!("{prefix}.{name}");
         if let Some(model) = &self.model {
             if model.provider.trim().is_empty() {
-                return Err(ValidationError::invalid(
-                    field("model.provider"),
-                    "must not be empty",
-                ));
+                return Err(
+                    ValidationError::invalid(field("model.provider"), "must not be empty")
+                        .because(crate::ErrorReason::Blank),
+                );
             }
             if model.name.trim().is_empty() {
-                return Err(ValidationError::invalid(
-                    field("model.name"),
-                    "must not be empty",
-                ));
+                return Err(
+                    ValidationError::invalid(field("model.name"), "must not be empty")
+                        .because(crate::ErrorReason::Blank),
+                );
             }
             if let Some(t) = model.temperature
                 && !(0.0..=2.0).contains(&t)
@@ -379,6 +379,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("model.temperature"),
                     "must be between 0 and 2",
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 0u64)
+                        .with("max", 2u64),
                 ));
             }
             if let Some(p) = model.top_p
@@ -387,6 +392,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("model.top_p"),
                     "must be between 0 and 1",
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 0u64)
+                        .with("max", 1u64),
                 ));
             }
             if let Some(tokens) = model.max_tokens
@@ -395,15 +405,20 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("model.max_tokens"),
                     format!("must be between 1 and {MODEL_MAX_TOKENS_CEILING}"),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 1u64)
+                        .with("max", MODEL_MAX_TOKENS_CEILING),
                 ));
             }
         }
         if let Some(prompt) = &self.system_prompt
             && prompt.chars().count() > MAX_SYSTEM_PROMPT_CHARS
         {
-            return Err(ValidationError::invalid(
+            return Err(ValidationError::too_long(
                 field("system_prompt"),
-                format!("must be at most {MAX_SYSTEM_PROMPT_CHARS} characters"),
+                MAX_SYSTEM_PROMPT_CHARS,
             ));
         }
         for (name, list) in [
@@ -425,6 +440,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("limits.max_steps"),
                     format!("must be between 1 and {MAX_STEPS_CEILING}"),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 1u64)
+                        .with("max", MAX_STEPS_CEILING),
                 ));
             }
             if let Some(timeout) = limits.timeout_s
@@ -433,6 +453,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("limits.timeout_s"),
                     format!("must be between 1 and {TIMEOUT_CEILING_S}"),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 1u64)
+                        .with("max", TIMEOUT_CEILING_S),
                 ));
             }
             if let Some(tokens) = limits.max_tokens
@@ -441,6 +466,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("limits.max_tokens"),
                     format!("must be between 1 and {RUN_MAX_TOKENS_CEILING}"),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 1u64)
+                        .with("max", RUN_MAX_TOKENS_CEILING),
                 ));
             }
             if let Some(tokens) = limits.max_total_tokens
@@ -449,6 +479,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("limits.max_total_tokens"),
                     format!("must be between 1 and {RUN_MAX_TOKENS_CEILING}"),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 1u64)
+                        .with("max", RUN_MAX_TOKENS_CEILING),
                 ));
             }
             use crate::waiting::APPROVAL_TIMEOUT_CEILING_S;
@@ -458,6 +493,11 @@ impl AgentContext {
                 return Err(ValidationError::invalid(
                     field("limits.approval_timeout_s"),
                     format!("must be between 1 and {APPROVAL_TIMEOUT_CEILING_S}"),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 1u64)
+                        .with("max", APPROVAL_TIMEOUT_CEILING_S),
                 ));
             }
         }
@@ -471,7 +511,8 @@ fn validate_name_list(field: &str, names: &[String]) -> Result<(), ValidationErr
         return Err(ValidationError::invalid(
             field,
             format!("must have at most {MAX_LIST_LEN} entries"),
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::TooMany).with("max", MAX_LIST_LEN)));
     }
     let mut seen = std::collections::HashSet::new();
     for name in names {
@@ -482,10 +523,11 @@ fn validate_name_list(field: &str, names: &[String]) -> Result<(), ValidationErr
             ));
         }
         if !seen.insert(name) {
-            return Err(ValidationError::invalid(
-                field,
-                format!("lists `{name}` twice"),
-            ));
+            return Err(
+                ValidationError::invalid(field, format!("lists `{name}` twice")).because(
+                    crate::Reason::new(crate::ErrorReason::Duplicate).with("name", name.as_str()),
+                ),
+            );
         }
     }
     Ok(())

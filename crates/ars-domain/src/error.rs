@@ -2,11 +2,15 @@
 
 use std::fmt;
 
-/// One broken rule: the dotted path of the offending field and a sentence saying why.
+use crate::reason::{ErrorReason, Param, Reason};
+
+/// One broken rule: the dotted path of the offending field, a sentence saying why, and the rule
+/// as a stable code with its values (when the rule has one of its own).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
     pub field: String,
     pub message: String,
+    pub reason: Option<Reason>,
 }
 
 impl FieldError {
@@ -14,6 +18,7 @@ impl FieldError {
         Self {
             field: field.into(),
             message: message.into(),
+            reason: None,
         }
     }
 }
@@ -46,10 +51,59 @@ impl ValidationError {
         Self::Conflict(FieldError::new(field, message))
     }
 
+    /// Longer than `max` characters.
+    pub fn too_long(field: impl Into<String>, max: impl Into<Param>) -> Self {
+        let max = max.into();
+        let shown = param_text(&max);
+        Self::invalid(field, format!("must be at most {shown} characters"))
+            .because(Reason::new(ErrorReason::TooLong).with("max", max))
+    }
+
+    /// Not 1 to `max` characters.
+    pub fn length(field: impl Into<String>, max: impl Into<Param>) -> Self {
+        let max = max.into();
+        let shown = param_text(&max);
+        Self::invalid(field, format!("must be 1-{shown} characters"))
+            .because(Reason::new(ErrorReason::Length).with("max", max))
+    }
+
+    /// The rule with its code and values; the sentence stays.
+    pub fn because(mut self, reason: impl Into<Reason>) -> Self {
+        self.detail_mut().reason = Some(reason.into());
+        self
+    }
+
     pub fn field(&self) -> &str {
+        &self.detail().field
+    }
+
+    pub fn detail(&self) -> &FieldError {
         match self {
-            Self::Invalid(e) | Self::Forbidden(e) | Self::Conflict(e) => &e.field,
+            Self::Invalid(e) | Self::Forbidden(e) | Self::Conflict(e) => e,
         }
+    }
+
+    fn detail_mut(&mut self) -> &mut FieldError {
+        match self {
+            Self::Invalid(e) | Self::Forbidden(e) | Self::Conflict(e) => e,
+        }
+    }
+
+    /// The rule's code: its own, or what every rule of this kind is.
+    pub fn reason(&self) -> Reason {
+        match (self, &self.detail().reason) {
+            (_, Some(reason)) => reason.clone(),
+            (Self::Invalid(_), None) => ErrorReason::InvalidValue.into(),
+            (Self::Forbidden(_), None) => ErrorReason::Forbidden.into(),
+            (Self::Conflict(_), None) => ErrorReason::Conflict.into(),
+        }
+    }
+}
+
+fn param_text(param: &Param) -> String {
+    match param {
+        Param::Number(n) => n.to_string(),
+        Param::Text(t) => t.clone(),
     }
 }
 

@@ -113,10 +113,7 @@ impl KbSettings {
                 ("settings.embedding.model", &embedding.model),
             ] {
                 if value.trim().is_empty() || value.chars().count() > EMBEDDING_NAME_MAX_CHARS {
-                    return Err(ValidationError::invalid(
-                        field,
-                        format!("must be 1-{EMBEDDING_NAME_MAX_CHARS} characters"),
-                    ));
+                    return Err(ValidationError::length(field, EMBEDDING_NAME_MAX_CHARS));
                 }
             }
         }

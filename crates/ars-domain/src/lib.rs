@@ -18,6 +18,7 @@ pub mod model_provider;
 pub mod nesting;
 pub mod object;
 pub mod outbound;
+pub mod reason;
 pub mod run;
 pub mod secret;
 pub mod skill;
@@ -46,6 +47,7 @@ pub use lineage::{Delivery, Lineage, RunLineage, ThreadLineage};
 pub use mcp_server::{McpServer, McpServerFields, McpTransport, McpTransportKind, McpValue};
 pub use model_provider::{ModelProvider, ModelProviderFields, ModelProviderKind};
 pub use outbound::OutboundPolicy;
+pub use reason::{ErrorReason, Param, Reason, Subject};
 pub use run::{
     Lease, NewRun, Run, RunErrorCode, RunFailure, RunInput, RunInputError, RunOutcome, RunStatus,
     Usage,

@@ -184,7 +184,8 @@ pub fn validate_slug(slug: &str) -> Result<(), ValidationError> {
                 "must be 1-{SLUG_MAX_CHARS} characters of a-z, 0-9 and '-', starting and \
                  ending with a letter or digit"
             ),
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::BadSlug).with("max", SLUG_MAX_CHARS)));
     }
     Ok(())
 }
@@ -210,9 +211,9 @@ pub fn normalize_name(name: &str) -> Result<String, ValidationError> {
 /// A description: at most 4000 characters as sent; answered trimmed.
 pub fn normalize_description(description: &str) -> Result<String, ValidationError> {
     if description.chars().count() > DESCRIPTION_MAX_CHARS {
-        return Err(ValidationError::invalid(
+        return Err(ValidationError::too_long(
             "description",
-            format!("must be at most {DESCRIPTION_MAX_CHARS} characters"),
+            DESCRIPTION_MAX_CHARS,
         ));
     }
     Ok(description.trim().to_string())
@@ -222,16 +223,15 @@ pub fn normalize_description(description: &str) -> Result<String, ValidationErro
 /// command line cannot carry) and, where `single_line`, no line breaks.
 fn check_text(field: &str, text: &str, single_line: bool) -> Result<(), ValidationError> {
     if text.chars().count() > TEXT_MAX_CHARS {
-        return Err(ValidationError::invalid(
-            field,
-            format!("must be at most {TEXT_MAX_CHARS} characters"),
-        ));
+        return Err(ValidationError::too_long(field, TEXT_MAX_CHARS));
     }
     if text.contains('\0') {
-        return Err(ValidationError::invalid(field, "must not contain NUL"));
+        return Err(ValidationError::invalid(field, "must not contain NUL")
+            .because(crate::ErrorReason::BadCharacters));
     }
     if single_line && text.contains(['\r', '\n']) {
-        return Err(ValidationError::invalid(field, "must be one line"));
+        return Err(ValidationError::invalid(field, "must be one line")
+            .because(crate::ErrorReason::BadCharacters));
     }
     Ok(())
 }
@@ -255,7 +255,8 @@ pub fn validate_stdio(
         return Err(ValidationError::invalid(
             "transport.args",
             format!("must hold at most {MAX_ARGS} arguments"),
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::TooMany).with("max", MAX_ARGS)));
     }
     for (i, arg) in args.iter().enumerate() {
         check_text(&format!("transport.args[{i}]"), arg, false)?;
@@ -334,7 +335,10 @@ pub fn normalize_header_value(name: &str, value: &str) -> Result<String, Validat
 /// and query; no credentials (send them as a secret header), no fragment, ASCII only. Answered
 /// trimmed, otherwise as given.
 pub fn normalize_url(url: &str) -> Result<String, ValidationError> {
-    let bad = |why: &str| ValidationError::invalid("transport.url", why.to_string());
+    let bad = |why: &str| {
+        ValidationError::invalid("transport.url", why.to_string())
+            .because(crate::ErrorReason::BadUrl)
+    };
     let url = url.trim();
     if url.chars().count() > URL_MAX_CHARS {
         return Err(bad(&format!("must be at most {URL_MAX_CHARS} characters")));
@@ -386,7 +390,8 @@ pub fn normalize_enabled_tools(tools: &[String]) -> Result<Vec<String>, Validati
         return Err(ValidationError::invalid(
             "enabled_tools",
             format!("must list at most {MAX_ENABLED_TOOLS} tools"),
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::TooMany).with("max", MAX_ENABLED_TOOLS)));
     }
     let mut out: Vec<String> = Vec::with_capacity(tools.len());
     for (i, tool) in tools.iter().enumerate() {
@@ -409,6 +414,9 @@ pub fn normalize_enabled_tools(tools: &[String]) -> Result<Vec<String>, Validati
             return Err(ValidationError::invalid(
                 format!("enabled_tools[{i}]"),
                 format!("`{tool}` is listed twice"),
+            )
+            .because(
+                crate::Reason::new(crate::ErrorReason::Duplicate).with("name", tool.to_string()),
             ));
         }
         out.push(tool.to_string());

@@ -140,7 +140,9 @@ pub fn validate_name(name: &str) -> Result<(), ValidationError> {
 /// credentials (they belong in the API key, which is never shown), no query or fragment (paths
 /// such as `/chat/completions` are appended to it), ASCII only.
 pub fn normalize_base_url(url: &str) -> Result<String, ValidationError> {
-    let bad = |why: &str| ValidationError::invalid("base_url", why.to_string());
+    let bad = |why: &str| {
+        ValidationError::invalid("base_url", why.to_string()).because(crate::ErrorReason::BadUrl)
+    };
     let url = url.trim();
     if url.chars().count() > BASE_URL_MAX_CHARS {
         return Err(bad(&format!(
@@ -227,10 +229,7 @@ pub(crate) fn validate_secret(
         ));
     }
     if value.chars().count() > SECRET_MAX_CHARS {
-        return Err(ValidationError::invalid(
-            field,
-            format!("must be at most {SECRET_MAX_CHARS} characters"),
-        ));
+        return Err(ValidationError::too_long(field, SECRET_MAX_CHARS));
     }
     let ok = value
         .chars()
@@ -306,7 +305,8 @@ pub fn normalize_models(models: &[String]) -> Result<Vec<String>, ValidationErro
         return Err(ValidationError::invalid(
             "models",
             format!("must list at most {MAX_MODELS} models"),
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::TooMany).with("max", MAX_MODELS)));
     }
     let mut out: Vec<String> = Vec::with_capacity(models.len());
     for (i, model) in models.iter().enumerate() {
@@ -321,6 +321,9 @@ pub fn normalize_models(models: &[String]) -> Result<Vec<String>, ValidationErro
             return Err(ValidationError::invalid(
                 format!("models[{i}]"),
                 format!("`{model}` is listed twice"),
+            )
+            .because(
+                crate::Reason::new(crate::ErrorReason::Duplicate).with("name", model.to_string()),
             ));
         }
         out.push(model.to_string());

@@ -198,9 +198,7 @@ impl RunOutcome {
             Self::Success { .. } => None,
             Self::Error { message, .. } => Some(message.clone()),
             Self::Cancelled { .. } => Some("cancelled".into()),
-            Self::Timeout { limit_s, .. } => {
-                Some(format!("the run hit its time limit of {limit_s} s"))
-            }
+            Self::Timeout { limit_s, .. } => Some(format!("{TIME_LIMIT_WORDS}{limit_s} s")),
             Self::Interrupted { reason, .. } => Some(reason.clone()),
         }
     }
@@ -231,6 +229,23 @@ impl RunOutcome {
             | Self::Interrupted { usage, .. } => *usage,
         }
     }
+}
+
+/// The words of a timed-out run's error, before its limit in seconds.
+const TIME_LIMIT_WORDS: &str = "the run hit its time limit of ";
+
+/// The values a client needs to word a run's end in its own language, read back from what the
+/// run stores: a timeout's `limit_s`.
+pub fn end_params(status: RunStatus, error: Option<&str>) -> Vec<(&'static str, crate::Param)> {
+    let limit = (status == RunStatus::Timeout)
+        .then_some(error)
+        .flatten()
+        .and_then(|e| e.strip_prefix(TIME_LIMIT_WORDS))
+        .and_then(|rest| rest.strip_suffix(" s"))
+        .and_then(|n| n.parse::<u64>().ok());
+    limit
+        .map(|n| vec![("limit_s", crate::Param::Number(n))])
+        .unwrap_or_default()
 }
 
 /// Why a run failed, for clients to translate: a stable code beside the run's `error` words.
@@ -374,6 +389,21 @@ impl RunInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeouts_limit_is_read_back_from_its_words() {
+        let outcome = RunOutcome::Timeout {
+            limit_s: 42,
+            usage: Usage::default(),
+        };
+        let error = outcome.error();
+        assert_eq!(
+            end_params(RunStatus::Timeout, error.as_deref()),
+            vec![("limit_s", crate::Param::Number(42))]
+        );
+        assert!(end_params(RunStatus::Error, error.as_deref()).is_empty());
+        assert!(end_params(RunStatus::Timeout, Some("something else")).is_empty());
+    }
 
     #[test]
     fn error_codes_round_trip_and_match_their_wire_names() {

@@ -85,13 +85,15 @@ impl AccountChange {
             return Err(ValidationError::conflict(
                 "role",
                 "you cannot remove your own admin role; another admin has to",
-            ));
+            )
+            .because(crate::ErrorReason::OwnAccount));
         }
         if self.disabled == Some(true) {
             return Err(ValidationError::conflict(
                 "disabled",
                 "you cannot disable your own account; another admin has to",
-            ));
+            )
+            .because(crate::ErrorReason::OwnAccount));
         }
         Ok(())
     }
@@ -111,6 +113,7 @@ pub fn last_admin_refusal(user: &User, change: &AccountChange) -> ValidationErro
             user.username
         ),
     )
+    .because(crate::Reason::new(crate::ErrorReason::LastAdmin).with("name", user.username.as_str()))
 }
 
 /// The name of the account created on first start.
@@ -129,7 +132,8 @@ pub fn validate_username(name: &str) -> Result<(), ValidationError> {
         return Err(ValidationError::invalid(
             "username",
             "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit",
-        ));
+        )
+        .because(crate::Reason::new(crate::ErrorReason::BadUsername).with("max", 64u64)));
     }
     Ok(())
 }
@@ -167,6 +171,11 @@ impl PasswordPolicy {
             return Err(ValidationError::invalid(
                 "password",
                 format!("must be {min}-{MAX_PASSWORD_CHARS} characters long"),
+            )
+            .because(
+                crate::Reason::new(crate::ErrorReason::PasswordLength)
+                    .with("min", min)
+                    .with("max", MAX_PASSWORD_CHARS),
             ));
         }
         Ok(())

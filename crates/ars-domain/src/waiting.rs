@@ -174,9 +174,9 @@ pub fn resolve(
                 .as_ref()
                 .is_some_and(|t| t.chars().count() > MAX_DECISION_TEXT_CHARS)
             {
-                return Err(ValidationError::invalid(
+                return Err(ValidationError::too_long(
                     field(name),
-                    format!("must be at most {MAX_DECISION_TEXT_CHARS} characters"),
+                    MAX_DECISION_TEXT_CHARS,
                 ));
             }
         }

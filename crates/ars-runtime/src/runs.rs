@@ -139,8 +139,8 @@ pub enum RuntimeError {
     /// The thread already has an active run; nothing was queued.
     #[error("the thread already has an active run ({active})")]
     Busy { active: RunId },
-    #[error("{0} not found")]
-    NotFound(&'static str),
+    #[error("{} not found", .0.noun())]
+    NotFound(ars_domain::Subject),
     /// A decision for a run that is not waiting for one.
     #[error("the run is not waiting for a decision (it is {})", status.as_str())]
     NotWaiting { status: ars_domain::RunStatus },

@@ -1431,7 +1431,22 @@ export interface components {
             field?: string | null;
             /** @description A sentence for people. */
             message: string;
+            /**
+             * @description The reason's values by name: `field`, `max`, `min`, `limit`, `name`, `subject`, `path`,
+             *     `retry_after_s`, … (numbers or text).
+             */
+            params: Record<string, never>;
+            /**
+             * @description This exact error as a stable code, for a client to word in its user's language with
+             *     `params` (the English `message` says the same).
+             */
+            reason: components["schemas"]["ErrorReason"];
         };
+        /**
+         * @description The stable code of an error answer (`error.reason`); `error.params` carries its values.
+         * @enum {string}
+         */
+        ErrorReason: "malformed_request" | "body_too_large" | "unsupported_media_type" | "method_not_allowed" | "no_such_endpoint" | "credentials_missing" | "credentials_invalid" | "login_failed" | "too_many_logins" | "account_disabled" | "admin_only" | "cannot_delete" | "cannot_change" | "builtin_cannot_be_deleted" | "builtin_keeps" | "own_account" | "last_admin" | "forbidden" | "not_found" | "gone" | "taken" | "skill_exists" | "file_exists" | "thread_busy" | "run_ended" | "run_not_waiting" | "default_agent_stays" | "not_replaceable" | "conflict" | "required" | "blank" | "too_long" | "length" | "bad_characters" | "bad_slug" | "bad_username" | "password_length" | "too_many" | "out_of_range" | "duplicate" | "unknown" | "bad_url" | "subagent_nesting" | "path_refused" | "invalid_value" | "unsupported_format" | "file_too_large" | "knowledge_base_full" | "empty_file" | "too_large" | "server_busy" | "internal";
         /**
          * Format: binary
          * @description A file's bytes, as downloaded or uploaded.
@@ -2489,6 +2504,8 @@ export interface components {
             delivery?: null | components["schemas"]["Delivery"];
             error?: string | null;
             error_code?: null | components["schemas"]["RunErrorCode"];
+            /** @description The values to word the end with in a client's own language (a timeout's `limit_s`). */
+            error_params: Record<string, never>;
             /** Format: date-time */
             finished_at?: string | null;
             id: components["schemas"]["RunId"];
@@ -2693,6 +2710,8 @@ export interface components {
             /** @description Why it failed (`error`, `timeout`, `interrupted`), in words. */
             error?: string | null;
             error_code?: null | components["schemas"]["RunErrorCode"];
+            /** @description The values to word the end with in a client's own language (a timeout's `limit_s`). */
+            error_params: Record<string, never>;
             /** Format: date-time */
             finished_at?: string | null;
             /** @description The final answer once there is one. */
@@ -2714,6 +2733,11 @@ export interface components {
             total_usage: components["schemas"]["Usage"];
             usage: components["schemas"]["Usage"];
         };
+        /**
+         * @description What a reason speaks of (`params.subject`), so a client names it in its own words.
+         * @enum {string}
+         */
+        Subject: "agent" | "thread" | "run" | "message" | "file" | "skill" | "skill_file" | "user" | "token" | "model_provider" | "knowledge_base" | "document" | "passage" | "mcp_server" | "mcp_session" | "metrics";
         /** @description The body of `POST /api/model-providers/{id}/test` (or none). */
         TestRequest: {
             /** @description The model to ask; default: the provider's first listed model. */

@@ -67,7 +67,7 @@ pub(crate) async fn usable_agent(
 ) -> Result<Agent, ApiError> {
     let agent = crate::routes::agents::visible_agent(state, caller, key).await?;
     if agent.is_subagent && !with_subagents {
-        return Err(ApiError::not_found("agent"));
+        return Err(ApiError::not_found(ars_domain::Subject::Agent));
     }
     Ok(agent)
 }
@@ -142,7 +142,7 @@ pub(crate) async fn own_thread(
     agent: Option<&Agent>,
 ) -> Result<Thread, ApiError> {
     let Some(id) = ThreadId::parse(id) else {
-        return Err(ApiError::not_found("thread"));
+        return Err(ApiError::not_found(ars_domain::Subject::Thread));
     };
     state
         .store
@@ -150,7 +150,7 @@ pub(crate) async fn own_thread(
         .await?
         .filter(|t| t.user_id == user.id && t.lineage.is_none())
         .filter(|t| agent.is_none_or(|a| a.id == t.agent_id))
-        .ok_or_else(|| ApiError::not_found("thread"))
+        .ok_or_else(|| ApiError::not_found(ars_domain::Subject::Thread))
 }
 
 /// A run of the caller's, by id (any thread of theirs); anything else is a 404 `run`.
@@ -160,7 +160,7 @@ pub(crate) async fn own_run(state: &AppState, user: &User, id: RunId) -> Result<
         .run(id)
         .await?
         .filter(|r| r.user_id == user.id)
-        .ok_or_else(|| ApiError::not_found("run"))
+        .ok_or_else(|| ApiError::not_found(ars_domain::Subject::Run))
 }
 
 /// A run's input under the one input rule, in words that name `field`.

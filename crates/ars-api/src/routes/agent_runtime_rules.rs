@@ -8,6 +8,8 @@ use ars_models::config::SCRIPTED;
 use ars_runtime::Runtime;
 use ars_store::Store;
 
+use ars_domain::{ErrorReason, Reason};
+
 use crate::ApiError;
 
 /// Checks `context` against what this server can actually run now.
@@ -21,7 +23,8 @@ pub async fn check(runtime: &Runtime, context: &AgentContext) -> Result<(), ApiE
                     "unknown tool `{unknown}`; available tools: {}",
                     available.join(", ")
                 ),
-            ));
+            )
+            .because(Reason::new(ErrorReason::Unknown).with("name", unknown.as_str())));
         }
     }
     if let Some(model) = &context.model {
@@ -36,7 +39,8 @@ pub async fn check(runtime: &Runtime, context: &AgentContext) -> Result<(), ApiE
                     model.provider,
                     configured.join(", ")
                 ),
-            ));
+            )
+            .because(Reason::new(ErrorReason::Unknown).with("name", model.provider.as_str())));
         }
         if let Some(script) = &model.script {
             if model.provider != SCRIPTED {
@@ -81,7 +85,8 @@ pub async fn check_mcp_servers(
             return Err(ApiError::unprocessable(
                 format!("config_json.context.mcp_servers[{i}]"),
                 format!("no MCP server `{slug}` that you can use"),
-            ));
+            )
+            .because(Reason::new(ErrorReason::Unknown).with("name", slug.as_str())));
         }
     }
     Ok(())
@@ -111,7 +116,8 @@ pub async fn check_knowledge_bases(
             return Err(ApiError::unprocessable(
                 format!("config_json.context.knowledge_bases[{i}]"),
                 format!("no knowledge base `{slug}` that you can use"),
-            ));
+            )
+            .because(Reason::new(ErrorReason::Unknown).with("name", slug.as_str())));
         }
     }
     Ok(())

@@ -98,7 +98,7 @@ pub(crate) async fn visible_agent(
         None if key.len() <= 64 => state.store.agent_by_slug(key).await?,
         None => None,
     };
-    sharing::visible(found, caller, "agent")
+    sharing::visible(found, caller, ars_domain::Subject::Agent)
 }
 
 /// Loads an agent `caller` may manage: 404 when invisible, 403 when only visible.
@@ -109,7 +109,7 @@ async fn managed_agent(state: &AppState, caller: &Caller, key: &str) -> Result<A
     } else {
         "you can use this agent but not manage it"
     };
-    sharing::managed(agent, caller, refusal)
+    sharing::managed(agent, caller, ars_domain::Subject::Agent, refusal)
 }
 
 /// Validates a write, checks it against what the runtime offers (tools, model providers,
@@ -284,10 +284,14 @@ pub async fn delete_agent(
     let caller = auth.caller();
     let agent = visible_agent(&state, &caller, &id).await?;
     if agent.is_builtin {
-        return Err(ApiError::forbidden("built-in agents cannot be deleted"));
+        return Err(ApiError::builtin_cannot_be_deleted(
+            ars_domain::Subject::Agent,
+            "built-in agents cannot be deleted",
+        ));
     }
     if !caller.can_delete(&agent) {
-        return Err(ApiError::forbidden(
+        return Err(ApiError::cannot_delete(
+            ars_domain::Subject::Agent,
             "you can use this agent but not delete it",
         ));
     }
@@ -298,7 +302,7 @@ pub async fn delete_agent(
     if state.store.delete_agent(agent.id).await? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found("agent"))
+        Err(ApiError::not_found(ars_domain::Subject::Agent))
     }
 }
 

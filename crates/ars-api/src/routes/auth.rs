@@ -63,9 +63,10 @@ pub async fn login(
         None => (None, None),
     };
     let verified = accounts::verify_password(req.password, hash).await;
-    let user = user
-        .filter(|_| verified)
-        .ok_or_else(|| ApiError::Unauthorized("invalid username or password".into()))?;
+    let user = user.filter(|_| verified).ok_or_else(|| {
+        ApiError::Unauthorized("invalid username or password".into())
+            .because(ars_domain::ErrorReason::LoginFailed)
+    })?;
     state.login_throttle.succeeded(attempt);
     // Said only to whoever knows the password, so it tells a guesser nothing.
     if user.disabled {
@@ -172,7 +173,10 @@ pub async fn change_own_password(
         .validate(&req.new_password)
         .map_err(|err| match err {
             ars_domain::ValidationError::Invalid(e) => {
-                ApiError::unprocessable("new_password", e.message)
+                let reason = e
+                    .reason
+                    .unwrap_or(ars_domain::ErrorReason::InvalidValue.into());
+                ApiError::unprocessable("new_password", e.message).because(reason)
             }
             other => other.into(),
         })?;
@@ -318,10 +322,10 @@ pub async fn revoke_token(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let id = TokenId::parse(&id).ok_or_else(|| ApiError::not_found("token"))?;
+    let id = TokenId::parse(&id).ok_or_else(|| ApiError::not_found(ars_domain::Subject::Token))?;
     if state.store.revoke_token(auth.user.id, id).await? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found("token"))
+        Err(ApiError::not_found(ars_domain::Subject::Token))
     }
 }

@@ -19,6 +19,7 @@ use ars_domain::{DecisionInput, PendingItem, RunInput, RunInputError};
 
 use super::runs::{RunView, owned_run};
 use super::threads::{MessageView, owned_thread};
+use crate::error::input_reason;
 use crate::extract::ApiJson;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -123,7 +124,7 @@ pub async fn steer(
                 RunInput::MAX_CHARS
             ),
         };
-        ApiError::unprocessable("content", why)
+        ApiError::unprocessable("content", why).because(input_reason(&e))
     })?;
     let message = state.runtime.steer(run.id, input).await?;
     Ok((StatusCode::ACCEPTED, Json(message.into())))

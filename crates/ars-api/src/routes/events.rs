@@ -103,12 +103,14 @@ fn sse_event(event: &RunEvent) -> Result<Event, axum::Error> {
 
 /// The last message of a stream that cannot go on (run events here, thread events too).
 pub(super) fn stream_error(error: ApiError) -> Result<Event, axum::Error> {
-    let detail = match &error {
+    let detail = match error.kind() {
         ApiError::Gone(message) => ErrorDetail {
             code: "gone",
             message: message.clone(),
             field: None,
             active_run_id: None,
+            reason: ars_domain::ErrorReason::Gone,
+            params: serde_json::Map::new(),
         },
         other => {
             tracing::error!(error = %other, "event stream failed");
@@ -117,6 +119,8 @@ pub(super) fn stream_error(error: ApiError) -> Result<Event, axum::Error> {
                 message: "internal error".into(),
                 field: None,
                 active_run_id: None,
+                reason: ars_domain::ErrorReason::Internal,
+                params: serde_json::Map::new(),
             }
         }
     };

@@ -25,6 +25,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
 use utoipa::{IntoParams, ToSchema};
 
+use ars_domain::{ErrorReason, Reason, Subject};
 use ars_sandbox::{DirEntry, EntryKind, SandboxError, Scope, TreeLimits, WriteMode};
 
 use super::threads::owned_thread;
@@ -245,7 +246,11 @@ fn file_error(err: SandboxError, path: &str) -> ApiError {
             ))
         }
         SandboxError::NotFound { .. } => {
-            ApiError::NotFound(format!("no file or folder `{shown}` in the workdir"))
+            ApiError::NotFound(format!("no file or folder `{shown}` in the workdir")).because(
+                Reason::new(ErrorReason::NotFound)
+                    .with("subject", Subject::File)
+                    .with("name", shown.as_str()),
+            )
         }
         SandboxError::IsDirectory { .. } => conflict(format!("`{shown}` is a folder, not a file")),
         SandboxError::NotDirectory { .. } => conflict(format!(
@@ -257,7 +262,8 @@ fn file_error(err: SandboxError, path: &str) -> ApiError {
         )),
         SandboxError::Exists { .. } => ApiError::PreconditionFailed(format!(
             "`{shown}` already exists; upload without `If-None-Match: *` to replace it"
-        )),
+        ))
+        .because(Reason::new(ErrorReason::FileExists).with("path", shown.as_str())),
         quota @ SandboxError::QuotaExceeded { .. } => ApiError::Conflict {
             message: quota.to_string(),
             field: None,

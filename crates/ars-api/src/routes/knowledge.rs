@@ -189,7 +189,7 @@ where
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("knowledge base")
+    ApiError::not_found(ars_domain::Subject::KnowledgeBase)
 }
 
 fn status_of(counts: &KbCounts) -> KbStatus {
@@ -240,7 +240,7 @@ pub(super) async fn visible(
     sharing::visible(
         state.store.knowledge_base(id).await?,
         caller,
-        "knowledge base",
+        ars_domain::Subject::KnowledgeBase,
     )
 }
 
@@ -254,6 +254,7 @@ pub(super) async fn managed(
     sharing::managed(
         kb,
         caller,
+        ars_domain::Subject::KnowledgeBase,
         "you can search this knowledge base but not manage it",
     )
 }
@@ -468,7 +469,8 @@ pub async fn delete_knowledge_base(
     let caller = auth.caller();
     let kb = managed(&state, &caller, &id).await?;
     if !caller.can_delete(&kb) {
-        return Err(ApiError::forbidden(
+        return Err(ApiError::cannot_delete(
+            ars_domain::Subject::KnowledgeBase,
             "you can manage this knowledge base but not delete it",
         ));
     }

@@ -224,7 +224,7 @@ pub struct McpServerPatch {
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("MCP server")
+    ApiError::not_found(ars_domain::Subject::McpServer)
 }
 
 /// Whether `caller` may create or change a server reached by `kind`.
@@ -325,7 +325,11 @@ fn secret_key(state: &AppState) -> &SecretKey {
 /// The server with this id that `caller` can see; anything else is a 404.
 async fn visible(state: &AppState, caller: &Caller, id: &str) -> Result<McpServer, ApiError> {
     let id = McpServerId::parse(id).ok_or_else(not_found)?;
-    sharing::visible(state.store.mcp_server(id).await?, caller, "MCP server")
+    sharing::visible(
+        state.store.mcp_server(id).await?,
+        caller,
+        ars_domain::Subject::McpServer,
+    )
 }
 
 /// The server `caller` may change: 404 when invisible, 403 when only visible.
@@ -334,6 +338,7 @@ async fn managed(state: &AppState, caller: &Caller, id: &str) -> Result<McpServe
     let server = sharing::managed(
         server,
         caller,
+        ars_domain::Subject::McpServer,
         "you can use this MCP server but not manage it",
     )?;
     may_use_transport(caller, server.fields.transport.kind())?;
@@ -501,7 +506,8 @@ pub async fn delete_mcp_server(
     let caller = auth.caller();
     let server = managed(&state, &caller, &id).await?;
     if !caller.can_delete(&server) {
-        return Err(ApiError::forbidden(
+        return Err(ApiError::cannot_delete(
+            ars_domain::Subject::McpServer,
             "you can use this MCP server but not delete it",
         ));
     }

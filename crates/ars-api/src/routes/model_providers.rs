@@ -211,7 +211,7 @@ impl ProviderKey {
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("model provider")
+    ApiError::not_found(ars_domain::Subject::ModelProvider)
 }
 
 /// How many agents name each provider, by provider name.

@@ -21,6 +21,7 @@ use ars_domain::{
 use ars_runtime::{StartRun, Waited};
 
 use super::threads::owned_thread;
+use crate::error::input_reason;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
@@ -68,6 +69,9 @@ pub struct RunView {
     /// Set on some failed runs: what went wrong as a stable code a client can translate
     /// (`error` keeps the words).
     pub error_code: Option<RunErrorCode>,
+    /// The values to word the end with in a client's own language (a timeout's `limit_s`).
+    #[schema(value_type = Object)]
+    pub error_params: serde_json::Map<String, serde_json::Value>,
     /// This run's own tokens (children's are reported separately and rolled up by the caller).
     pub usage: Usage,
     /// Set on subagent runs: the run whose tool call started this one.
@@ -98,6 +102,10 @@ impl From<Run> for RunView {
             status: run.status,
             input: run.input,
             output: run.output,
+            error_params: crate::error::params_json(&ars_domain::run::end_params(
+                run.status,
+                run.error.as_deref(),
+            )),
             error: run.error,
             error_code: run.error_code,
             usage: run.usage,
@@ -140,14 +148,14 @@ pub struct WaitReply {
 /// Loads a run the caller owns; anything else (malformed id, missing, someone else's) is a 404.
 pub(crate) async fn owned_run(state: &AppState, auth: &Auth, id: &str) -> Result<Run, ApiError> {
     let Some(id) = RunId::parse(id) else {
-        return Err(ApiError::not_found("run"));
+        return Err(ApiError::not_found(ars_domain::Subject::Run));
     };
     state
         .store
         .run(id)
         .await?
         .filter(|r| r.user_id == auth.user.id)
-        .ok_or_else(|| ApiError::not_found("run"))
+        .ok_or_else(|| ApiError::not_found(ars_domain::Subject::Run))
 }
 
 /// Sends the user's message and starts the agent on it, in the background. Follow the run with
@@ -173,8 +181,8 @@ pub async fn start_run(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<StartRunBody>,
 ) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
-    let input =
-        RunInput::new(body.input).map_err(|e| ApiError::unprocessable("input", e.to_string()))?;
+    let input = RunInput::new(body.input)
+        .map_err(|e| ApiError::unprocessable("input", e.to_string()).because(input_reason(&e)))?;
     let thread = owned_thread(&state, &auth, &id).await?;
     let run = state
         .runtime

@@ -24,23 +24,27 @@ pub(super) fn visible_to(caller: &Caller) -> Option<UserId> {
 pub(super) fn visible<T: Shared>(
     found: Option<T>,
     caller: &Caller,
-    what: &'static str,
+    what: ars_domain::Subject,
 ) -> Result<T, ApiError> {
     found
         .filter(|resource| caller.can_view(resource))
         .ok_or_else(|| ApiError::not_found(what))
 }
 
-/// `resource` (one the caller sees) if they may change it; otherwise a 403 saying `refusal`.
+/// `resource` (one the caller sees) if they may change it; otherwise a 403 saying `refusal`
+/// (for a client: the caller may use the `what` but not change it).
 pub(super) fn managed<T: Shared>(
     resource: T,
     caller: &Caller,
+    what: ars_domain::Subject,
     refusal: &str,
 ) -> Result<T, ApiError> {
     if caller.can_manage(&resource) {
         Ok(resource)
     } else {
-        Err(ApiError::forbidden(refusal))
+        Err(ApiError::forbidden(refusal).because(
+            ars_domain::Reason::new(ars_domain::ErrorReason::CannotChange).with("subject", what),
+        ))
     }
 }
 

@@ -145,12 +145,18 @@ async fn upload_shared(
     replace: bool,
 ) -> Result<ars_domain::SkillId, ApiError> {
     let content = upload::content(bundle);
-    let taken = |hint: &str| ApiError::Conflict {
-        message: format!(
-            "a shared skill named `{}` already exists{hint}",
-            content.name
-        ),
-        field: Some("frontmatter.name".into()),
+    let taken = |hint: &str| {
+        ApiError::Conflict {
+            message: format!(
+                "a shared skill named `{}` already exists{hint}",
+                content.name
+            ),
+            field: Some("frontmatter.name".into()),
+        }
+        .because(
+            ars_domain::Reason::new(ars_domain::ErrorReason::SkillExists)
+                .with("name", content.name.as_str()),
+        )
     };
     let Some(existing) = state.store.skill_by_name(&content.name).await? else {
         let new = NewSkill {
@@ -280,9 +286,12 @@ async fn managed_shared(state: &AppState, caller: &Caller, id: &str) -> Result<S
         SkillOrigin::Personal(_) => Err(conflict(
             "personal skills are private to you; upload the skill with target=shared to share it",
         )),
-        SkillOrigin::Shared(skill) => {
-            sharing::managed(skill, caller, "you can use this skill but not manage it")
-        }
+        SkillOrigin::Shared(skill) => sharing::managed(
+            skill,
+            caller,
+            ars_domain::Subject::Skill,
+            "you can use this skill but not manage it",
+        ),
     }
 }
 
@@ -365,7 +374,7 @@ pub async fn delete_skill(
     // user's to remove.
     if let Some(name) = id.strip_prefix("personal:") {
         if ars_skills::validate_name(name).is_err() {
-            return Err(ApiError::not_found("skill"));
+            return Err(ApiError::not_found(ars_domain::Subject::Skill));
         }
         let removed = state
             .skills
@@ -376,22 +385,26 @@ pub async fn delete_skill(
         return if removed {
             Ok(StatusCode::NO_CONTENT)
         } else {
-            Err(ApiError::not_found("skill"))
+            Err(ApiError::not_found(ars_domain::Subject::Skill))
         };
     }
     let (entry, _) = view::find(&state, &caller, &id).await?;
     let SkillOrigin::Shared(skill) = entry.origin else {
-        return Err(ApiError::forbidden("built-in skills cannot be deleted"));
+        return Err(ApiError::builtin_cannot_be_deleted(
+            ars_domain::Subject::Skill,
+            "built-in skills cannot be deleted",
+        ));
     };
     if !caller.can_delete(&skill) {
-        return Err(ApiError::forbidden(
+        return Err(ApiError::cannot_delete(
+            ars_domain::Subject::Skill,
             "you can use this skill but not delete it",
         ));
     }
     if state.store.delete_skill(skill.id).await? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found("skill"))
+        Err(ApiError::not_found(ars_domain::Subject::Skill))
     }
 }
 
@@ -516,7 +529,7 @@ pub async fn get_skill_file(
     ars_skills::archive::check_path(&path).map_err(|e| {
         ApiError::unprocessable("path", format!("not a file path inside a skill: {e}"))
     })?;
-    let missing = || ApiError::not_found("skill file");
+    let missing = || ApiError::not_found(ars_domain::Subject::SkillFile);
     let bytes = match &entry.origin {
         SkillOrigin::Builtin(bundle) => bundle.files.get(&path).cloned().ok_or_else(missing)?,
         SkillOrigin::Shared(skill) => state

@@ -42,6 +42,9 @@ pub struct SubagentRun {
     pub error: Option<String>,
     /// Set on some failures: the stable code a client can translate (`error` keeps the words).
     pub error_code: Option<RunErrorCode>,
+    /// The values to word the end with in a client's own language (a timeout's `limit_s`).
+    #[schema(value_type = Object)]
+    pub error_params: serde_json::Map<String, serde_json::Value>,
 }
 
 impl SubagentRun {
@@ -65,6 +68,10 @@ impl SubagentRun {
             usage: run.usage,
             total_usage: run.usage,
             output: run.output,
+            error_params: crate::error::params_json(&ars_domain::run::end_params(
+                run.status,
+                run.error.as_deref(),
+            )),
             error: run.error,
             error_code: run.error_code,
         }

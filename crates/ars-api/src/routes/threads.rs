@@ -59,15 +59,18 @@ fn valid_title(title: &str) -> Result<String, ApiError> {
     let too_long = title.chars().count() > MAX_TITLE_CHARS;
     let title = title.trim();
     if title.is_empty() {
-        return Err(ApiError::unprocessable(
-            "title",
-            "the title must not be blank",
-        ));
+        return Err(
+            ApiError::unprocessable("title", "the title must not be blank")
+                .because(ars_domain::ErrorReason::Blank),
+        );
     }
     if too_long {
         return Err(ApiError::unprocessable(
             "title",
             format!("the title is longer than {MAX_TITLE_CHARS} characters"),
+        )
+        .because(
+            ars_domain::Reason::new(ars_domain::ErrorReason::TooLong).with("max", MAX_TITLE_CHARS),
         ));
     }
     Ok(title.to_string())
@@ -81,14 +84,14 @@ pub(crate) async fn owned_thread(
     id: &str,
 ) -> Result<Thread, ApiError> {
     let Some(id) = ThreadId::parse(id) else {
-        return Err(ApiError::not_found("thread"));
+        return Err(ApiError::not_found(ars_domain::Subject::Thread));
     };
     state
         .store
         .thread(&id)
         .await?
         .filter(|t| t.user_id == auth.user.id)
-        .ok_or_else(|| ApiError::not_found("thread"))
+        .ok_or_else(|| ApiError::not_found(ars_domain::Subject::Thread))
 }
 
 /// Starts a conversation with an agent.
@@ -114,11 +117,16 @@ pub async fn create_thread(
         Ok(agent) => agent,
         // The body is well-formed; what it names is not there (or not for this caller): a
         // conflict with the stored state, which no schema can state (409, not 422).
-        Err(ApiError::NotFound(_)) => {
+        Err(e) if e.status() == StatusCode::NOT_FOUND => {
             return Err(ApiError::Conflict {
                 message: format!("no agent `{}` is visible to you", body.agent_id),
                 field: Some("agent_id".into()),
-            });
+            }
+            .because(
+                ars_domain::Reason::new(ars_domain::ErrorReason::NotFound)
+                    .with("subject", ars_domain::Subject::Agent)
+                    .with("name", body.agent_id.as_str()),
+            ));
         }
         Err(other) => return Err(other),
     };
@@ -221,7 +229,7 @@ pub async fn delete_thread(
 /// is already gone. Callers stop its runs first.
 pub(crate) async fn remove_thread(state: &AppState, thread: &Thread) -> Result<(), ApiError> {
     if state.store.delete_thread(&thread.id).await? == ars_store::Deleted::NotFound {
-        return Err(ApiError::not_found("thread"));
+        return Err(ApiError::not_found(ars_domain::Subject::Thread));
     }
     // A subagent thread shares its root's workdir, which stays with the root. The files go
     // after the thread (no view reaches them any more); a failure leaves them, logged.

@@ -161,7 +161,7 @@ pub async fn get_user(
 
 /// The user `id` names; a malformed or unknown id is a 404.
 async fn existing_user(state: &AppState, id: &str) -> Result<User, ApiError> {
-    let not_found = || ApiError::not_found("user");
+    let not_found = || ApiError::not_found(ars_domain::Subject::User);
     let id = UserId::parse(id).ok_or_else(not_found)?;
     state.store.user(id).await?.ok_or_else(not_found)
 }
@@ -212,7 +212,7 @@ pub async fn update_user(
     ApiJson(req): ApiJson<UpdateUserRequest>,
 ) -> Result<Json<UserView>, ApiError> {
     auth.require_admin()?;
-    let not_found = || ApiError::not_found("user");
+    let not_found = || ApiError::not_found(ars_domain::Subject::User);
     let id = UserId::parse(&id).ok_or_else(not_found)?;
     let change = AccountChange::from(req);
     change.check_own(&auth.user, id)?;

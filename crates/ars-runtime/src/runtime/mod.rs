@@ -476,7 +476,7 @@ impl Runtime {
             .store
             .run(run_id)
             .await?
-            .ok_or(RuntimeError::NotFound("run"))
+            .ok_or(RuntimeError::NotFound(ars_domain::Subject::Run))
     }
 
     /// Waits until the run is terminal or `timeout` passes (at most the configured

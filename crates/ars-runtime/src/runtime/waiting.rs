@@ -66,11 +66,11 @@ impl Runtime {
         let thread = store
             .thread(&run.thread_id)
             .await?
-            .ok_or(RuntimeError::NotFound("thread"))?;
+            .ok_or(RuntimeError::NotFound(ars_domain::Subject::Thread))?;
         let user = store
             .user(run.user_id)
             .await?
-            .ok_or(RuntimeError::NotFound("user"))?;
+            .ok_or(RuntimeError::NotFound(ars_domain::Subject::User))?;
         let call_ids = stored
             .waiting
             .items

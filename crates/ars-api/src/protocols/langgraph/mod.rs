@@ -110,7 +110,9 @@ async fn assistant(state: &AppState, user: &User, key: &str) -> Result<Agent, Ap
     super::usable_agent(state, &ars_domain::Caller::from(user), key, true)
         .await
         .map_err(|e| match e {
-            ApiError::NotFound(_) => ApiError::NotFound(format!("Assistant {key} not found")),
+            e if e.status() == axum::http::StatusCode::NOT_FOUND => {
+                ApiError::NotFound(format!("Assistant {key} not found"))
+            }
             other => other,
         })
 }

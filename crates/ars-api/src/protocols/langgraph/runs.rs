@@ -245,7 +245,10 @@ async fn run_thread(
     agent: &Agent,
 ) -> Result<Thread, ApiError> {
     match own_thread(state, user, id).await {
-        Err(ApiError::NotFound(_)) if body.if_not_exists.as_deref() == Some("create") => {
+        Err(e)
+            if e.status() == StatusCode::NOT_FOUND
+                && body.if_not_exists.as_deref() == Some("create") =>
+        {
             let id = super::uuid_thread_id(id)
                 .ok_or_else(|| ApiError::unprocessable("thread_id", "a thread id is a UUID"))?;
             if state.store.thread(&id).await?.is_some() {

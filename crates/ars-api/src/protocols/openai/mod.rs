@@ -154,7 +154,9 @@ async fn model_agent(state: &AppState, auth: &KeyAuth, name: &str) -> Result<Age
     super::usable_agent(state, &auth.0.caller(), name, false)
         .await
         .map_err(|e| match e {
-            ApiError::NotFound(_) => OpenAiError::UnknownModel(name.to_string()),
+            e if e.status() == axum::http::StatusCode::NOT_FOUND => {
+                OpenAiError::UnknownModel(name.to_string())
+            }
             other => other.into(),
         })
 }

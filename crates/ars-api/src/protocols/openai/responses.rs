@@ -225,7 +225,7 @@ pub(super) async fn create(
         Some(id) => {
             let previous = match run_id_of(id) {
                 Some(run) => own_run(&state, user, run).await,
-                None => Err(ApiError::not_found("run")),
+                None => Err(ApiError::not_found(ars_domain::Subject::Run)),
             }
             .map_err(|_| ApiError::NotFound(format!("no response `{id}` of yours")))?;
             let thread = own_thread(&state, user, &previous.thread_id.to_string(), Some(&agent))
@@ -272,7 +272,7 @@ pub(super) async fn retrieve(
     let user = &auth.0.user;
     let run = match run_id_of(&id) {
         Some(run) => own_run(&state, user, run).await,
-        None => Err(ApiError::not_found("run")),
+        None => Err(ApiError::not_found(ars_domain::Subject::Run)),
     }
     .map_err(|_| ApiError::NotFound(format!("no response `{id}` of yours")))?;
     let model = state

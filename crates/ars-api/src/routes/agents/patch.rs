@@ -351,7 +351,9 @@ mod tests {
             .to_string()
         );
         let error = patch(json!({"slug": null})).merged(base()).unwrap_err();
-        assert!(matches!(error, ApiError::Unprocessable { field: Some(f), .. } if f == "slug"));
+        assert!(
+            matches!(error.kind(), ApiError::Unprocessable { field: Some(f), .. } if f == "slug")
+        );
     }
 
     #[test]

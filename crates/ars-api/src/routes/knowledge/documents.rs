@@ -21,7 +21,7 @@ use utoipa::{IntoParams, ToSchema};
 use ars_domain::knowledge::{
     KbChunk, KbDocument, KbDocumentStatus, NewKbDocument, validate_document_name,
 };
-use ars_domain::{KbDocumentId, KnowledgeBase, KnowledgeBaseId, UserId};
+use ars_domain::{ErrorReason, KbDocumentId, KnowledgeBase, KnowledgeBaseId, Reason, UserId};
 use ars_knowledge::extract::Format;
 use ars_runtime::knowledge::tools::citation;
 
@@ -185,7 +185,7 @@ pub struct ChunksQuery {
 }
 
 fn document_not_found() -> ApiError {
-    ApiError::not_found("document")
+    ApiError::not_found(ars_domain::Subject::Document)
 }
 
 /// Sizes in words: `512 bytes`, `3.5 KiB`, `32 MiB`.
@@ -262,6 +262,7 @@ impl Quota {
             ),
             field: Some("files".into()),
         }
+        .because(Reason::new(ErrorReason::KnowledgeBaseFull).with("limit", self.limit))
     }
 }
 
@@ -275,6 +276,11 @@ fn check_name(name: &str, field: &str) -> Result<(), ApiError> {
                 "“{name}” is not a format knowledge bases read; they read {}",
                 Format::EXTENSIONS
             ),
+        )
+        .because(
+            Reason::new(ErrorReason::UnsupportedFormat)
+                .with("name", name)
+                .with("formats", Format::EXTENSIONS),
         ));
     }
     Ok(())
@@ -288,6 +294,11 @@ fn too_large(name: &str, limit: u64) -> ApiError {
         ),
         field: Some("files".into()),
     }
+    .because(
+        Reason::new(ErrorReason::FileTooLarge)
+            .with("name", name)
+            .with("limit", limit),
+    )
 }
 
 /// Reads the parts of a multipart upload, each file up to the per-document limit, taking
@@ -335,10 +346,10 @@ async fn read_multipart(
             .ok_or_else(|| ApiError::unprocessable(&at, "a file part needs its file name"))?;
         check_name(&name, &at)?;
         if !names.insert(name.clone()) {
-            return Err(ApiError::unprocessable(
-                &at,
-                format!("“{name}” is in this upload twice"),
-            ));
+            return Err(
+                ApiError::unprocessable(&at, format!("“{name}” is in this upload twice"))
+                    .because(Reason::new(ErrorReason::Duplicate).with("name", name.as_str())),
+            );
         }
         let mut bytes = Vec::new();
         while let Some(piece) = field
@@ -357,7 +368,8 @@ async fn read_multipart(
             bytes.extend_from_slice(&piece);
         }
         if bytes.is_empty() {
-            return Err(ApiError::unprocessable(&at, format!("“{name}” is empty")));
+            return Err(ApiError::unprocessable(&at, format!("“{name}” is empty"))
+                .because(Reason::new(ErrorReason::EmptyFile).with("name", name.as_str())));
         }
         uploads.push(Upload { name, bytes });
     }
@@ -412,10 +424,13 @@ async fn read_text(
                 size(limit)
             ),
             field: Some("text".into()),
-        });
+        }
+        .because(Reason::new(ErrorReason::FileTooLarge).with("limit", limit)));
     }
     if body.text.trim().is_empty() {
-        return Err(ApiError::unprocessable("text", "the text is empty"));
+        return Err(
+            ApiError::unprocessable("text", "the text is empty").because(ErrorReason::Blank)
+        );
     }
     Ok(vec![Upload {
         name,

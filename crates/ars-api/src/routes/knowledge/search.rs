@@ -184,7 +184,7 @@ pub async fn open_citation(
         )
     })?;
     let caller = auth.caller();
-    let not_found = || ApiError::not_found("cited passage");
+    let not_found = || ApiError::not_found(ars_domain::Subject::Passage);
     let kb = state
         .store
         .knowledge_base_by_slug(&slug)

@@ -222,7 +222,7 @@ pub(super) async fn find(
     id: &str,
 ) -> Result<(CatalogEntry, Scope), ApiError> {
     if id.chars().count() > MAX_ID_CHARS {
-        return Err(ApiError::not_found("skill"));
+        return Err(ApiError::not_found(ars_domain::Subject::Skill));
     }
     let key = SkillId::parse(id).map_or_else(|| id.to_owned(), |id| id.to_string());
     let (catalog, scope) = catalog(state, caller).await?;
@@ -230,7 +230,7 @@ pub(super) async fn find(
         .entries
         .into_iter()
         .find(|e| e.id() == key)
-        .ok_or_else(|| ApiError::not_found("skill"))?;
+        .ok_or_else(|| ApiError::not_found(ars_domain::Subject::Skill))?;
     Ok((entry, scope))
 }
 
@@ -297,7 +297,7 @@ pub(super) fn sandbox_error(err: SandboxError) -> ApiError {
         SandboxError::NotFound { .. }
         | SandboxError::IsDirectory { .. }
         | SandboxError::NotDirectory { .. }
-        | SandboxError::OutsideScope { .. } => ApiError::not_found("skill file"),
+        | SandboxError::OutsideScope { .. } => ApiError::not_found(ars_domain::Subject::SkillFile),
         e @ (SandboxError::SkillExists { .. }
         | SandboxError::QuotaExceeded { .. }
         | SandboxError::TooLarge { .. }) => ApiError::Conflict {

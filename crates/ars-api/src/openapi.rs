@@ -27,6 +27,7 @@ use crate::routes::{ThreadNotice, ThreadSnapshot};
         (name = "models", description = "Model providers and the server default model (admins)"),
         (name = "mcp", description = "MCP servers agents use (stdio: admins; Streamable HTTP: everyone)"),
         (name = "knowledge", description = "Knowledge bases: documents agents search and cite"),
+        (name = "usage", description = "Tokens and cost of runs, per day, agent, subagent, model and user"),
         (name = "catalog", description = "The model providers and built-in tools agents can use"),
         (name = "system", description = "Health and metadata"),
     )

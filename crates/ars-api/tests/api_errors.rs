@@ -392,7 +392,11 @@ async fn every_error_states_its_reason_with_the_values_a_client_words_it_with() 
     assert_eq!(reason(&r).0, "credentials_invalid", "{}", r.body);
     let (_, user) = app.user("someone").await;
     let r = app
-        .post("/api/users", &user, json!({"username": "x", "password": "y"}))
+        .post(
+            "/api/users",
+            &user,
+            json!({"username": "x", "password": "y"}),
+        )
         .await;
     assert_eq!(
         (r.status, reason(&r).0),

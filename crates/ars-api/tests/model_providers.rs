@@ -11,6 +11,8 @@ mod common;
 mod connections;
 #[path = "model_providers/runs.rs"]
 mod runs;
+#[path = "model_providers/usage.rs"]
+mod usage;
 
 use std::time::Duration;
 

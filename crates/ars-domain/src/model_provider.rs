@@ -95,6 +95,49 @@ pub struct ModelProviderFields {
     pub headers: BTreeMap<String, Sealed>,
     /// Model names offered, as typed or fetched (see [`normalize_models`]).
     pub models: Vec<String>,
+    /// What its tokens cost, when an admin says so (see [`TokenPrices::validate`]).
+    pub prices: Option<TokenPrices>,
+}
+
+/// What a provider's tokens cost, per million, in whatever currency the admin keeps accounts
+/// in (the usage page shows the number as it is).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenPrices {
+    /// Per million prompt (input) tokens.
+    #[schema(minimum = 0, maximum = 1000000)]
+    pub input: f64,
+    /// Per million completion (output) tokens.
+    #[schema(minimum = 0, maximum = 1000000)]
+    pub output: f64,
+}
+
+impl TokenPrices {
+    /// The most a price may be, per million tokens.
+    pub const MAX: f64 = 1_000_000.0;
+
+    /// Each price is a number from 0 to [`Self::MAX`].
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        for (field, price) in [("prices.input", self.input), ("prices.output", self.output)] {
+            if !(0.0..=Self::MAX).contains(&price) {
+                return Err(ValidationError::invalid(
+                    field,
+                    format!("must be between 0 and {}", Self::MAX),
+                )
+                .because(
+                    crate::Reason::new(crate::ErrorReason::OutOfRange)
+                        .with("min", 0u64)
+                        .with("max", Self::MAX as u64),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// What `prompt` and `completion` tokens cost.
+    pub fn cost(&self, prompt: u64, completion: u64) -> f64 {
+        (prompt as f64 * self.input + completion as f64 * self.output) / 1_000_000.0
+    }
 }
 
 /// What the API key of provider `id` is sealed for.

@@ -46,6 +46,8 @@ pub struct LoopSpec {
     pub store: Arc<dyn Store>,
     pub emitter: Emitter,
     pub model: Arc<dyn ChatModel>,
+    /// The model as `provider/model`, recorded on the run with its usage.
+    pub model_name: String,
     pub system_prompt: String,
     pub tools: Vec<Arc<dyn Tool>>,
     pub limits: ResolvedLimits,
@@ -147,7 +149,10 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
                 *usage
             };
             spec.emitter.emit(EventKind::Usage { usage: total }).await;
-            let _ = spec.store.set_run_usage(spec.tool_ctx.run_id, total).await;
+            let _ = spec
+                .store
+                .set_run_usage(spec.tool_ctx.run_id, total, Some(&spec.model_name))
+                .await;
             if let Some(budget) = &spec.budget {
                 let tree = total.total() + (budget.beyond)().await.total();
                 if tree > budget.limit {

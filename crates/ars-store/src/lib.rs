@@ -70,6 +70,7 @@ mod sql_store;
 mod sqlite;
 #[cfg(feature = "test-utils")]
 pub mod test_support;
+mod usage;
 mod write;
 
 pub use accounts::{AccountStore, NewToken, NewUser, UserUpdate};
@@ -86,6 +87,7 @@ pub use providers::{DeletedProvider, ModelSettings, ProviderStore};
 pub use runs::{FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput, StoredWaiting};
 pub use skills::{SkillFilter, SkillStore};
 pub use sqlite::SqliteStore;
+pub use usage::{UsageFilter, UsageRow, UsageStore};
 
 /// A store call's result.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -110,6 +112,7 @@ pub trait Store:
     + ConversationStore
     + RunStore
     + ProtocolStore
+    + UsageStore
     + 'static
 {
 }
@@ -125,6 +128,7 @@ impl<T> Store for T where
         + ConversationStore
         + RunStore
         + ProtocolStore
+        + UsageStore
         + ?Sized
         + 'static
 {

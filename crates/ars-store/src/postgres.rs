@@ -100,6 +100,9 @@ impl PgStore {
 
     /// Concurrent claims skip documents another claim has locked.
     const CLAIM_KB_DOCUMENT: &'static str = crate::knowledge::queries::CLAIM_KB_DOCUMENT_POSTGRES;
+
+    /// The UTC day of a `timestamptz`.
+    const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_POSTGRES;
 }
 
 impl_store!(PgStore, Postgres, "postgres");

@@ -8,7 +8,8 @@
 //! - `begin_write`, how that database starts a write transaction on the writer;
 //! - `lock_default_agent`, `lock_users` and `lock_kb_changes`, how it serializes default-agent
 //!   changes, account changes and appends to the knowledge base change log;
-//! - `CLAIM_KB_DOCUMENT`, its variant of the claim query;
+//! - `CLAIM_KB_DOCUMENT`, its variant of the claim query, and `USAGE_ROWS`, of the usage
+//!   roll-up (the day of a timestamp);
 //! - `Clone`, cheaply (pools and `Arc`s): each write runs on a clone of its own.
 //!
 //! **Invariant:** every write runs on `writer()` (SQLite: its one writer connection, so writers
@@ -69,6 +70,7 @@ macro_rules! impl_store {
         $crate::conversations::sql::impl_conversation_store!($store, $db);
         $crate::runs::sql::impl_run_store!($store, $db);
         $crate::protocols::sql::impl_protocol_store!($store, $db);
+        $crate::usage::sql::impl_usage_store!($store, $db);
 
         #[cfg(feature = "test-utils")]
         #[async_trait::async_trait]

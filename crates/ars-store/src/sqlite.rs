@@ -186,6 +186,9 @@ impl SqliteStore {
 
     /// Claims run one at a time on the one writer, so the claim needs no row locks.
     const CLAIM_KB_DOCUMENT: &'static str = crate::knowledge::queries::CLAIM_KB_DOCUMENT_SQLITE;
+
+    /// RFC 3339 text: the day is its first ten characters.
+    const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_SQLITE;
 }
 
 /// Creates the directory the database file goes in, so a fresh data directory just works.

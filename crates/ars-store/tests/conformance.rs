@@ -125,6 +125,7 @@ conformance!(
     runs::check_concurrent_create_run_has_one_winner,
     runs::check_mark_run_running,
     runs::check_run_usage,
+    runs::check_usage_rolls_runs_up_by_day_agent_user_and_model,
     runs::check_finish_run_first_writer_wins,
     runs::check_interrupt_active_runs,
     runs::check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped,

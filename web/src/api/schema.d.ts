@@ -1113,6 +1113,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Usage of the caller's runs (every user's for an admin with `all=true`). */
+        get: operations["usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -2276,6 +2293,7 @@ export interface components {
             models?: string[] | null;
             /** @description Cannot be removed, only changed. */
             name?: string;
+            prices?: null | components["schemas"]["TokenPrices"];
         };
         /**
          * @description A model provider as admins see it. Never a secret: `api_key_set` and
@@ -2311,6 +2329,7 @@ export interface components {
              *     references).
              */
             name: string;
+            prices?: null | components["schemas"]["TokenPrices"];
             /**
              * @description Why it may not work, in plain words (a secret this server's key cannot decrypt, a
              *     name the configuration also uses, an unset key variable).
@@ -2350,6 +2369,7 @@ export interface components {
              *     unique, and neither `scripted` nor a configured provider's name.
              */
             name: string;
+            prices?: null | components["schemas"]["TokenPrices"];
         };
         /** @description A model reference: provider and model name. */
         ModelRef: {
@@ -2861,6 +2881,22 @@ export interface components {
          * @description Identifies an API token (not the secret itself).
          */
         TokenId: string;
+        /**
+         * @description What a provider's tokens cost, per million, in whatever currency the admin keeps accounts
+         *     in (the usage page shows the number as it is).
+         */
+        TokenPrices: {
+            /**
+             * Format: double
+             * @description Per million prompt (input) tokens.
+             */
+            input: number;
+            /**
+             * Format: double
+             * @description Per million completion (output) tokens.
+             */
+            output: number;
+        };
         /** @description A tool call the assistant asked for, as persisted. */
         ToolCallRecord: {
             /** @description The raw JSON text of the arguments, as the model produced it. */
@@ -2939,6 +2975,56 @@ export interface components {
             completion_tokens: number;
             /** Format: int64 */
             prompt_tokens: number;
+        };
+        /** @description The runs of one group, added up. */
+        UsageLine: {
+            /** Format: int64 */
+            completion_tokens: number;
+            /**
+             * Format: double
+             * @description What the priced part of the tokens cost (per the providers' prices, per million);
+             *     absent when none of its tokens has a price.
+             */
+            cost?: number | null;
+            /**
+             * @description What the line groups by: a day (`YYYY-MM-DD`), an agent or user id, a model
+             *     (`provider/model`, empty for runs that never reached a model).
+             */
+            key: string;
+            /** @description How people name it: the agent's or user's name, the model, the day. */
+            label: string;
+            /** Format: int64 */
+            prompt_tokens: number;
+            /** Format: int64 */
+            runs: number;
+            /** Format: int64 */
+            total_tokens: number;
+            /**
+             * Format: int64
+             * @description Tokens whose provider has no price (so `cost` leaves them out).
+             */
+            unpriced_tokens: number;
+        };
+        /** @description A usage report. */
+        UsageReport: {
+            /** @description Whether it covers every user's runs (an admin's `all=true`). */
+            all_users: boolean;
+            /** @description Agents (not subagents), most tokens first. */
+            by_agent: components["schemas"]["UsageLine"][];
+            /** @description Each day of the span, oldest first, days without runs included (zero). */
+            by_day: components["schemas"]["UsageLine"][];
+            /** @description Models, most tokens first. */
+            by_model: components["schemas"]["UsageLine"][];
+            /** @description Subagents, most tokens first. */
+            by_subagent: components["schemas"]["UsageLine"][];
+            /** @description Users, most tokens first (only with `all_users`). */
+            by_user: components["schemas"]["UsageLine"][];
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            /** @description Everything in the span. */
+            total: components["schemas"]["UsageLine"];
         };
         /** @description A user account. The password hash never leaves the store layer in this type. */
         User: {
@@ -8000,6 +8086,58 @@ export interface operations {
                 };
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    usage: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC, `YYYY-MM-DD`), included; default: 29 days before `to`. */
+                from?: string;
+                /** @description Last day (UTC, `YYYY-MM-DD`), included; default: today. At most 366 days after `from`. */
+                to?: string;
+                /** @description Admins: every user's runs (default: only the caller's). Refused for others. */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description all=true without admin rights */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description from after to, or more than 366 days */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

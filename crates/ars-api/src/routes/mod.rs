@@ -30,6 +30,7 @@ mod skills;
 mod subagents;
 mod thread_events;
 pub(crate) mod threads;
+mod usage;
 mod users;
 
 pub(crate) use thread_events::{ThreadNotice, ThreadSnapshot};
@@ -108,6 +109,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             model_settings::get_model_settings,
             model_settings::set_model_settings
         ))
+        .routes(routes!(usage::usage))
         .routes(routes!(
             mcp_servers::list_mcp_servers,
             mcp_servers::create_mcp_server

@@ -23,6 +23,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use ars_domain::model_provider::TokenPrices;
 use ars_domain::{ModelProvider, ModelProviderId, ModelProviderKind, UserId};
 use ars_models::ProviderSource;
 use ars_runtime::ModelSnapshot;
@@ -88,6 +89,9 @@ pub struct ModelProviderView {
     /// When `models` was last fetched from the provider; absent when typed.
     #[serde(skip_serializing_if = "Option::is_none")]
     models_refreshed_at: Option<DateTime<Utc>>,
+    /// What its tokens cost per million, when set (stored providers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prices: Option<TokenPrices>,
     /// How many agents (subagents included) name this provider in their model.
     agents_using: u64,
     /// Why it may not work, in plain words (a secret this server's key cannot decrypt, a
@@ -133,6 +137,9 @@ pub struct ModelProviderWrite {
     #[serde(default)]
     #[schema(max_items = 2000)]
     pub(crate) models: Vec<String>,
+    /// What its tokens cost per million (absent: not known), for the usage page's costs.
+    #[serde(default)]
+    pub(crate) prices: Option<TokenPrices>,
 }
 
 /// The body of `PATCH /api/model-providers/{id}`: any of `ModelProviderWrite`'s fields.
@@ -162,6 +169,10 @@ pub struct ModelProviderPatch {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 2000)]
     pub(crate) models: Patch<Vec<String>>,
+    /// `null` removes the prices.
+    #[serde(default)]
+    #[schema(value_type = Option<TokenPrices>)]
+    pub(crate) prices: Patch<TokenPrices>,
 }
 
 /// The answer to a `DELETE`.
@@ -252,6 +263,7 @@ fn stored_view(
         extra_header_names: fields.headers.keys().cloned().collect(),
         models: fields.models.clone(),
         models_refreshed_at: provider.models_refreshed_at,
+        prices: fields.prices,
         agents_using: agents.get(&fields.name).copied().unwrap_or(0),
         problem: snapshot.problems.get(&provider.id).cloned(),
         created_by: provider.created_by,
@@ -292,6 +304,7 @@ fn configured_view(
         extra_header_names: openai.map(|p| p.header_names()).unwrap_or_default(),
         models: info.models.clone(),
         models_refreshed_at: None,
+        prices: None,
         agents_using: agents.get(name).copied().unwrap_or(0),
         problem: info.problem.clone(),
         created_by: None,

@@ -322,6 +322,11 @@ impl Runtime {
             store: Arc::clone(store),
             emitter: emitter.clone(),
             model,
+            model_name: context
+                .model
+                .as_ref()
+                .map(|m| format!("{}/{}", m.provider, m.name))
+                .unwrap_or_default(),
             system_prompt,
             tools,
             limits: context.limits.clone(),

@@ -6,15 +6,15 @@
 macro_rules! provider_columns {
     () => {
         "id, name, kind, base_url, api_key, headers, models, models_refreshed_at, created_by, \
-         created_at, updated_at"
+         created_at, updated_at, prices"
     };
 }
 
-/// `$9`: now, both timestamps.
+/// `$8`: prices; `$9`: the creator; `$10`: now, both timestamps.
 pub(crate) const INSERT_MODEL_PROVIDER: &str = concat!(
     "INSERT INTO model_providers (id, name, kind, base_url, api_key, headers, models, \
-     created_by, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ",
+     prices, created_by, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ",
     provider_columns!()
 );
 
@@ -31,13 +31,13 @@ pub(crate) const LIST_MODEL_PROVIDERS: &str = concat!(
     " FROM model_providers ORDER BY name"
 );
 
-/// Replaces every writable column of provider `$1`; `$8`: now. `models_refreshed_at` is kept
+/// Replaces every writable column of provider `$1`; `$8`: prices; `$9`: now. `models_refreshed_at` is kept
 /// while the models are unchanged, since they are then still the fetched ones.
 pub(crate) const UPDATE_MODEL_PROVIDER: &str = concat!(
     "UPDATE model_providers SET name = $2, kind = $3, base_url = $4, api_key = $5, \
      headers = $6, \
      models_refreshed_at = CASE WHEN models = $7 THEN models_refreshed_at ELSE NULL END, \
-     models = $7, updated_at = $8 WHERE id = $1 RETURNING ",
+     models = $7, prices = $8, updated_at = $9 WHERE id = $1 RETURNING ",
     provider_columns!()
 );
 

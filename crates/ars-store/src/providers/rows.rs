@@ -26,6 +26,7 @@ pub(crate) struct ModelProviderRow {
     created_by: Option<String>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    prices: Option<Json<ars_domain::model_provider::TokenPrices>>,
 }
 
 impl ModelProviderRow {
@@ -46,6 +47,7 @@ impl ModelProviderRow {
                     .map(|(name, value)| (name, Sealed::from_stored(value)))
                     .collect(),
                 models: self.models.0,
+                prices: self.prices.map(|p| p.0),
             },
             models_refreshed_at: self.models_refreshed_at,
             created_by: self.created_by.as_deref().map(parse_user_id).transpose()?,

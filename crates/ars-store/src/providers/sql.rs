@@ -12,6 +12,7 @@ macro_rules! bind_provider_fields {
             .bind($fields.api_key.as_ref().map(ars_domain::Sealed::as_str))
             .bind($crate::providers::rows::stored_headers(&$fields))
             .bind(sqlx::types::Json(&$fields.models))
+            .bind($fields.prices.as_ref().map(sqlx::types::Json))
     };
 }
 pub(crate) use bind_provider_fields;

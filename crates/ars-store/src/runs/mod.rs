@@ -101,9 +101,10 @@ pub trait RunStore: Send + Sync {
     /// Moves a pending run to `running` and sets `started_at`. A run in any other status is
     /// returned unchanged; `NotFound` when there is no such run.
     async fn mark_run_running(&self, id: RunId) -> Result<Run>;
-    /// Records an active run's usage so far (live accounting). A run that has already finished
+    /// Records an active run's usage so far (live accounting) and, when given, the model it
+    /// talks to (`provider/model`, for usage by model). A run that has already finished
     /// keeps the usage its outcome wrote; `NotFound` when there is no such run.
-    async fn set_run_usage(&self, id: RunId, usage: Usage) -> Result<()>;
+    async fn set_run_usage(&self, id: RunId, usage: Usage, model: Option<&str>) -> Result<()>;
     /// Ends an active run with `outcome` (status, output, error, usage, `finished_at`). The first
     /// writer wins: a run already terminal is returned unchanged as
     /// [`FinishedRun::AlreadyEnded`], so a cancel racing a success records exactly one of them

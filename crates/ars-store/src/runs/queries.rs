@@ -100,7 +100,8 @@ pub(crate) const MARK_RUN_RUNNING: &str = concat!(
 
 /// `$1`: the run; `$2`, `$3`: prompt and completion tokens. Only an active run's usage moves.
 pub(crate) const SET_RUN_USAGE: &str = concat!(
-    "UPDATE runs SET prompt_tokens = $2, completion_tokens = $3 WHERE id = $1 AND ",
+    "UPDATE runs SET prompt_tokens = $2, completion_tokens = $3, model = COALESCE($4, model) \
+     WHERE id = $1 AND ",
     active!()
 );
 

@@ -330,12 +330,15 @@ macro_rules! impl_run_store {
                 &self,
                 id: ars_domain::RunId,
                 usage: ars_domain::Usage,
+                model: Option<&str>,
             ) -> $crate::Result<()> {
+                let model = model.map(str::to_owned);
                 self.write("set_run_usage", move |this| async move {
                     let done = sqlx::query($crate::runs::queries::SET_RUN_USAGE)
                         .bind(id.to_string())
                         .bind($crate::runs::rows::stored_tokens(usage.prompt_tokens)?)
                         .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
+                        .bind(model)
                         .execute(this.writer())
                         .await?;
                     if done.rows_affected() == 0 {

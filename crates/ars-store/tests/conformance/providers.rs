@@ -27,6 +27,7 @@ fn fields(name: &str) -> ModelProviderFields {
             ("x-zone".to_string(), sealed("zone")),
         ]),
         models: vec!["llama3.1:8b".into(), "qwen2.5:7b".into()],
+        prices: None,
     }
 }
 

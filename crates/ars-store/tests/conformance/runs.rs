@@ -181,14 +181,17 @@ pub async fn check_run_usage(store: &dyn Store) {
     };
     let stored_usage = async |id| store.run(id).await.unwrap().unwrap().usage;
 
-    store.set_run_usage(run.id, usage(10, 5)).await.unwrap();
+    store
+        .set_run_usage(run.id, usage(10, 5), None)
+        .await
+        .unwrap();
     assert_eq!(stored_usage(run.id).await, usage(10, 5));
     let big = usage(1 << 40, (1 << 40) + 1);
-    store.set_run_usage(run.id, big).await.unwrap();
+    store.set_run_usage(run.id, big, None).await.unwrap();
     assert_eq!(stored_usage(run.id).await, big);
 
     // Too large for the column: refused, nothing changes.
-    let result = store.set_run_usage(run.id, usage(u64::MAX, 0)).await;
+    let result = store.set_run_usage(run.id, usage(u64::MAX, 0), None).await;
     assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
     assert_eq!(stored_usage(run.id).await, big);
 
@@ -199,10 +202,13 @@ pub async fn check_run_usage(store: &dyn Store) {
     let done = store.finish_run(run.id, &outcome).await.unwrap().into_run();
     assert_eq!(done.usage, usage(40, 20));
     // A late live update does not overwrite the final usage.
-    store.set_run_usage(run.id, usage(99, 99)).await.unwrap();
+    store
+        .set_run_usage(run.id, usage(99, 99), None)
+        .await
+        .unwrap();
     assert_eq!(stored_usage(run.id).await, usage(40, 20));
 
-    let result = store.set_run_usage(RunId::new(), usage(1, 1)).await;
+    let result = store.set_run_usage(RunId::new(), usage(1, 1), None).await;
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
 }
 
@@ -430,4 +436,78 @@ pub async fn check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped
     assert_eq!(store.reap_expired_runs(1_000).await.unwrap(), vec![]);
     assert_eq!(store.reap_expired_runs(6_000).await.unwrap(), vec![live.id]);
     assert_eq!(store.renew_leases("a", 9_000).await.unwrap(), vec![]);
+}
+
+pub async fn check_usage_rolls_runs_up_by_day_agent_user_and_model(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let bob = owner(store, "bob").await;
+    let usage = |prompt_tokens, completion_tokens| Usage {
+        prompt_tokens,
+        completion_tokens,
+    };
+    let spend = async |owner: &crate::fixtures::Owner, model: Option<&str>, tokens: Usage| {
+        let thread = root_thread(store, owner, "chat").await;
+        let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
+        store.mark_run_running(run.id).await.unwrap();
+        store.set_run_usage(run.id, tokens, model).await.unwrap();
+        // A later call without a model keeps the one recorded.
+        store.set_run_usage(run.id, tokens, None).await.unwrap();
+        store
+            .finish_run(
+                run.id,
+                &RunOutcome::Success {
+                    output: "done".into(),
+                    usage: tokens,
+                },
+            )
+            .await
+            .unwrap();
+    };
+    spend(&alice, Some("paid/m"), usage(10, 1)).await;
+    spend(&alice, Some("paid/m"), usage(20, 2)).await;
+    spend(&alice, Some("free/x"), usage(5, 5)).await;
+    spend(&alice, None, usage(0, 0)).await;
+    spend(&bob, Some("paid/m"), usage(100, 100)).await;
+
+    let today = now().date_naive().format("%Y-%m-%d").to_string();
+    let span = |user| ars_store::UsageFilter {
+        user,
+        from: now() - chrono::Duration::days(1),
+        to: now() + chrono::Duration::days(1),
+    };
+    let mut rows = store.usage_rows(&span(Some(alice.user.id))).await.unwrap();
+    rows.sort_by(|a, b| a.model.cmp(&b.model));
+    let seen: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.day.as_str(),
+                r.model.as_deref(),
+                r.runs,
+                r.prompt_tokens,
+                r.completion_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (today.as_str(), None, 1, 0, 0),
+            (today.as_str(), Some("free/x"), 1, 5, 5),
+            (today.as_str(), Some("paid/m"), 2, 30, 3),
+        ]
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.user_id == alice.user.id && r.agent_id == alice.agent.id)
+    );
+    let everyone = store.usage_rows(&span(None)).await.unwrap();
+    assert_eq!(everyone.iter().map(|r| r.runs).sum::<u64>(), 5);
+    // Outside the span: nothing.
+    let past = ars_store::UsageFilter {
+        user: None,
+        from: now() - chrono::Duration::days(10),
+        to: now() - chrono::Duration::days(9),
+    };
+    assert!(store.usage_rows(&past).await.unwrap().is_empty());
 }

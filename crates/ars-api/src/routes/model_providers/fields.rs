@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ars_domain::model_provider::{self as rules, MAX_HEADERS};
+use ars_domain::model_provider::{self as rules, MAX_HEADERS, TokenPrices};
 use ars_domain::{
     ModelProvider, ModelProviderFields, ModelProviderId, ModelProviderKind, Sealed, SecretKey,
 };
@@ -19,6 +19,7 @@ pub(crate) struct Changes {
     pub(crate) kind: ModelProviderKind,
     pub(crate) base_url: String,
     pub(crate) models: Vec<String>,
+    pub(crate) prices: Option<TokenPrices>,
     /// Absent keeps the stored key, `null` removes it, a value sets it.
     pub(crate) api_key: Patch<String>,
     /// Remove every stored header before `headers` apply.
@@ -34,6 +35,7 @@ impl Changes {
             kind: write.kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
             base_url: write.base_url,
             models: write.models,
+            prices: write.prices,
             api_key: write.api_key,
             clear_headers: false,
             headers: write.extra_headers.unwrap_or_default(),
@@ -64,6 +66,9 @@ impl Changes {
         rules::validate_name(&self.name)?;
         let base_url = rules::normalize_base_url(&self.base_url)?;
         let models = rules::normalize_models(&self.models)?;
+        if let Some(prices) = &self.prices {
+            prices.validate()?;
+        }
         let stored = existing.map(|p| &p.fields);
         let api_key = match self.api_key {
             Patch::Keep => stored.and_then(|s| s.api_key.clone()),
@@ -111,6 +116,7 @@ impl Changes {
             api_key,
             headers,
             models,
+            prices: self.prices,
         })
     }
 }
@@ -144,6 +150,11 @@ impl PatchOver<ModelProvider> for ModelProviderPatch {
             },
             base_url: required("base_url", self.base_url, &stored.base_url)?,
             models: self.models.or_default(stored.models.clone()),
+            prices: match self.prices {
+                Patch::Keep => stored.prices,
+                Patch::Remove => None,
+                Patch::Set(prices) => Some(prices),
+            },
             api_key: self.api_key,
             clear_headers,
             headers,

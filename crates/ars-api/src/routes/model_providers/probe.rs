@@ -385,6 +385,7 @@ async fn unsaved_provider(
         kind: settings.kind.unwrap_or(ModelProviderKind::OpenaiCompatible),
         base_url: settings.base_url,
         models: settings.models,
+        prices: None,
         api_key: settings.api_key,
         clear_headers: false,
         headers: settings.extra_headers.unwrap_or_default(),

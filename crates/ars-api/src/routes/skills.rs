@@ -208,7 +208,11 @@ async fn install_personal(
             ars_sandbox::SandboxError::SkillExists { .. } => ApiError::Conflict {
                 message: format!("{e}; upload with replace=true to replace it, or delete it first"),
                 field: Some("frontmatter.name".into()),
-            },
+            }
+            .because(
+                ars_domain::Reason::new(ars_domain::ErrorReason::SkillExists)
+                    .with("name", name.as_str()),
+            ),
             other => view::sandbox_error(other),
         })?;
     Ok(format!("personal:{name}"))

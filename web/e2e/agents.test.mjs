@@ -28,6 +28,7 @@ flow("a subagent and a normal agent are created through the form", async ({ page
   await page.getByTestId("field-subagents").waitFor({ state: "detached" });
   await page.getByTestId("field-share-config").check();
   await page.getByTestId("field-system-prompt").fill("You research carefully.");
+  await page.getByTestId("tools-mode-some").check();
   await page.getByTestId("tool-read_file").check();
   await page.getByTestId("agent-save").click();
   await page.waitForURL("**/agents");
@@ -41,17 +42,22 @@ flow("a subagent and a normal agent are created through the form", async ({ page
   assert.equal(researcher.config_json.context.system_prompt, "You research carefully.");
   assert.deepEqual(researcher.config_json.context.tools, ["read_file"]);
 
-  // The normal agent: the subagents list offers the new subagent ("empty means all").
+  // The normal agent: all subagents by default (the new one among them), or only those ticked.
   await page.getByTestId("agent-new").click();
   await page.getByTestId("field-name").fill("Writer");
   await page.getByTestId("field-slug").fill("writer");
   assert.equal(await page.getByTestId("field-backend").inputValue(), "normal");
   const subagents = page.getByTestId("field-subagents");
-  assert.match(await subagents.textContent(), /empty means all/i);
+  assert.equal(await page.getByTestId("subagents-mode-all").isChecked(), true);
+  await eventually(async () =>
+    assert.match(await page.getByTestId("subagents-resolved").textContent(), /researcher/),
+  );
+  await page.getByTestId("subagents-mode-some").check();
   await subagents.getByTestId("subagent-option-researcher").check();
   await page.getByTestId("field-script").waitFor({ state: "detached" });
   await page.getByTestId("field-model").selectOption("scripted/scripted");
   await page.getByTestId("field-script").fill('[{"text": "Hello {{input}}"}]');
+  await page.getByTestId("tools-mode-some").check();
   await page.getByTestId("tool-write_file").check();
   await page.getByTestId("field-max-steps").fill("12");
   await page.getByTestId("field-timeout").fill("90");
@@ -220,3 +226,100 @@ flow("the resolved context opens from the table, and deleting asks first", async
   const slugs = (await server.api("GET", "/api/agent?include_subagents=true")).map((a) => a.slug);
   assert.ok(!slugs.includes("short-lived"));
 });
+
+flow(
+  "each list field offers its states and shows what it resolves to, in English and 简体中文",
+  async ({ page, server }) => {
+    await signIn(page);
+    await page.goto("/agents/new");
+    const resolved = (field) => page.getByTestId(`${field}-resolved`).textContent();
+    const checked = (id) => page.getByTestId(id).isChecked();
+
+    // A new agent inherits: the form says what each default is.
+    const TOOLS = "ls, read_file, write_file, edit_file, glob, grep, execute";
+    await eventually(async () => assert.equal(await resolved("tools"), `Resolves to: ${TOOLS} (7)`));
+    assert.equal(await checked("tools-mode-inherit"), true);
+    assert.match(
+      await page.getByTestId("field-tools").textContent(),
+      /Inherit the server default \(ls, read_file, write_file, … \(7 in all\)\)/,
+    );
+    assert.equal(await page.getByTestId("tool-ls").count(), 0, "no ticks unless Only these");
+    assert.equal(await page.getByTestId("tools-mode-all").count(), 0, "tools have no All");
+    assert.match(await resolved("skills"), /^Resolves to: .*csv-data, delegate-research/);
+    assert.equal(await resolved("knowledge-bases"), "Resolves to: nothing");
+    assert.equal(await resolved("mcp-servers"), "Resolves to: nothing");
+    assert.equal(await checked("subagents-mode-all"), true);
+    assert.equal(await page.getByTestId("subagents-mode-inherit").count(), 0);
+    assert.match(await resolved("subagents"), /general-purpose/);
+
+    // Each state, and what it resolves to.
+    await page.getByTestId("field-name").fill("States");
+    await page.getByTestId("field-slug").fill("states");
+    await page.getByTestId("tools-mode-none").check();
+    assert.equal(await resolved("tools"), "Resolves to: nothing");
+    await page.getByTestId("tools-mode-some").check();
+    await page.getByTestId("tool-ls").check();
+    await page.getByTestId("tool-execute").check();
+    assert.equal(await resolved("tools"), "Resolves to: ls, execute (2)");
+    await page.getByTestId("skills-mode-all").check();
+    await page.getByTestId("knowledge-bases-mode-none").check();
+    await page.getByTestId("subagents-mode-some").check();
+    // Only these with nothing ticked is refused, not widened to all.
+    await page.getByTestId("agent-save").click();
+    await page.getByTestId("error-subagents").waitFor();
+    await page.getByTestId("subagent-option-general-purpose").check();
+    assert.equal(await resolved("subagents"), "Resolves to: general-purpose (1)");
+    await page.getByTestId("agent-save").click();
+    await page.waitForURL("**/agents");
+
+    const context = (await stored(server, "states")).config_json.context;
+    assert.deepEqual(context.tools, ["ls", "execute"]);
+    assert.deepEqual(context.skills, ["*"]);
+    assert.deepEqual(context.knowledge_bases, []);
+    assert.equal("mcp_servers" in context, false, "inherit sends no list");
+    assert.deepEqual(context.subagents, ["general-purpose"]);
+
+    // The same choices read back, in 简体中文.
+    await page.getByTestId("user-menu").click();
+    await page.getByTestId("language-switch").selectOption("zh-CN");
+    await page.getByTestId("nav-agents").filter({ hasText: "智能体" }).waitFor();
+    await page.getByTestId("user-menu").click();
+    const general = await stored(server, "general-purpose");
+    const row = page.getByTestId("agent-row-general-purpose");
+    if (general.name === "General purpose") await row.filter({ hasText: "通用" }).waitFor();
+    await page.getByTestId("agent-edit-states").click();
+    await page.getByTestId("field-tools").waitFor();
+    assert.equal(await checked("tools-mode-some"), true);
+    assert.equal(await checked("tool-ls"), true);
+    assert.equal(await checked("tool-read_file"), false);
+    assert.equal(await resolved("tools"), "实际生效：ls, execute（2 项）");
+    // The built-in tools' descriptions read in Chinese.
+    assert.match(await page.getByTestId("tool-ls-description").textContent(), /^列出目录/);
+    assert.equal(await checked("skills-mode-all"), true);
+    assert.match(await resolved("skills"), /^实际生效：.*csv-data/);
+    assert.equal(await checked("knowledge-bases-mode-none"), true);
+    assert.equal(await resolved("knowledge-bases"), "实际生效：无");
+    assert.equal(await checked("mcp-servers-mode-inherit"), true);
+    assert.match(await page.getByTestId("field-mcp-servers").textContent(), /继承服务器默认值（无）/);
+    assert.equal(await checked("subagents-mode-some"), true);
+    // The built-in general-purpose subagent, in Chinese while its text is the built-in one.
+    const option = page.getByTestId("field-subagents").locator(".list-choice-options li", {
+      has: page.getByTestId("subagent-option-general-purpose"),
+    });
+    if (general.name === "General purpose")
+      assert.match(await option.textContent(), /通用 \(general-purpose\)/);
+    const description = await page.getByTestId("subagent-option-general-purpose-description").textContent();
+    if (general.description.startsWith("Built-in subagent for general tasks")) {
+      assert.match(description, /^内置的通用子智能体/);
+    } else {
+      assert.equal(description, general.description, "an edited description is shown as it is");
+    }
+    await page.getByTestId("tools-mode-inherit").check();
+    assert.equal(
+      await resolved("tools"),
+      "实际生效：ls, read_file, write_file, edit_file, glob, grep, execute（7 项）",
+    );
+    await page.getByTestId("agent-cancel").click();
+    await page.waitForURL("**/agents");
+  },
+);

@@ -91,3 +91,112 @@ flow("a file uploaded in the Files tab is read by the agent", async ({ page, ser
   await page.getByTestId("chat-send").click();
   await page.getByTestId("message-assistant").filter({ hasText: "Berlin,3850" }).waitFor();
 });
+
+// Files attached in the composer: uploaded into the new thread's workdir before its first run,
+// named in the message the agent gets.
+const ATTACH = {
+  "en-US": {
+    slug: "attach-reader-en",
+    name: "Attach reader",
+    file: "data.csv",
+    text: "Sum the population",
+    remove: "Remove notes.txt",
+  },
+  "zh-CN": {
+    slug: "attach-reader-zh",
+    name: "附件阅读者",
+    file: "人口 数据.csv",
+    text: "算一下总人口",
+    remove: "移除 notes.txt",
+    refused: "huge.bin 大小为 26 MB：超过 25 MB 的文件无法附加。",
+  },
+};
+
+for (const [locale, words] of Object.entries(ATTACH)) {
+  flow(
+    `a file attached in the composer of a new thread is in the workdir before the run (${locale})`,
+    async ({ page, server }) => {
+      const path = `uploads/${words.file}`;
+      await scriptedAgent(
+        server,
+        words.slug,
+        [
+          { tool_calls: [{ name: "read_file", arguments: { path } }] },
+          { text: "The file says: {{last_tool_result}}" },
+        ],
+        { name: words.name, context: { tools: ["read_file"] } },
+      );
+      await signIn(page);
+      await page.goto("/chat");
+      await page.getByTestId("agent-switch").selectOption({ label: words.name });
+      await page.getByTestId("thread-new").click();
+
+      const csv = Buffer.from("城市,人口\n上海,2487\nBerlin,3850\n");
+      await page.getByTestId("chat-attach-input").setInputFiles([
+        { name: words.file, mimeType: "text/csv", buffer: csv },
+        { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not this one") },
+      ]);
+      const chips = page.getByTestId("composer-file");
+      await eventually(async () => assert.equal(await chips.count(), 2));
+      const chip = page.locator(`[data-testid="composer-file"][data-name="${words.file}"]`);
+      assert.match(await chip.textContent(), new RegExp(`${words.file}.*${csv.length} B`));
+      await page.getByRole("button", { name: words.remove }).click();
+      await eventually(async () => assert.equal(await chips.count(), 1));
+      if (words.refused) {
+        await page.getByTestId("chat-attach-input").setInputFiles({
+          name: "huge.bin",
+          mimeType: "application/octet-stream",
+          buffer: Buffer.alloc(26 * 1024 * 1024),
+        });
+        assert.equal(await page.getByTestId("composer-refused").textContent(), words.refused);
+        assert.equal(await chips.count(), 1);
+      }
+
+      await page.getByTestId("chat-input").fill(words.text);
+      await page.getByTestId("chat-send").click();
+      await page.waitForURL((url) => /^\/chat\/[^/]+$/.test(url.pathname) && url.pathname !== "/chat/new");
+      const threadId = new URL(page.url()).pathname.split("/").pop();
+      // The first run read the file: it was in the workdir before the run started.
+      await page.getByTestId("message-assistant").filter({ hasText: "Berlin,3850" }).waitFor();
+      await eventually(async () => assert.equal(await chips.count(), 0));
+      assert.equal(await page.getByTestId("chat-input").inputValue(), "");
+
+      const messages = await server.api("GET", `/api/threads/${threadId}/messages`);
+      assert.equal(
+        messages.find((m) => m.role === "user").content,
+        `${words.text}\n\nAttached files: ${path}`,
+      );
+      // The bubble shows the text and the file as a chip.
+      const bubble = page.getByTestId("message-user").first();
+      await bubble.locator(`[data-path="${path}"]`).waitFor();
+      assert.equal(await bubble.locator("p.pre").textContent(), words.text);
+
+      await page.getByTestId("tab-files").click();
+      await page.locator(`[data-testid="file-entry"][data-path="${path}"]`).waitFor();
+      assert.equal(
+        await page.locator('[data-testid="file-entry"][data-path="uploads/notes.txt"]').count(),
+        0,
+      );
+
+      // The same name again: a suffix, nothing replaced; the files panel shows it.
+      await page.getByTestId("chat-attach-input").setInputFiles({
+        name: words.file,
+        mimeType: "text/csv",
+        buffer: Buffer.from("second"),
+      });
+      await page.getByTestId("chat-send").click();
+      const second = path.replace(/\.csv$/, "-1.csv");
+      await eventually(async () => {
+        const all = await server.api("GET", `/api/threads/${threadId}/messages`);
+        assert.deepEqual(
+          all.filter((m) => m.role === "user").map((m) => m.content),
+          [`${words.text}\n\nAttached files: ${path}`, `Attached files: ${second}`],
+        );
+      });
+      await page.locator(`[data-testid="file-entry"][data-path="${second}"]`).waitFor();
+      const listing = await server.api("GET", `/api/threads/${threadId}/files?path=uploads`);
+      assert.deepEqual(listing.entries.map((e) => e.name).sort(), [words.file, second.slice(8)].sort());
+    },
+    { locale },
+  );
+}

@@ -205,7 +205,8 @@ export async function signIn(page, username = "admin", password = ADMIN_PASSWORD
   await page.getByTestId("login-username").fill(username);
   await page.getByTestId("login-password").fill(password);
   await page.getByTestId("login-submit").click();
-  await page.getByTestId("nav-chat").waitFor();
+  // Attached rather than visible: on a phone the navigation is folded into its menu.
+  await page.getByTestId("nav-chat").waitFor({ state: "attached" });
 }
 
 /** Retries `check` (which throws while the state is not reached) until it passes. */

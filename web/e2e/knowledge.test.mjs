@@ -145,8 +145,12 @@ flow(
     );
     await page.goto(`/agents/${agent.id}`);
     const field = page.getByTestId("field-knowledge-bases");
+    await field.getByTestId("knowledge-bases-mode-some").check();
     await field.getByTestId("knowledge-base-option-handbook").check();
-    assert.match(await field.textContent(), /Only: handbook/);
+    assert.equal(
+      await page.getByTestId("knowledge-bases-resolved").textContent(),
+      "Resolves to: handbook (1)",
+    );
     await page.getByTestId("agent-save").click();
     await page.waitForURL("**/agents");
     const saved = await server.api("GET", `/api/agent/${agent.id}`);

@@ -249,8 +249,12 @@ if (!PEERS || !existsSync(EVERYTHING)) {
       );
       await page.goto(`/agents/${agent.id}`);
       const field = page.getByTestId("field-mcp-servers");
+      await field.getByTestId("mcp-servers-mode-some").check();
       await field.getByTestId("mcp-server-option-everything").check();
-      assert.match(await field.textContent(), /Only: everything/);
+      assert.equal(
+        await page.getByTestId("mcp-servers-resolved").textContent(),
+        "Resolves to: everything (1)",
+      );
       await page.getByTestId("agent-save").click();
       await page.waitForURL("**/agents");
       const saved = await server.api("GET", `/api/agent/${agent.id}`);

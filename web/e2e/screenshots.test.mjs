@@ -1,6 +1,7 @@
 // Every page rendered with realistic data: login, agents, the agent form, skills and a skill's
 // detail, the chat with its Subagents panel, a subagent popup, the Files tab, the users page
-// (1280×800), the chat on a phone (390 px), and the first-run setup in English and Chinese.
+// (1280×800), the chat on a phone (390 px), the first-run setup and the Usage page in English
+// and Chinese.
 //
 // The pictures go to a temporary folder; `ARS_UPDATE_SCREENSHOTS=1 npm run e2e` writes them to
 // docs/screenshots instead, for the README.
@@ -20,6 +21,7 @@ import {
   taskCall,
   useServer,
 } from "./harness.mjs";
+import { startOpenAiServer } from "./openai-server.mjs";
 
 const UPDATE = process.env.ARS_UPDATE_SCREENSHOTS === "1";
 const OUT = UPDATE
@@ -201,8 +203,11 @@ flow(
   "screenshot of the chat at 390 px",
   async ({ page }) => {
     await signIn(page);
+    // On a phone the thread list is a drawer, opened from its button.
+    await page.getByTestId("thread-list-toggle").click();
     const threads = page.getByTestId("thread-item");
     await threads.first().waitFor();
+    await shoot(page, "chat-narrow-threads");
     await threads.first().locator("a").click();
     await page.getByTestId("message-assistant").last().waitFor();
     await page.getByTestId("status-toggle").click();
@@ -227,6 +232,62 @@ for (const [locale, suffix] of [
       await page.getByTestId("provider-preset").selectOption("ollama");
       await page.getByTestId("provider-models").fill("qwen2.5:7b");
       await shoot(page, `provider-form${suffix}`);
+    },
+    { locale },
+  );
+}
+
+/**
+ * Once: runs worth a Usage page (after the first hour's pictures, which need no provider yet) —
+ * an analyst on the scripted model, and an agent on a local provider with prices.
+ */
+let usageSeeded;
+let usageModel;
+after(() => usageModel?.close());
+function seedUsage(server) {
+  usageSeeded ??= (async () => {
+    usageModel = await startOpenAiServer();
+    await server.api("POST", "/api/model-providers", {
+      name: "cloud",
+      base_url: usageModel.url,
+      api_key: "sk-test-key",
+      models: ["local-chat"],
+      prices: { input: 2.5, output: 10 },
+    });
+    await scriptedAgent(
+      server,
+      "analyst",
+      [{ text: "The report is ready.", usage: { prompt_tokens: 18_400, completion_tokens: 2_300 } }],
+      { name: "Analyst" },
+    );
+    await server.api("POST", "/api/agent", {
+      slug: "translator",
+      name: "Translator",
+      config_json: { context: { model: { provider: "cloud", name: "local-chat" } } },
+    });
+    for (const agent of ["analyst", "translator"]) {
+      const thread = await server.api("POST", "/api/threads", { agent_id: agent });
+      const { run } = await server.api("POST", `/api/threads/${thread.id}/runs`, { input: "Go" });
+      await eventually(async () =>
+        assert.equal((await server.api("GET", `/api/runs/${run.id}`)).status, "success"),
+      );
+    }
+  })();
+  return usageSeeded;
+}
+
+for (const [locale, suffix] of [
+  ["en-US", ""],
+  ["zh-CN", "-zh"],
+]) {
+  flow(
+    `screenshot of the Usage page (${locale})`,
+    async ({ page, server }) => {
+      await seedUsage(server);
+      await signIn(page);
+      await page.goto("/usage?days=7");
+      await page.getByTestId("usage-chart").waitFor();
+      await shoot(page, `usage${suffix}`);
     },
     { locale },
   );

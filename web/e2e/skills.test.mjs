@@ -130,11 +130,13 @@ flow("a skill zip is uploaded, shown, chosen for an agent and read in a chat", a
   assert.equal(listed.source, "shared");
   assert.equal(listed.path, "/home/gem/skills/e2e-notes/SKILL.md");
 
-  // The same name again, without Replace: the server's 409 is shown as it words it.
+  // The same name again, without Replace: the 409 points to the box to tick, not to an API
+  // parameter.
   await page.getByTestId("skill-upload").setInputFiles(archive);
   const error = page.getByTestId("skill-upload-error");
   await error.waitFor();
-  assert.notEqual((await error.textContent()).trim(), "");
+  assert.match(await error.textContent(), /“Replace a skill of the same name”/);
+  assert.doesNotMatch(await error.textContent(), /replace=true/);
 
   // The detail: the body rendered without its frontmatter, the fields as a table, the files.
   await row.getByTestId("skill-open-e2e-notes").click();
@@ -167,8 +169,10 @@ flow("a skill zip is uploaded, shown, chosen for an agent and read in a chat", a
   );
   await page.goto(`/agents/${agent.id}`);
   const skills = page.getByTestId("field-skills");
+  await skills.getByTestId("skills-mode-some").check();
   await skills.getByTestId("skill-option-e2e-notes").check();
-  assert.equal(await skills.getByTestId("skill-option-all").isChecked(), false);
+  assert.equal(await skills.getByTestId("skills-mode-all").isChecked(), false);
+  assert.equal(await page.getByTestId("skills-resolved").textContent(), "Resolves to: e2e-notes (1)");
   await page.getByTestId("agent-save").click();
   await page.waitForURL("**/agents");
   const saved = await server.api("GET", `/api/agent/${agent.id}`);

@@ -43,6 +43,7 @@ const KnowledgeBaseFormPage = lazy(() =>
   import("./knowledge/KnowledgeBaseFormPage").then((m) => ({ default: m.KnowledgeBaseFormPage })),
 );
 const SkillsPage = lazy(() => import("./skills/SkillsPage").then((m) => ({ default: m.SkillsPage })));
+const UsagePage = lazy(() => import("./usage/UsagePage").then((m) => ({ default: m.UsagePage })));
 
 export function AppRoutes() {
   return (
@@ -75,6 +76,7 @@ export function AppRoutes() {
         <Route path="/providers" element={<ProvidersPage />} />
         <Route path="/providers/new" element={<ProviderFormPage />} />
         <Route path="/providers/:id" element={<ProviderFormPage />} />
+        <Route path="/usage" element={<UsagePage />} />
         <Route path="/account" element={<AccountPage />} />
         <Route path="/admin/users" element={<UsersPage />} />
         <Route path="*" element={<NotFoundPage />} />

@@ -2,13 +2,11 @@ import { useTranslation } from "react-i18next";
 import type { KnowledgeBaseView } from "../api/knowledge";
 import type { SkillView } from "../api/skills";
 import type { Agent, McpServerView, ModelCatalog, ToolDescription } from "../api/types";
-import { CheckboxGroup } from "../components/CheckboxGroup";
 import { CheckField, controlProps, Field } from "../components/Field";
-import { FieldError } from "../components/FieldError";
 import { NameFields } from "../components/NameFields";
 import { ShareToggle } from "../components/ShareToggle";
+import { agentDescription, agentName, toolDescription } from "../lib/builtinText";
 import {
-  allowListSummary,
   modelValue,
   showsScript,
   visibleFields,
@@ -17,8 +15,9 @@ import {
   type FieldErrors,
   type FormField,
 } from "./formModel";
-import { InheritableList } from "./InheritableList";
 import { KnowledgeBasesField } from "./KnowledgeBasesField";
+import { ListChoiceField } from "./ListChoiceField";
+import { LIST_SPECS, type InheritedDefaults } from "./listChoice";
 import { McpServersField } from "./McpServersField";
 import { ScriptHelp } from "./ScriptHelp";
 import { SkillsField } from "./SkillsField";
@@ -43,11 +42,18 @@ interface AgentFieldsProps {
   catalog: AgentCatalog;
   original: Agent | null;
   isAdmin: boolean;
+  /** What each list field inherits; absent while loading or when it could not be read. */
+  inherited?: InheritedDefaults | null;
 }
 
-export function AgentFields({ form, onChange, errors, catalog, original, isAdmin }: AgentFieldsProps) {
+export function AgentFields(props: AgentFieldsProps) {
+  const { form, onChange, errors, catalog, original, isAdmin, inherited } = props;
   const { t } = useTranslation();
   const shown = visibleFields(form.backend);
+  // A subagent inherits the SubAgentContext defaults over the base ones.
+  const defaults = form.backend === "SubAgentBackend" ? inherited?.subagent : inherited?.base;
+  const toolNames = catalog.tools.map((tool) => tool.name);
+  const subagents = catalog.agents.filter((a) => a.is_subagent);
   // A built-in agent keeps its slug, type and sharing: other agents and every user rely on them.
   const builtin = original?.is_builtin ?? false;
   const input = (field: FormField) => controlProps("", field, errors[field]);
@@ -129,51 +135,74 @@ export function AgentFields({ form, onChange, errors, catalog, original, isAdmin
           />
         </Field>
         <ModelField form={form} onChange={onChange} errors={errors} models={catalog.models} input={input} />
-        <InheritableList
-          legend={t("agentForm.tools")}
+        <ListChoiceField
           field="tools"
-          options={catalog.tools.map((tool) => ({
-            value: tool.name,
-            label: tool.name,
-            description: tool.description,
-          }))}
+          legend={t("agentForm.tools")}
+          spec={LIST_SPECS.tools}
+          labels={{ none: t("listChoice.noneTools") }}
           value={form.tools}
           onChange={(tools) => onChange({ tools })}
+          options={[
+            ...catalog.tools.map((tool) => ({
+              value: tool.name,
+              label: tool.name,
+              description: toolDescription(tool.name, tool.description) || undefined,
+            })),
+            // A stored name this server does not offer stays, so saving does not drop it silently.
+            ...(form.tools ?? [])
+              .filter((name) => !toolNames.includes(name))
+              .map((name) => ({ value: name, label: name })),
+          ]}
           optionTestId={(name) => `tool-${name}`}
-          emptyHint={t("agentForm.toolsEmpty")}
+          emptyHint={catalog.tools.length === 0 ? t("agentForm.toolsEmpty") : undefined}
+          inherited={defaults?.tools}
+          all={toolNames}
           error={errors.tools}
         />
         <KnowledgeBasesField
           value={form.knowledgeBases}
           onChange={(knowledgeBases) => onChange({ knowledgeBases })}
           bases={catalog.knowledgeBases}
+          inherited={defaults?.knowledge_bases}
           error={errors["knowledge-bases"]}
         />
         <McpServersField
           value={form.mcpServers}
           onChange={(mcpServers) => onChange({ mcpServers })}
           servers={catalog.mcpServers}
+          inherited={defaults?.mcp_servers}
           error={errors["mcp-servers"]}
         />
         <SkillsField
           value={form.skills}
           onChange={(skills) => onChange({ skills })}
           skills={catalog.skills}
+          inherited={defaults?.skills}
           error={errors.skills}
         />
         {shown.subagents && (
-          <CheckboxGroup
+          <ListChoiceField
+            field="subagents"
             legend={t("agentForm.subagents")}
-            testId="field-subagents"
-            options={catalog.agents
-              .filter((a) => a.is_subagent)
-              .map((a) => ({ value: a.slug, label: `${a.name} (${a.slug})`, description: a.description }))}
-            selected={form.subagents}
-            onChange={(subagents) => onChange({ subagents })}
+            spec={LIST_SPECS.subagents}
+            labels={{ all: t("listChoice.allSubagents") }}
+            value={form.subagents}
+            onChange={(next) => onChange({ subagents: next })}
+            options={[
+              ...subagents.map((a) => ({
+                value: a.slug,
+                label: `${agentName(a)} (${a.slug})`,
+                description: agentDescription(a) || undefined,
+              })),
+              ...(form.subagents ?? [])
+                .filter((slug) => !subagents.some((a) => a.slug === slug))
+                .map((slug) => ({ value: slug, label: slug })),
+            ]}
             optionTestId={(slug) => `subagent-option-${slug}`}
-            emptyHint={t("agentForm.subagentsEmpty")}
-            hint={allowListSummary(form.subagents)}
-            error={<FieldError field="subagents" message={errors.subagents} />}
+            emptyHint={subagents.length === 0 ? t("agentForm.subagentsEmpty") : undefined}
+            inherited={undefined}
+            all={subagents.map((a) => a.slug).sort((a, b) => a.localeCompare(b))}
+            error={errors.subagents}
           />
         )}
         <fieldset className="field limits">

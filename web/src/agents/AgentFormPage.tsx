@@ -6,10 +6,11 @@ import { listAllAgents } from "../api/agents";
 import { listKnowledgeBases } from "../api/knowledge";
 import { listMcpServers } from "../api/mcp";
 import { listSkills } from "../api/skills";
-import type { Agent } from "../api/types";
+import type { Agent, ResolvedContext } from "../api/types";
 import { useUser } from "../auth/AuthContext";
 import { LoadedPage } from "../components/LoadState";
 import { ResourceForm } from "../components/ResourceForm";
+import { agentName } from "../lib/builtinText";
 import { useAsync } from "../lib/useAsync";
 import { useFormSave } from "../lib/useFormSave";
 import { AgentFields, type AgentCatalog } from "./AgentFields";
@@ -22,6 +23,7 @@ import {
   type AgentFormState,
   type FieldErrors,
 } from "./formModel";
+import { inheritedDefaults, type InheritedDefaults } from "./listChoice";
 
 async function loadCatalog(): Promise<AgentCatalog> {
   const [models, tools, agents, skills, mcpServers, knowledgeBases] = await Promise.all([
@@ -33,6 +35,26 @@ async function loadCatalog(): Promise<AgentCatalog> {
     listKnowledgeBases().catch(() => null),
   ]);
   return { models, tools, agents, skills, mcpServers, knowledgeBases };
+}
+
+function resolvedContext(id: string): Promise<ResolvedContext | null> {
+  return unwrap(api.GET("/api/agent/{id}/resolved-context", { params: { path: { id } } })).catch(() => null);
+}
+
+/**
+ * What the list fields inherit, read from resolved contexts (the server has no endpoint for its
+ * defaults): the built-in general-purpose subagent's, whose own context is empty, and the edited
+ * agent's.
+ */
+async function loadInherited(original: Agent | null): Promise<InheritedDefaults> {
+  const [general, own] = await Promise.all([
+    resolvedContext("general-purpose"),
+    original ? resolvedContext(original.id) : Promise.resolve(null),
+  ]);
+  return inheritedDefaults([
+    general && { context: general, subagent: true },
+    own && original && { context: own, subagent: original.is_subagent },
+  ]);
 }
 
 /** `/agents/new` and `/agents/<id>`: create or edit an agent. */
@@ -65,6 +87,7 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Age
   const { t } = useTranslation();
   const user = useUser();
   const [form, setForm] = useState<AgentFormState>(() => (original ? formFromAgent(original) : emptyForm()));
+  const inherited = useAsync(() => loadInherited(original), original?.id ?? "new");
   const save = useFormSave<FieldErrors>({ formErrorTestId: "form-error", controlOfFieldError: true });
 
   async function submit(event: FormEvent) {
@@ -90,7 +113,7 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Age
   const readOnly = Boolean(original?.is_builtin) && user.role !== "admin";
   return (
     <ResourceForm
-      title={original ? t("agentForm.editTitle", { name: original.name }) : t("agentForm.newTitle")}
+      title={original ? t("agentForm.editTitle", { name: agentName(original) }) : t("agentForm.newTitle")}
       readOnly={readOnly ? t("agentForm.builtinReadOnly") : null}
       save={save}
       onSubmit={submit}
@@ -112,6 +135,7 @@ function AgentForm({ original, catalog }: { original: Agent | null; catalog: Age
         catalog={catalog}
         original={original}
         isAdmin={user.role === "admin"}
+        inherited={inherited.data}
       />
     </ResourceForm>
   );

@@ -7,12 +7,14 @@ import type { Agent } from "../api/types";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { ListTable } from "../components/ListTable";
 import { ErrorNote, Loading } from "../components/LoadState";
+import { agentDescription, agentName } from "../lib/builtinText";
 import { useAsync } from "../lib/useAsync";
 import { ResolvedContextDialog } from "./ResolvedContextDialog";
 
 function matches(agent: Agent, query: string): boolean {
   const q = query.trim().toLowerCase();
-  return !q || [agent.name, agent.slug, agent.description].some((text) => text.toLowerCase().includes(q));
+  const texts = [agent.name, agent.slug, agent.description, agentName(agent), agentDescription(agent)];
+  return !q || texts.some((text) => text.toLowerCase().includes(q));
 }
 
 /** `/agents`: every agent the user can see, subagents marked. */
@@ -107,7 +109,7 @@ function AgentRow({
   return (
     <tr data-testid={`agent-row-${agent.slug}`}>
       <td>
-        <span className="agent-name">{agent.name}</span>{" "}
+        <span className="agent-name">{agentName(agent)}</span>{" "}
         {agent.is_subagent && (
           <span className="badge" data-testid="subagent-badge">
             {t("agents.badge.subagent")}
@@ -119,7 +121,7 @@ function AgentRow({
       <td>
         <code>{agent.slug}</code>
       </td>
-      <td className="wide-only description">{agent.description}</td>
+      <td className="wide-only description">{agentDescription(agent)}</td>
       <td className="wide-only">{t(`agents.visibility.${visibility}`)}</td>
       <td>
         <div className="row-actions">

@@ -8,11 +8,13 @@ interface KnowledgeBasesFieldProps {
   onChange: (next: string[] | null) => void;
   /** The knowledge bases the user can see; `null` when they could not be loaded. */
   bases: KnowledgeBaseView[] | null;
+  /** What not setting the field resolves to; `undefined` when unknown. */
+  inherited: readonly string[] | undefined;
   error: string | undefined;
 }
 
 /** The agent's knowledge bases (`context.knowledge_bases`), each shown with its document count. */
-export function KnowledgeBasesField({ value, onChange, bases, error }: KnowledgeBasesFieldProps) {
+export function KnowledgeBasesField({ value, onChange, bases, inherited, error }: KnowledgeBasesFieldProps) {
   const { t } = useTranslation();
   return (
     <SlugListField
@@ -23,15 +25,13 @@ export function KnowledgeBasesField({ value, onChange, bases, error }: Knowledge
         notVisible: t("knowledgeField.notVisible"),
         loadFailed: t("knowledgeField.loadFailed"),
         noneConfigured: t("knowledgeField.noneConfigured"),
-        summaryInherit: t("knowledgeField.summaryInherit"),
-        summaryNone: t("knowledgeField.summaryNone"),
-        summarySome: (names) => t("knowledgeField.summarySome", { names }),
-        useNone: t("knowledgeField.useNone"),
+        none: t("listChoice.noneKnowledgeBases"),
       }}
       value={value}
       onChange={onChange}
       items={bases}
       detail={(kb) => t("knowledgeField.documents", { count: kb.counts.documents })}
+      inherited={inherited}
       error={error}
     />
   );

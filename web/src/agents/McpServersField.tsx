@@ -8,11 +8,13 @@ interface McpServersFieldProps {
   onChange: (next: string[] | null) => void;
   /** The MCP servers the user can see; `null` when they could not be loaded. */
   servers: McpServerView[] | null;
+  /** What not setting the field resolves to; `undefined` when unknown. */
+  inherited: readonly string[] | undefined;
   error: string | undefined;
 }
 
 /** The agent's MCP servers (`context.mcp_servers`). */
-export function McpServersField({ value, onChange, servers, error }: McpServersFieldProps) {
+export function McpServersField({ value, onChange, servers, inherited, error }: McpServersFieldProps) {
   const { t } = useTranslation();
   return (
     <SlugListField
@@ -23,14 +25,12 @@ export function McpServersField({ value, onChange, servers, error }: McpServersF
         notVisible: t("mcpField.notVisible"),
         loadFailed: t("mcpField.loadFailed"),
         noneConfigured: t("mcpField.noneConfigured"),
-        summaryInherit: t("mcpField.summaryInherit"),
-        summaryNone: t("mcpField.summaryNone"),
-        summarySome: (names) => t("mcpField.summarySome", { names }),
-        useNone: t("mcpField.useNone"),
+        none: t("listChoice.noneMcpServers"),
       }}
       value={value}
       onChange={onChange}
       items={servers}
+      inherited={inherited}
       error={error}
     />
   );

@@ -5,6 +5,7 @@ import type { OfferedSkill } from "../api/skills";
 import type { Agent, ResolvedContext } from "../api/types";
 import { Dialog } from "../components/Dialog";
 import { ErrorNote, Loading } from "../components/LoadState";
+import { agentName } from "../lib/builtinText";
 import { useAsync } from "../lib/useAsync";
 
 const LAYERS = ["agent", "subagent_defaults", "base", "unset"] as const;
@@ -71,7 +72,7 @@ export function ResolvedContextDialog({ agent, onClose }: { agent: Agent; onClos
   const { t } = useTranslation();
   return (
     <Dialog
-      title={t("resolved.title", { name: agent.name })}
+      title={t("resolved.title", { name: agentName(agent) })}
       onClose={onClose}
       testId="resolved-context"
       wide

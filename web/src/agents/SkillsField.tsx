@@ -1,8 +1,9 @@
-import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { SkillView } from "../api/skills";
-import { FieldError } from "../components/FieldError";
-import { ALL_SKILLS, skillNameOptions, skillsChoice, toggleSkill } from "../skills/skillModel";
+import { skillDescription } from "../lib/builtinText";
+import { skillNameOptions } from "../skills/skillModel";
+import { ListChoiceField } from "./ListChoiceField";
+import { LIST_SPECS } from "./listChoice";
 
 interface SkillsFieldProps {
   /** `null`: not set, the agent inherits the server default. */
@@ -10,79 +11,55 @@ interface SkillsFieldProps {
   onChange: (next: string[] | null) => void;
   /** The skills the user can see; `null` when they could not be loaded. */
   skills: SkillView[] | null;
+  /** What not setting the field resolves to; `undefined` when unknown. */
+  inherited: readonly string[] | undefined;
   error: string | undefined;
 }
 
-function summary(value: readonly string[] | null, t: TFunction): string {
-  const choice = skillsChoice(value);
-  switch (choice.kind) {
-    case "inherit":
-      return t("skillsField.summaryInherit");
-    case "all":
-      return t("skillsField.summaryAll");
-    case "none":
-      return t("skillsField.summaryNone");
-    case "some":
-      return t("skillsField.summarySome", { names: choice.names.join(", ") });
-  }
-}
-
 /**
- * The agent's skills: inherited (not set), every skill the user can see (`["*"]`), exactly
- * the names ticked, or none (`[]`).
+ * The agent's skills: inherited (not set), every skill the user can see (`["*"]`), none
+ * (`[]`), or exactly the names ticked.
  */
-export function SkillsField({ value, onChange, skills, error }: SkillsFieldProps) {
+export function SkillsField({ value, onChange, skills, inherited, error }: SkillsFieldProps) {
   const { t } = useTranslation();
-  const all = skillsChoice(value).kind === "all";
   const names = skillNameOptions(skills ?? [], value);
-  const visible = new Set((skills ?? []).map((s) => s.name));
-  const descriptions = new Map((skills ?? []).filter((s) => !s.shadowed).map((s) => [s.name, s.description]));
+  const visible = skillNameOptions(skills ?? [], null);
+  const winners = new Map((skills ?? []).filter((s) => !s.shadowed).map((s) => [s.name, s]));
+  const options = names.map((name) => {
+    const skill = winners.get(name);
+    return {
+      value: name,
+      label: (
+        <>
+          {name}
+          {skills !== null && !visible.includes(name) && (
+            <span className="muted">{t("skillsField.notVisible")}</span>
+          )}
+        </>
+      ),
+      description: skill ? skillDescription(skill) || undefined : undefined,
+    };
+  });
   return (
-    <fieldset className="field checkbox-group" data-testid="field-skills">
-      <legend>{t("skillsField.legend")}</legend>
-      <ul>
-        <li>
-          <label>
-            <input
-              type="checkbox"
-              data-testid="skill-option-all"
-              checked={all}
-              onChange={(e) => onChange(toggleSkill(value, ALL_SKILLS, e.target.checked))}
-            />
-            {t("skillsField.all")}
-          </label>
-        </li>
-        {names.map((name) => (
-          <li key={name}>
-            <label title={descriptions.get(name)}>
-              <input
-                type="checkbox"
-                data-testid={`skill-option-${name}`}
-                checked={all || (value ?? []).includes(name)}
-                disabled={all}
-                onChange={(e) => onChange(toggleSkill(value, name, e.target.checked))}
-              />
-              {name}
-              {skills !== null && !visible.has(name) && (
-                <span className="muted">{t("skillsField.notVisible")}</span>
-              )}
-            </label>
-          </li>
-        ))}
-      </ul>
-      {skills === null && <p className="muted empty-hint">{t("skillsField.loadFailed")}</p>}
-      {skills !== null && names.length === 0 && (
-        <p className="muted empty-hint">{t("skillsField.noneInstalled")}</p>
-      )}
-      <p className="hint">
-        {summary(value, t)}{" "}
-        {value !== null && (
-          <button type="button" className="link" onClick={() => onChange(null)}>
-            {t("common.useServerDefault")}
-          </button>
-        )}
-      </p>
-      <FieldError field="skills" message={error} />
-    </fieldset>
+    <ListChoiceField
+      field="skills"
+      legend={t("skillsField.legend")}
+      spec={LIST_SPECS.skills}
+      labels={{ all: t("listChoice.allSkills"), none: t("listChoice.noneSkills") }}
+      value={value}
+      onChange={onChange}
+      options={options}
+      optionTestId={(name) => `skill-option-${name}`}
+      emptyHint={
+        skills === null
+          ? t("skillsField.loadFailed")
+          : names.length === 0
+            ? t("skillsField.noneInstalled")
+            : undefined
+      }
+      inherited={inherited}
+      all={visible}
+      error={error}
+    />
   );
 }

@@ -9,10 +9,7 @@ const texts: SlugListTexts = {
   notVisible: " [hidden]",
   loadFailed: "Load failed.",
   noneConfigured: "Nothing yet.",
-  summaryInherit: "Inherits.",
-  summaryNone: "None.",
-  summarySome: (names) => `Some: ${names}.`,
-  useNone: "Pick none",
+  none: "No things",
 };
 
 type Thing = SlugItem & { size: number };
@@ -38,6 +35,7 @@ function Harness({
         onChange={setValue}
         items={items}
         detail={withDetail ? (t) => `size ${t.size}` : undefined}
+        inherited={["a"]}
         error={stored?.includes("gone") ? "no thing `gone`" : undefined}
       />
       <output data-testid="value">{JSON.stringify(value)}</output>
@@ -51,17 +49,20 @@ describe("a field that names a list of things by slug", () => {
   test("names its test ids and error after the field, and speaks in the caller's words", () => {
     render(<Harness items={[thing("b"), thing("a")]} stored={["gone"]} />);
     expect(screen.getByRole("group", { name: "Things" })).toBeTruthy();
-    expect(screen.getByTestId("things-summary").textContent).toContain("Some: gone.");
+    expect((screen.getByTestId("things-mode-some") as HTMLInputElement).checked).toBe(true);
+    expect(screen.getByTestId("things-resolved").textContent).toBe("Resolves to: gone (1)");
     expect(screen.getByTestId("error-things").textContent).toContain("no thing `gone`");
 
     fireEvent.click(screen.getByTestId("thing-option-a"));
     expect(value()).toEqual(["gone", "a"]);
-    fireEvent.click(screen.getByText("Use the server default"));
+    fireEvent.click(screen.getByTestId("things-mode-inherit"));
     expect(value()).toBeNull();
-    expect(screen.getByTestId("things-summary").textContent).toContain("Inherits.");
-    fireEvent.click(screen.getByTestId("things-none"));
+    expect(screen.queryByTestId("thing-option-a")).toBeNull();
+    expect(screen.getByLabelText("Inherit the server default (a)")).toBeTruthy();
+    expect(screen.getByTestId("things-resolved").textContent).toBe("Resolves to: a (1)");
+    fireEvent.click(screen.getByLabelText("No things"));
     expect(value()).toEqual([]);
-    expect(screen.getByTestId("things-summary").textContent).toContain("None.");
+    expect(screen.getByTestId("things-resolved").textContent).toBe("Resolves to: nothing");
   });
 
   test("shows the caller's detail after each visible item only, and none without one", () => {
@@ -70,7 +71,7 @@ describe("a field that names a list of things by slug", () => {
     expect(fieldText()).toContain("gone [hidden]");
     expect(fieldText()).not.toMatch(/gone.*size/);
     unmount();
-    render(<Harness items={[thing("a", 7)]} />);
+    render(<Harness items={[thing("a", 7)]} stored={["a"]} />);
     expect(fieldText()).toContain("Thing a (a)");
     expect(fieldText()).not.toContain("size");
   });
@@ -84,8 +85,9 @@ describe("a field that names a list of things by slug", () => {
   });
 
   test("says when there is nothing to offer", () => {
-    render(<Harness items={[]} />);
+    render(<Harness items={[]} stored={[]} />);
+    fireEvent.click(screen.getByTestId("things-mode-some"));
     expect(fieldText()).toContain("Nothing yet.");
-    expect(screen.queryByRole("list")).toBeNull();
+    expect(screen.queryByRole("checkbox")).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
-import { useTranslation } from "react-i18next";
-import { FieldError } from "../components/FieldError";
-import { slugListChoice, slugListOptions, toggleSlug, type SlugItem } from "./slugListModel";
+import { ListChoiceField } from "./ListChoiceField";
+import { LIST_SPECS } from "./listChoice";
+import { slugListOptions, type SlugItem } from "./slugListModel";
 
 /**
  * The field's own words, already translated. The callers pass them rather than an i18n key
@@ -13,14 +13,12 @@ export interface SlugListTexts {
   notVisible: string;
   loadFailed: string;
   noneConfigured: string;
-  summaryInherit: string;
-  summaryNone: string;
-  summarySome: (names: string) => string;
-  useNone: string;
+  /** The "None" choice. */
+  none: string;
 }
 
 interface SlugListFieldProps<T extends SlugItem> {
-  /** Names the field in test ids and its error: `field-{field}`, `{field}-summary`, `{field}-none`. */
+  /** Names the field in test ids and its error: `field-{field}`, `{field}-mode-{mode}`, `{field}-resolved`. */
   field: string;
   /** Each checkbox's test id is `{optionTestId}-{slug}`. */
   optionTestId: string;
@@ -32,22 +30,12 @@ interface SlugListFieldProps<T extends SlugItem> {
   items: T[] | null;
   /** Extra words after a visible item's name, such as its document count. */
   detail?: (item: T) => ReactNode;
+  /** What not setting the field resolves to; `undefined` when unknown. */
+  inherited: readonly string[] | undefined;
   error: string | undefined;
 }
 
-function summary(value: readonly string[] | null, texts: SlugListTexts): string {
-  const choice = slugListChoice(value);
-  switch (choice.kind) {
-    case "inherit":
-      return texts.summaryInherit;
-    case "none":
-      return texts.summaryNone;
-    case "some":
-      return texts.summarySome(choice.slugs.join(", "));
-  }
-}
-
-/** A list of things by slug: inherited (not set), exactly the ones ticked, or none (`[]`). */
+/** A list of things by slug: inherited (not set), none (`[]`), or exactly the ones ticked. */
 export function SlugListField<T extends SlugItem>({
   field,
   optionTestId,
@@ -56,57 +44,34 @@ export function SlugListField<T extends SlugItem>({
   onChange,
   items,
   detail,
+  inherited,
   error,
 }: SlugListFieldProps<T>) {
-  const { t } = useTranslation();
-  const options = slugListOptions(items, value);
+  const options = slugListOptions(items, value).map(({ slug, item }) => ({
+    value: slug,
+    label: (
+      <>
+        {item ? `${item.name} (${slug})` : slug}
+        {item && detail && <span className="muted"> {detail(item)}</span>}
+        {items !== null && !item && <span className="muted">{texts.notVisible}</span>}
+      </>
+    ),
+    description: item?.description || undefined,
+  }));
   return (
-    <fieldset className="field checkbox-group" data-testid={`field-${field}`}>
-      <legend>{texts.legend}</legend>
-      {options.length > 0 && (
-        <ul>
-          {options.map(({ slug, item }) => (
-            <li key={slug}>
-              <label>
-                <input
-                  type="checkbox"
-                  data-testid={`${optionTestId}-${slug}`}
-                  checked={(value ?? []).includes(slug)}
-                  onChange={(e) => onChange(toggleSlug(value, slug, e.target.checked))}
-                />
-                <span className="option-text">
-                  <span className="option-label">
-                    {item ? `${item.name} (${slug})` : slug}
-                    {item && detail && <span className="muted"> {detail(item)}</span>}
-                    {items !== null && !item && <span className="muted">{texts.notVisible}</span>}
-                  </span>
-                  {item?.description && (
-                    <span className="option-description" title={item.description}>
-                      {item.description}
-                    </span>
-                  )}
-                </span>
-              </label>
-            </li>
-          ))}
-        </ul>
-      )}
-      {items === null && <p className="muted empty-hint">{texts.loadFailed}</p>}
-      {items !== null && options.length === 0 && <p className="muted empty-hint">{texts.noneConfigured}</p>}
-      <p className="hint" data-testid={`${field}-summary`}>
-        {summary(value, texts)}{" "}
-        {value === null && (
-          <button type="button" className="link" data-testid={`${field}-none`} onClick={() => onChange([])}>
-            {texts.useNone}
-          </button>
-        )}
-        {value !== null && (
-          <button type="button" className="link" onClick={() => onChange(null)}>
-            {t("common.useServerDefault")}
-          </button>
-        )}
-      </p>
-      <FieldError field={field} message={error} />
-    </fieldset>
+    <ListChoiceField
+      field={field}
+      legend={texts.legend}
+      spec={LIST_SPECS.knowledgeBases}
+      labels={{ none: texts.none }}
+      value={value}
+      onChange={onChange}
+      options={options}
+      optionTestId={(slug) => `${optionTestId}-${slug}`}
+      emptyHint={items === null ? texts.loadFailed : options.length === 0 ? texts.noneConfigured : undefined}
+      inherited={inherited}
+      all={[]}
+      error={error}
+    />
   );
 }

@@ -2,7 +2,6 @@ import { describe, expect, test } from "vitest";
 import { ApiError } from "../api/errors";
 import type { Agent, ModelCatalog } from "../api/types";
 import {
-  allowListSummary,
   buildWrite,
   clearEdited,
   emptyForm,
@@ -91,16 +90,30 @@ describe("agent form backend type", () => {
 });
 
 describe("agent form subagent allow-list", () => {
-  test("an empty allow-list means all subagents and is sent as no list", () => {
-    expect(allowListSummary([])).toMatch(/all/i);
-    expect(write(form({ subagents: [] })).config_json?.context?.subagents).toBeUndefined();
+  test("All (no list) is sent as no list; a stored missing or empty list loads as All", () => {
+    expect(emptyForm().subagents).toBeNull();
+    expect(write(form({ subagents: null })).config_json?.context).not.toHaveProperty("subagents");
+    expect(formFromAgent(stored({})).subagents).toBeNull();
+    expect(formFromAgent(stored({ config_json: { context: { subagents: [] } } })).subagents).toBeNull();
+    const original = stored({ config_json: { context: { subagents: ["researcher"] } } });
+    expect(formFromAgent(original).subagents).toEqual(["researcher"]);
+    expect(
+      write({ ...formFromAgent(original), subagents: null }, original).config_json?.context,
+    ).not.toHaveProperty("subagents");
   });
 
-  test("a non-empty allow-list is sent as chosen", () => {
+  test("Only these is sent as chosen", () => {
     expect(write(form({ subagents: ["researcher"] })).config_json?.context?.subagents).toEqual([
       "researcher",
     ]);
-    expect(allowListSummary(["researcher"])).toContain("researcher");
+  });
+
+  test("Only these with none ticked is refused at the field, not saved as All", () => {
+    const built = buildWrite(form({ subagents: [] }), null, catalog);
+    expect(built.ok).toBe(false);
+    if (!built.ok) expect(built.errors.subagents).toMatch(/at least one subagent/);
+    // A subagent has no allow-list: nothing to refuse.
+    expect(buildWrite(form({ backend: "SubAgentBackend", subagents: [] }), null, catalog).ok).toBe(true);
   });
 });
 

@@ -4,7 +4,9 @@
  * about a payload path is shown.
  *
  * List fields distinguish "not set" (`null`: the agent inherits the server default) from an
- * explicit list; only the subagent allow-list treats empty as "all", as the server does.
+ * explicit list, even an empty one; the subagent allow-list has no default: `null` is every
+ * visible subagent (sent as no list, as the server reads both a missing and an empty list),
+ * and `[]` is "Only these" with none ticked yet, which cannot be saved.
  */
 
 import { ApiError, errorMessage } from "../api/errors";
@@ -53,8 +55,8 @@ export interface AgentFormState {
   knowledgeBases: string[] | null;
   mcpServers: string[] | null;
   skills: string[] | null;
-  /** Empty means every visible subagent. */
-  subagents: string[];
+  /** `null`: every visible subagent; a list: only those (at least one). */
+  subagents: string[] | null;
   maxSteps: string;
   timeout: string;
   maxTokens: string;
@@ -104,7 +106,7 @@ export function emptyForm(): AgentFormState {
     knowledgeBases: null,
     mcpServers: null,
     skills: null,
-    subagents: [],
+    subagents: null,
     maxSteps: "",
     timeout: "",
     maxTokens: "",
@@ -141,7 +143,8 @@ export function formFromAgent(agent: Agent): AgentFormState {
     knowledgeBases: context.knowledge_bases ?? null,
     mcpServers: context.mcp_servers ?? null,
     skills: context.skills ?? null,
-    subagents: context.subagents ?? [],
+    // Missing and empty both mean every visible subagent.
+    subagents: context.subagents?.length ? context.subagents : null,
     maxSteps: numberText(context.limits?.max_steps),
     timeout: numberText(context.limits?.timeout_s),
     maxTokens: numberText(context.limits?.max_tokens),
@@ -165,13 +168,6 @@ export function providerKind(catalog: ModelCatalog | null, model: string): strin
 /** Whether the form shows the script field: the chosen model's provider plays scripts. */
 export function showsScript(catalog: ModelCatalog | null, model: string): boolean {
   return providerKind(catalog, model) === "scripted";
-}
-
-/** What the allow-list means, for the hint beside it. */
-export function allowListSummary(subagents: readonly string[]): string {
-  return subagents.length === 0
-    ? i18n.t("agentForm.subagentsAll")
-    : i18n.t("agentForm.subagentsOnly", { names: subagents.join(", ") });
 }
 
 function positiveInt(text: string): number | null | "invalid" {
@@ -208,7 +204,10 @@ export function buildWrite(
   setOrDrop("knowledge_bases", form.knowledgeBases);
   setOrDrop("mcp_servers", form.mcpServers);
   setOrDrop("skills", form.skills);
-  setOrDrop("subagents", fields.subagents && form.subagents.length > 0 ? form.subagents : null);
+  setOrDrop("subagents", fields.subagents ? form.subagents : null);
+  if (fields.subagents && form.subagents?.length === 0) {
+    errors.subagents = i18n.t("listChoice.subagentsPickOne");
+  }
 
   const parsedModel = parseModelValue(form.model);
   if (!parsedModel) {

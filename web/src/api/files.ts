@@ -3,8 +3,10 @@
  * contents go through `rawFetch` (raw bytes both ways, same session and errors).
  */
 
-import { api, rawFetch, unwrap } from ".";
+import { api, rawFetch, session, unwrap } from ".";
+import { ApiError } from "./errors";
 import type { Schemas } from "./types";
+import { xhrUpload, type UploadProgress } from "./xhrUpload";
 
 export type FileEntry = Schemas["FileEntry"];
 export type FileListing = Schemas["FileListing"];
@@ -37,6 +39,52 @@ export async function uploadFile(threadId: string, path: string, body: Blob): Pr
     body,
   });
   return (await response.json()) as FileEntry;
+}
+
+/**
+ * The names in one folder of the workdir (not below it); none when the folder does not exist
+ * yet.
+ */
+export async function listFolder(threadId: string, path: string): Promise<string[]> {
+  try {
+    const listing = await unwrap(
+      api.GET("/api/threads/{id}/files", { params: { ...byThread(threadId), query: { path } } }),
+    );
+    return listing.entries.map((entry) => entry.name);
+  } catch (failure) {
+    if (failure instanceof ApiError && failure.status === 404) return [];
+    throw failure;
+  }
+}
+
+export interface PutFileOptions {
+  onProgress?: (progress: UploadProgress) => void;
+  signal?: AbortSignal;
+  /** Refuse to replace a file already at `path` (the server answers `412`). */
+  createOnly?: boolean;
+  /** Makes the request object; a fake in tests. */
+  xhr?: () => XMLHttpRequest;
+}
+
+/** {@link uploadFile} with its progress reported, and optionally never replacing a file. */
+export function putFile(
+  threadId: string,
+  path: string,
+  body: Blob,
+  { onProgress, signal, createOnly, xhr }: PutFileOptions = {},
+): Promise<FileEntry> {
+  const headers: Record<string, string> = { "Content-Type": "application/octet-stream" };
+  if (createOnly) headers["If-None-Match"] = "*";
+  return xhrUpload<FileEntry>({
+    session,
+    method: "PUT",
+    path: contentPath(threadId, path),
+    body,
+    headers,
+    onProgress,
+    signal,
+    xhr,
+  });
 }
 
 export async function deleteFile(threadId: string, path: string, recursive: boolean): Promise<void> {

@@ -20,6 +20,8 @@ export interface XhrUploadOptions {
   /** The `/api/...` path. */
   path: string;
   body: XMLHttpRequestBodyInit;
+  /** Request headers of the call's own (`Content-Type`, `If-None-Match`, …). */
+  headers?: Record<string, string>;
   onProgress?: (progress: UploadProgress) => void;
   signal?: AbortSignal;
   /** Makes the request object; a fake in tests. */
@@ -36,7 +38,16 @@ function parse(text: string): unknown {
 }
 
 /** Sends `body` and answers the parsed JSON of a successful answer. */
-export function xhrUpload<T>({ session, method, path, body, onProgress, signal, xhr }: XhrUploadOptions) {
+export function xhrUpload<T>({
+  session,
+  method,
+  path,
+  body,
+  headers,
+  onProgress,
+  signal,
+  xhr,
+}: XhrUploadOptions) {
   return new Promise<T>((resolve, reject) => {
     if (signal?.aborted) {
       reject(new DOMException("The upload was aborted.", "AbortError"));
@@ -47,6 +58,7 @@ export function xhrUpload<T>({ session, method, path, body, onProgress, signal, 
     const token = session.token();
     if (token) request.setRequestHeader("Authorization", `Bearer ${token}`);
     request.setRequestHeader("Accept", "application/json");
+    for (const [name, value] of Object.entries(headers ?? {})) request.setRequestHeader(name, value);
     request.upload.onprogress = (event) => {
       onProgress?.({ loaded: event.loaded, total: event.lengthComputable ? event.total : null });
     };

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router-dom";
 import { api, errorMessage, unwrap } from "../api";
-import { subagentEndMessage } from "../api/errors";
+import { runErrorDetail, subagentEndMessage } from "../api/errors";
 import { listChatAgents } from "../api/agents";
 import { useUser } from "../auth/AuthContext";
 import type { SubagentRun, Thread } from "../api/types";
@@ -20,10 +20,12 @@ import { StatusPanel, type PanelTab } from "./StatusPanel";
 import { SubagentPopup } from "./SubagentPopup";
 import { ThreadSidebar } from "./ThreadSidebar";
 import { DEFAULT_TITLE, draftPath, sendMode, titleFrom } from "./draft";
+import { sendWithAttachments, type Attachments } from "./attachments";
 import type { PendingGroup } from "./pending";
 import type { AssistantItem, ToolItem, UserItem } from "./transcript";
 import { useSubagents } from "./useSubagents";
 import { useThreadChat } from "./useThreadChat";
+import { agentName as shownAgentName } from "../lib/builtinText";
 
 /** Tools whose card links to the subagent run it started. */
 const DELEGATING_TOOLS = new Set(["task", "subagent_start"]);
@@ -126,43 +128,53 @@ export function ChatPage() {
     setOpenEntry(null);
   }
 
-  async function send(input: string): Promise<boolean> {
+  /**
+   * Sends the composer's message (see `sendWithAttachments`: a draft's thread first, then the
+   * attached files into its workdir, then the run), steering the run when one is going.
+   */
+  async function send(input: string, attachments: Attachments | null): Promise<boolean> {
     const mode = sendMode(threadId, chat.active);
-    // A run is going: the message goes into it, and the model reads it before its next step.
-    if (mode === "steer") return chat.steer(input);
-    if (mode === "send") {
-      if (thread?.title === DEFAULT_TITLE && chat.transcript.items.length === 0) {
-        void rename(thread, titleFrom(input, t("chat.newThreadTitle")));
-      }
-      return chat.send(input);
-    }
-    return startThread(input);
+    setPageError(null);
+    const title = () =>
+      titleFrom(input.trim() ? input : (attachments?.names.join(", ") ?? ""), t("chat.newThreadTitle"));
+    let created: Thread | null = null;
+    return sendWithAttachments(threadId, input, attachments, {
+      create: async () => {
+        created = await unwrap(api.POST("/api/threads", { body: { agent_id: agentId, title: title() } }));
+        return created.id;
+      },
+      discard: async (id) => {
+        await api.DELETE("/api/threads/{id}", { params: { path: { id } } });
+      },
+      fail: setPageError,
+      uploaded: bump,
+      start: async (_id, message) => {
+        // A run is going: the message goes into it, and the model reads it before its next step.
+        if (mode === "steer") return chat.steer(message);
+        if (mode === "send") {
+          if (thread?.title === DEFAULT_TITLE && chat.transcript.items.length === 0) {
+            void rename(thread, title());
+          }
+          return chat.send(message);
+        }
+        return created ? startThread(created, message) : false;
+      },
+    });
   }
 
   /**
-   * A draft's first message: create the thread, start its run, then follow the run on the
-   * thread's page (a client-side navigation, so the page picks the live run up). A thread whose
-   * run could not start is deleted again, so no empty thread is left in the list.
+   * A draft's first message, once its thread is created (and its files are in the workdir):
+   * start its run, then follow the run on the thread's page (a client-side navigation, so the
+   * page picks the live run up). A thread whose run could not start is deleted again (by
+   * `sendWithAttachments`), so no empty thread is left in the list.
    */
-  async function startThread(input: string): Promise<boolean> {
-    let created: Thread;
-    try {
-      created = await unwrap(
-        api.POST("/api/threads", {
-          body: { agent_id: agentId, title: titleFrom(input, t("chat.newThreadTitle")) },
-        }),
-      );
-    } catch (failure) {
-      setPageError(errorMessage(failure));
-      return false;
-    }
+  async function startThread(created: Thread, input: string): Promise<boolean> {
     try {
       await unwrap(
         api.POST("/api/threads/{id}/runs", { params: { path: { id: created.id } }, body: { input } }),
       );
     } catch (failure) {
       setPageError(errorMessage(failure));
-      await api.DELETE("/api/threads/{id}", { params: { path: { id: created.id } } }).catch(() => {});
       return false;
     }
     threads.setData([created, ...(threads.data ?? [])]);
@@ -223,8 +235,12 @@ export function ChatPage() {
     }
     return (
       <>
-        {entry.error && (
-          <p className="error tool-subagent-error" data-testid="tool-subagent-error">
+        {entry.error && subagentEndMessage(entry) && (
+          <p
+            className="error tool-subagent-error"
+            data-testid="tool-subagent-error"
+            title={runErrorDetail(entry) ?? undefined}
+          >
             {subagentEndMessage(entry)}
           </p>
         )}
@@ -284,7 +300,9 @@ export function ChatPage() {
 
   const popupEntry = entries.find((e) => e.run_id === openEntry);
   const error = pageError ?? chat.error;
-  const agentName = normalAgents.find((a) => a.id === agentId)?.name;
+  const errorDetail = pageError ? null : chat.errorDetail;
+  const currentAgent = normalAgents.find((a) => a.id === agentId);
+  const agentName = currentAgent && shownAgentName(currentAgent);
 
   return (
     <main className="chat-page">
@@ -300,7 +318,6 @@ export function ChatPage() {
         }}
         threads={threads.data ?? []}
         threadsLoading={threads.loading}
-        threadOpen={Boolean(threadId)}
         onRename={rename}
         onDelete={setDeleting}
       />
@@ -384,7 +401,7 @@ export function ChatPage() {
         )}
         {error && (
           <div className="error chat-error" role="alert" data-testid="chat-error">
-            <span>{error}</span>
+            <span title={errorDetail ?? undefined}>{error}</span>
             <button
               type="button"
               className="icon"

@@ -76,3 +76,20 @@ describe("a message opened from a search hit", () => {
     expect(scrolled).toEqual([]);
   });
 });
+
+describe("a user message with attached files", () => {
+  test("shows its text, and the files it names as chips", () => {
+    render(
+      <Conversation
+        transcript={fromMessages([
+          msg("m9", "user", "sum it\n\nAttached files: uploads/a.csv, uploads/报告.md", 1),
+        ])}
+      />,
+    );
+    const bubble = screen.getByTestId("message-user");
+    expect(bubble.querySelector("p")!.textContent).toBe("sum it");
+    expect(
+      [...screen.getByTestId("message-files").querySelectorAll("li")].map((li) => li.dataset.path),
+    ).toEqual(["uploads/a.csv", "uploads/报告.md"]);
+  });
+});

@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { CopyButton } from "../components/CopyButton";
+import { Icon } from "../components/Icon";
 import { formatDateTime } from "../lib/format";
+import { splitAttachments } from "./attachments";
 import { CitationDialog } from "./CitationDialog";
 import { Markdown } from "./Markdown";
 import { ToolCard } from "./ToolCard";
@@ -105,7 +107,7 @@ function Entry({ item, toolExtra, messageActions, onOpenRun, editor, onCitation,
                 {t("chat.steered")}
               </span>
             )}
-            <p className="pre">{item.text}</p>
+            <UserText text={item.text} />
             <MessageFoot item={item} actions={messageActions?.(item)} />
           </div>
         )
@@ -206,6 +208,27 @@ export function Conversation({
         <div ref={end} />
       </div>
       {citing && <CitationDialog citation={citing} onClose={() => setCiting(null)} />}
+    </>
+  );
+}
+
+/** A user message: its text, and the files attached to it (the line naming them) as chips. */
+function UserText({ text }: { text: string }) {
+  const { t } = useTranslation();
+  const { text: said, paths } = splitAttachments(text);
+  return (
+    <>
+      {said && <p className="pre">{said}</p>}
+      {paths.length > 0 && (
+        <ul className="message-files" aria-label={t("composer.attachedFiles")} data-testid="message-files">
+          {paths.map((path) => (
+            <li key={path} className="message-file" data-path={path}>
+              <Icon name="paperclip" />
+              {path}
+            </li>
+          ))}
+        </ul>
+      )}
     </>
   );
 }

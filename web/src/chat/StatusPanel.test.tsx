@@ -1,6 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, test } from "vitest";
 import type { SubagentRun } from "../api/types";
+import i18n from "../i18n";
 import { StatusPanel } from "./StatusPanel";
 
 function run(status: SubagentRun["status"], error: string | null): SubagentRun {
@@ -39,10 +40,26 @@ describe("the subagents panel", () => {
     expect(screen.queryByTestId("subagent-error")).toBeNull();
   });
 
-  test("a timed-out subagent says timed out, not failed", () => {
-    panel(run("timeout", "the run hit its time limit of 60 s"));
+  test("a timed-out subagent says timed out, not failed, with its limit in the UI's words", () => {
+    panel({
+      ...run("timeout", "the run hit its time limit of 60 s"),
+      // The generated type has no room for values (`Record<string, never>`).
+      error_params: { limit_s: 60 } as unknown as Record<string, never>,
+    });
     expect(screen.getByTestId("subagent-error").textContent).toBe(
-      "Timed out: the run hit its time limit of 60 s",
+      "Timed out: The run hit its time limit of 60 s.",
     );
+  });
+
+  test("a failure in Chinese keeps the provider's English words to a tooltip", async () => {
+    await i18n.changeLanguage("zh-CN");
+    try {
+      panel({ ...run("error", "quota exceeded for this key"), error_code: "model_error" });
+      const error = screen.getByTestId("subagent-error");
+      expect(error.textContent).toBe("运行失败：模型提供方返回了错误。");
+      expect(error.getAttribute("title")).toBe("quota exceeded for this key");
+    } finally {
+      await i18n.changeLanguage("en");
+    }
   });
 });

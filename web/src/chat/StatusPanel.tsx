@@ -1,6 +1,6 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import { subagentEndMessage } from "../api/errors";
+import { runErrorDetail, subagentEndMessage } from "../api/errors";
 import { isTerminalStatus } from "../api/events";
 import type { SubagentRun } from "../api/types";
 import { Icon } from "../components/Icon";
@@ -133,7 +133,11 @@ export function StatusPanel({
                       </span>
                       <span className="entry-description">{entry.description}</span>
                       {entry.error && subagentEndMessage(entry) && (
-                        <span className="entry-error" data-testid="subagent-error">
+                        <span
+                          className="entry-error"
+                          data-testid="subagent-error"
+                          title={runErrorDetail(entry) ?? undefined}
+                        >
                           {subagentEndMessage(entry)}
                         </span>
                       )}

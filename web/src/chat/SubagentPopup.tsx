@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api, ApiError, errorMessage, unwrap } from "../api";
-import { subagentEndMessage } from "../api/errors";
+import { runErrorDetail, subagentEndMessage } from "../api/errors";
 import { isTerminalStatus } from "../api/events";
 import type { RunStatus, SubagentRun } from "../api/types";
 import { Dialog } from "../components/Dialog";
@@ -174,7 +174,12 @@ export function SubagentPopup({ entry, onClose, pending, onResolved, onActivity 
         {usageText(entry.usage)}
       </p>
       {endMessage && (
-        <p className="error" role="alert" data-testid="subagent-popup-error">
+        <p
+          className="error"
+          role="alert"
+          data-testid="subagent-popup-error"
+          title={runErrorDetail(entry) ?? undefined}
+        >
           {endMessage}
         </p>
       )}

@@ -142,7 +142,13 @@ function RenameForm({
         autoFocus
         value={title}
         onChange={(e) => setTitle(e.target.value)}
-        onKeyDown={(e) => e.key === "Escape" && onDone()}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            // Only the rename ends (on a phone, the drawer round the list stays open).
+            e.preventDefault();
+            onDone();
+          }
+        }}
       />
       <button type="submit" data-testid="thread-rename-save">
         {t("common.save")}

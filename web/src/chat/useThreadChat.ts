@@ -5,7 +5,7 @@
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { api, ApiError, errorMessage, unwrap } from "../api";
-import { runErrorMessage } from "../api/errors";
+import { runErrorDetail, runErrorMessage, type RunEnd } from "../api/errors";
 import { isTerminalStatus, type RunEvent } from "../api/events";
 import type { RunStatus, Usage } from "../api/types";
 import i18n from "../i18n";
@@ -44,6 +44,16 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   const { transcript, setTranscript, current, reset, follow, stop } = useRunFollower();
   const [run, setRun] = useState<RunState | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // The server's own words behind a run's failure, while its sentence is the error shown.
+  const [failure, setFailure] = useState<{ shown: string; detail: string } | null>(null);
+  /** Shows why a run ended without an answer, with the server's words kept for a tooltip. */
+  const showRunEnd = useCallback((end: RunEnd) => {
+    const shown = runErrorMessage(end);
+    if (!shown) return;
+    const detail = runErrorDetail(end);
+    setError(shown);
+    setFailure(detail ? { shown, detail } : null);
+  }, []);
   const [loading, setLoading] = useState(Boolean(threadId));
   const [usage, setUsage] = useState<RunUsage | null>(null);
   // Another thread opened: nothing of the previous one stays on screen.
@@ -84,9 +94,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
           } else if (event.type === "run_status") {
             setRun({ id: runId, status: event.status });
             if (isTerminalStatus(event.status)) loadTotal(runId);
-            if (event.error && event.status !== "cancelled") {
-              setError(runErrorMessage(event.error, event.error_code));
-            }
+            if (event.error && event.status !== "cancelled") showRunEnd(event);
           } else if (event.type === "error") {
             setError(event.message);
           }
@@ -100,7 +108,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
         },
       });
     },
-    [follow, loadTotal],
+    [follow, loadTotal, showRunEnd],
   );
 
   /** Shows a thread as read, and follows its latest run while that is active. */
@@ -112,10 +120,10 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       if (last && isTerminalStatus(last.status)) loadTotal(last.id);
       // A run that already failed says why, as if it had been watched; a cancel the user chose
       // is not a failure.
-      if (last?.error && last.status !== "cancelled") setError(runErrorMessage(last.error, last.error_code));
+      if (last?.error && last.status !== "cancelled") showRunEnd(last);
       if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
     },
-    [reset, attach, loadTotal],
+    [reset, attach, loadTotal, showRunEnd],
   );
 
   useLayoutEffect(() => {
@@ -241,6 +249,8 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     addNotice,
     adoptRun,
     error,
+    /** The server's own words behind `error`, when its sentence leaves them out (a tooltip). */
+    errorDetail: failure && failure.shown === error ? failure.detail : null,
     loading,
     send,
     steer,

@@ -197,3 +197,53 @@ describe("Save and start chatting", () => {
     expect(await screen.findByTestId("chat-page")).toBeTruthy();
   });
 });
+
+describe("Prices", () => {
+  test("both prices are written as `prices`; one without the other is refused in the form", async () => {
+    providers.createProvider.mockResolvedValue(stored({ models: ["local-chat"] }));
+    at("/providers/new");
+    await screen.findByTestId("provider-save");
+    type("provider-name", "local");
+    type("provider-url", "http://127.0.0.1:9/v1");
+    type("provider-models", "local-chat");
+    type("provider-price-input", "2.5");
+    await click("provider-save");
+    expect(providers.createProvider).not.toHaveBeenCalled();
+    expect(screen.getByTestId("error-price-output").textContent).toBe("Set both prices, or neither.");
+    expect(field("provider-price-output").getAttribute("aria-invalid")).toBe("true");
+
+    type("provider-price-output", "lots");
+    expect(screen.getByTestId("error-price-output").textContent).toBe(
+      "A price is a number from 0 to 1,000,000.",
+    );
+    type("provider-price-output", "10");
+    expect(screen.queryByTestId("error-price-output")).toBeNull();
+    await click("provider-save");
+    expect(providers.createProvider).toHaveBeenCalledWith(
+      expect.objectContaining({ name: "local", prices: { input: 2.5, output: 10 } }),
+    );
+  });
+
+  test("editing shows the stored prices; cleared, they are removed (null)", async () => {
+    providers.getProvider.mockResolvedValue(stored({ prices: { input: 0.27, output: 1.1 } }));
+    providers.updateProvider.mockResolvedValue(stored());
+    await i18n.changeLanguage("zh-CN");
+    at("/providers/p1");
+    await screen.findByTestId("provider-save");
+    expect(screen.getByLabelText("每百万输入令牌价格")).toBe(field("provider-price-input"));
+    expect(field("provider-price-input").value).toBe("0.27");
+    expect(field("provider-price-output").value).toBe("1.1");
+    type("provider-price-input", "");
+    type("provider-price-output", "");
+    await click("provider-save");
+    expect(providers.updateProvider).toHaveBeenCalledWith("p1", expect.objectContaining({ prices: null }));
+  });
+
+  test("a provider without prices saved without any sends none", async () => {
+    providers.updateProvider.mockResolvedValue(stored());
+    at("/providers/p1");
+    await screen.findByTestId("provider-save");
+    await click("provider-save");
+    expect(providers.updateProvider.mock.calls[0]![1]).not.toHaveProperty("prices");
+  });
+});

@@ -19,10 +19,12 @@ import {
   type ProviderWrite,
   type TestResult,
 } from "../api/providers";
+import { FieldError } from "../components/FieldError";
 import { Icon } from "../components/Icon";
 import { LoadedPage } from "../components/LoadState";
 import { useAsync } from "../lib/useAsync";
 import { parseModels, PRESETS, suggestName } from "./presets";
+import { checkPrices, priceBoxes, pricesWrite, type PriceBoxes, type PriceProblem } from "./prices";
 import { fillModels, probeRequest, probeSentence, testFailure } from "./probe";
 
 async function load(id: string | undefined) {
@@ -103,6 +105,9 @@ function ProviderForm({ original, hasDefault, setupFailure }: ProviderFormProps)
   const [headers, setHeaders] = useState<HeaderRow[]>([]);
   const [removedHeaders, setRemovedHeaders] = useState<string[]>([]);
   const [models, setModels] = useState((original?.models ?? []).join("\n"));
+  const [prices, setPrices] = useState<PriceBoxes>(() => priceBoxes(original));
+  // The prices' problems show once a save was tried, and from then on as they are corrected.
+  const [checkingPrices, setCheckingPrices] = useState(false);
   const [makeDefault, setMakeDefault] = useState(setup || !hasDefault);
   const [defaultChoice, setDefaultChoice] = useState("");
   const [testing, setTesting] = useState(false);
@@ -139,8 +144,17 @@ function ProviderForm({ original, hasDefault, setupFailure }: ProviderFormProps)
     else if (removeKey) write.api_key = null;
     const extra = extraHeaders();
     if (extra) write.extra_headers = extra;
-    return write;
+    return { ...write, ...pricesWrite(prices, original) };
   }
+
+  const priceCheck = checkPrices(prices);
+  const priceMessage = (problem: PriceProblem | undefined) =>
+    checkingPrices && problem
+      ? problem === "both"
+        ? t("providers.pricesBoth")
+        : t("providers.priceInvalid")
+      : undefined;
+  const priceErrors = { input: priceMessage(priceCheck.input), output: priceMessage(priceCheck.output) };
 
   /** Tests what is on screen; with no model typed, the server tests the first one the provider lists. */
   async function runTest() {
@@ -186,6 +200,11 @@ function ProviderForm({ original, hasDefault, setupFailure }: ProviderFormProps)
 
   async function submit(event: FormEvent) {
     event.preventDefault();
+    if (priceCheck.input || priceCheck.output) {
+      setCheckingPrices(true);
+      document.getElementById(priceCheck.input ? "provider-price-input" : "provider-price-output")?.focus();
+      return;
+    }
     setSaving(true);
     setError(null);
     setSavedUntested(false);
@@ -401,6 +420,32 @@ function ProviderForm({ original, hasDefault, setupFailure }: ProviderFormProps)
               </p>
             )}
           </div>
+          <fieldset className="field">
+            <legend>{t("providers.prices")}</legend>
+            <div className="price-row">
+              {(["input", "output"] as const).map((side) => (
+                <div className="field" key={side}>
+                  <label htmlFor={`provider-price-${side}`}>
+                    {t(side === "input" ? "providers.priceInput" : "providers.priceOutput")}
+                  </label>
+                  <input
+                    id={`provider-price-${side}`}
+                    data-testid={`provider-price-${side}`}
+                    inputMode="decimal"
+                    autoComplete="off"
+                    value={prices[side]}
+                    aria-invalid={Boolean(priceErrors[side])}
+                    aria-describedby={priceErrors[side] ? `error-price-${side}` : "provider-prices-hint"}
+                    onChange={(e) => setPrices((old) => ({ ...old, [side]: e.target.value }))}
+                  />
+                  <FieldError field={`price-${side}`} message={priceErrors[side]} />
+                </div>
+              ))}
+            </div>
+            <p className="hint" id="provider-prices-hint">
+              {t("providers.pricesHint")}
+            </p>
+          </fieldset>
           <div className="field">
             <label className="check">
               <input

@@ -5,8 +5,11 @@ import { useAuth, useUser } from "../auth/AuthContext";
 import { chooseLanguage, currentLanguage, LANGUAGES, type Language } from "../i18n";
 import { chooseTheme, storedTheme, THEMES, type Theme } from "../lib/theme";
 
-/** The user's name as a menu button: who am I, the language, the theme, and log out. */
-export function UserMenu() {
+/**
+ * The user's name as a menu button: who am I, the language, the theme, the keyboard shortcuts
+ * (`onShortcuts`), and log out.
+ */
+export function UserMenu({ onShortcuts }: { onShortcuts?: () => void }) {
   const user = useUser();
   const { logout } = useAuth();
   const { t } = useTranslation();
@@ -14,6 +17,7 @@ export function UserMenu() {
   const [open, setOpen] = useState(false);
   const [theme, setTheme] = useState<Theme>(storedTheme);
   const ref = useRef<HTMLDivElement>(null);
+  const toggle = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
     if (!open) return;
@@ -34,6 +38,7 @@ export function UserMenu() {
     >
       <button
         type="button"
+        ref={toggle}
         data-testid="user-menu"
         aria-haspopup="true"
         aria-expanded={open}
@@ -85,6 +90,21 @@ export function UserMenu() {
           <Link to="/account" role="menuitem" data-testid="nav-account" onClick={() => setOpen(false)}>
             {t("userMenu.account")}
           </Link>
+          {onShortcuts && (
+            <button
+              type="button"
+              role="menuitem"
+              data-testid="open-shortcuts"
+              onClick={() => {
+                // The list's dialog hands the focus back to the menu's button when it closes.
+                toggle.current?.focus();
+                setOpen(false);
+                onShortcuts();
+              }}
+            >
+              {t("userMenu.shortcuts")}
+            </button>
+          )}
           <button
             type="button"
             role="menuitem"

@@ -13,6 +13,7 @@ import {
   type SkillView,
 } from "../api/skills";
 import { Markdown } from "../chat/Markdown";
+import { skillDescription } from "../lib/builtinText";
 import { ConfirmDeleteDialog } from "../components/ConfirmDeleteDialog";
 import { ErrorNote, Loading, LoadedPage } from "../components/LoadState";
 import { SharingSection } from "../components/SharingSection";
@@ -104,7 +105,7 @@ function SkillDetail({ skill, files, body, onChanged }: Loaded & { onChanged: (s
           )}
         </div>
       </div>
-      <p className="description">{skill.description}</p>
+      <p className="description">{skillDescription(skill)}</p>
       <p className="hint">
         {t("skills.detail.readAt")} <code data-testid="skill-path">{skill.path}</code> ·{" "}
         {t("skills.detail.version")} <code>{skill.version.slice(0, 12)}</code> ·{" "}

@@ -6,7 +6,7 @@ import { uploadContentType } from "./skillModel";
 
 /**
  * Uploads a skill as soon as a file is chosen: a `.zip`/`.skill` archive or a single SKILL.md,
- * as a shared or a personal skill. The server's refusal is shown as it words it.
+ * as a shared or a personal skill. A refusal is shown in the UI's words.
  */
 export function SkillUpload({ onUploaded }: { onUploaded: (skill: SkillView) => void }) {
   const { t } = useTranslation();

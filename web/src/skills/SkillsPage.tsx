@@ -3,6 +3,7 @@ import { useState } from "react";
 import { Link } from "react-router-dom";
 import { listSkills, type SkillView } from "../api/skills";
 import { ErrorNote, Loading } from "../components/LoadState";
+import { skillDescription } from "../lib/builtinText";
 import { useAsync } from "../lib/useAsync";
 import { formatBytes } from "../lib/format";
 import { sortSkills } from "./skillModel";
@@ -12,7 +13,8 @@ import { ListTable } from "../components/ListTable";
 
 function matches(skill: SkillView, query: string): boolean {
   const q = query.trim().toLowerCase();
-  return !q || [skill.name, skill.description].some((text) => text.toLowerCase().includes(q));
+  const texts = [skill.name, skill.description, skillDescription(skill)];
+  return !q || texts.some((text) => text.toLowerCase().includes(q));
 }
 
 /** The URL of a skill's detail page. */
@@ -73,7 +75,7 @@ export function SkillsPage() {
                 <td>
                   <SkillSourceBadge source={skill.source} />
                 </td>
-                <td className="wide-only description">{skill.description}</td>
+                <td className="wide-only description">{skillDescription(skill)}</td>
                 <td className="wide-only">
                   {/* The list does not read personal folders: no counts (and no version) there. */}
                   {skill.version === ""

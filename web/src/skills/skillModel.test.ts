@@ -4,10 +4,8 @@ import {
   ALL_SKILLS,
   frontmatterRows,
   skillNameOptions,
-  skillsChoice,
   sortSkills,
   splitFrontmatter,
-  toggleSkill,
   uploadContentType,
 } from "./skillModel";
 
@@ -117,25 +115,5 @@ describe("agent form skills field", () => {
       "delegate-research",
       "gone",
     ]);
-  });
-
-  test("null inherits, ['*'] is all, [] is none, names are an explicit list", () => {
-    expect(skillsChoice(null)).toEqual({ kind: "inherit" });
-    expect(skillsChoice(["*"])).toEqual({ kind: "all" });
-    expect(skillsChoice([])).toEqual({ kind: "none" });
-    expect(skillsChoice(["csv-data"])).toEqual({ kind: "some", names: ["csv-data"] });
-  });
-
-  test("ticking All stores ['*']; unticking it leaves none", () => {
-    expect(toggleSkill(null, ALL_SKILLS, true)).toEqual(["*"]);
-    expect(toggleSkill(["csv-data"], ALL_SKILLS, true)).toEqual(["*"]);
-    expect(toggleSkill(["*"], ALL_SKILLS, false)).toEqual([]);
-  });
-
-  test("ticking a name from inherit starts an explicit list; unticking the last leaves []", () => {
-    expect(toggleSkill(null, "csv-data", true)).toEqual(["csv-data"]);
-    expect(toggleSkill(["csv-data"], "delegate-research", true)).toEqual(["csv-data", "delegate-research"]);
-    expect(toggleSkill(["csv-data"], "csv-data", false)).toEqual([]);
-    expect(toggleSkill(["*"], "csv-data", true)).toEqual(["csv-data"]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The Skills UI's rules, apart from React: a SKILL.md split for display, what a file name is
- * uploaded as, and the agent form's Skills field (inherit, all, a list of names, none).
+ * uploaded as, and the names the agent form's Skills field offers.
  */
 
 import type { SkillSource, SkillView } from "../api/skills";
@@ -70,22 +70,4 @@ export function skillNameOptions(skills: readonly SkillView[], stored: readonly 
   const names = new Set(skills.map((s) => s.name));
   for (const name of stored ?? []) if (name !== ALL_SKILLS) names.add(name);
   return [...names].sort((a, b) => a.localeCompare(b));
-}
-
-/** What the Skills field's value means: inherit (`null`), all (`["*"]`), none, or a list. */
-export type SkillsChoice =
-  { kind: "inherit" } | { kind: "all" } | { kind: "none" } | { kind: "some"; names: string[] };
-
-export function skillsChoice(value: readonly string[] | null): SkillsChoice {
-  if (value === null) return { kind: "inherit" };
-  if (value.includes(ALL_SKILLS)) return { kind: "all" };
-  if (value.length === 0) return { kind: "none" };
-  return { kind: "some", names: [...value] };
-}
-
-/** The field's value after ticking (`on`) or unticking `option`: a name, or {@link ALL_SKILLS}. */
-export function toggleSkill(value: readonly string[] | null, option: string, on: boolean): string[] {
-  if (option === ALL_SKILLS) return on ? [ALL_SKILLS] : [];
-  const names = (value ?? []).filter((v) => v !== ALL_SKILLS && v !== option);
-  return on ? [...names, option] : names;
 }

@@ -143,7 +143,7 @@ fn create_private_file(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// An API error as the CLI says it: naming the field at fault, if any.
 pub(crate) fn describe(error: &ApiError) -> String {
-    match error {
+    match error.kind() {
         ApiError::Unprocessable {
             message,
             field: Some(field),

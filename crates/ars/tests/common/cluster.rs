@@ -20,14 +20,14 @@ pub const PASSWORD: &str = "admin-password";
 pub const LEASE_TTL_S: u64 = 2;
 
 /// A PostgreSQL schema of its own (through `search_path` in the URL), dropped with the value.
-struct Schema {
+pub struct Schema {
     admin_url: String,
     name: String,
-    url: String,
+    pub url: String,
 }
 
 impl Schema {
-    fn create(admin_url: &str, name: &str) -> Schema {
+    pub fn create(admin_url: &str, name: &str) -> Schema {
         let psql = |sql: &str| {
             Command::new("psql")
                 .args([admin_url, "-qc", sql])

@@ -170,6 +170,20 @@ impl ApiError {
         }
     }
 
+    /// A 422 as the 409 it is when the rule it breaks is at odds with stored state, keeping
+    /// its words, field and reason; anything else as it is.
+    pub fn as_conflict(self) -> Self {
+        let reason = self.reason();
+        match self.kind() {
+            Self::Unprocessable { message, field } => Self::Conflict {
+                message: message.clone(),
+                field: field.clone(),
+            }
+            .because(reason),
+            _ => self,
+        }
+    }
+
     /// The kind of error, under any stated reason.
     pub fn kind(&self) -> &ApiError {
         match self {

@@ -242,10 +242,11 @@ pub async fn patch_agent(
         // A patch that would be sound on its own but breaks a rule together with what is
         // stored (a stored subagent asked to be the default, say) conflicts with the stored
         // state: 409, since no schema of the patch can state it.
-        Err(ApiError::Unprocessable { message, field })
-            if sound_on_its_own(&caller, &existing, patch) =>
+        Err(e)
+            if matches!(e.kind(), ApiError::Unprocessable { .. })
+                && sound_on_its_own(&caller, &existing, patch) =>
         {
-            return Err(ApiError::Conflict { message, field });
+            return Err(e.as_conflict());
         }
         Err(other) => return Err(other),
     };

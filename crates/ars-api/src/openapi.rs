@@ -320,8 +320,9 @@ pub fn state_mcp_server_rules(openapi: &mut utoipa::openapi::OpenApi) {
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    // Any character but NUL, CR and LF; at least one that is not white space.
-    const ONE_LINE: &str = r"^[^\u0000\r\n]*[^\s\u0000][^\u0000\r\n]*$";
+    // Any character but NUL, CR and LF; at least one that is not white space (U+0085, NEXT
+    // LINE, is white space to the server's trim but not to a pattern's `\s`: named too).
+    const ONE_LINE: &str = r"^[^\u0000\r\n]*[^\s\u0000\u0085][^\u0000\r\n]*$";
     // Letters in either case, so a pattern can refuse a header name whatever its case.
     let any_case = |name: &str| -> String {
         name.chars()

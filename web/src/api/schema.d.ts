@@ -3011,7 +3011,10 @@ export interface components {
             all_users: boolean;
             /** @description Agents (not subagents), most tokens first. */
             by_agent: components["schemas"]["UsageLine"][];
-            /** @description Each day of the span, oldest first, days without runs included (zero). */
+            /**
+             * @description The days of the span, oldest first: every day (zero without runs) of a span of at most
+             *     366 days, the days with runs of a longer one.
+             */
             by_day: components["schemas"]["UsageLine"][];
             /** @description Models, most tokens first. */
             by_model: components["schemas"]["UsageLine"][];
@@ -8100,7 +8103,7 @@ export interface operations {
             query?: {
                 /** @description First day (UTC, `YYYY-MM-DD`), included; default: 29 days before `to`. */
                 from?: string;
-                /** @description Last day (UTC, `YYYY-MM-DD`), included; default: today. At most 366 days after `from`. */
+                /** @description Last day (UTC, `YYYY-MM-DD`), included; default: today. */
                 to?: string;
                 /** @description Admins: every user's runs (default: only the caller's). Refused for others. */
                 all?: boolean;
@@ -8119,6 +8122,15 @@ export interface operations {
                     "application/json": components["schemas"]["UsageReport"];
                 };
             };
+            /** @description a query that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8129,15 +8141,6 @@ export interface operations {
             };
             /** @description all=true without admin rights */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description from after to, or more than 366 days */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use ars_domain::model_provider::TokenPrices;
-use ars_domain::{AgentId, ErrorReason, Reason, UserId};
+use ars_domain::{AgentId, UserId};
 use ars_store::{UsageFilter, UsageRow};
 
 use crate::extract::ApiQuery;
 use crate::{ApiError, AppState, Auth, ErrorBody};
 
-/// The longest span one report covers, in days.
+/// The longest span whose every day `by_day` lists (a longer one lists the days with runs).
 const MAX_DAYS: u64 = 366;
 /// The span of a report that names no start, in days (today included).
 const DEFAULT_DAYS: u64 = 30;
@@ -30,7 +30,7 @@ pub struct UsageQuery {
     /// First day (UTC, `YYYY-MM-DD`), included; default: 29 days before `to`.
     #[param(value_type = Option<String>, format = Date)]
     pub from: Option<NaiveDate>,
-    /// Last day (UTC, `YYYY-MM-DD`), included; default: today. At most 366 days after `from`.
+    /// Last day (UTC, `YYYY-MM-DD`), included; default: today.
     #[param(value_type = Option<String>, format = Date)]
     pub to: Option<NaiveDate>,
     /// Admins: every user's runs (default: only the caller's). Refused for others.
@@ -82,7 +82,8 @@ pub struct UsageReport {
     pub all_users: bool,
     /// Everything in the span.
     pub total: UsageLine,
-    /// Each day of the span, oldest first, days without runs included (zero).
+    /// The days of the span, oldest first: every day (zero without runs) of a span of at most
+    /// 366 days, the days with runs of a longer one.
     pub by_day: Vec<UsageLine>,
     /// Agents (not subagents), most tokens first.
     pub by_agent: Vec<UsageLine>,
@@ -94,32 +95,24 @@ pub struct UsageReport {
     pub by_user: Vec<UsageLine>,
 }
 
-/// The span a query asks for, checked.
-fn span(query: &UsageQuery) -> Result<(NaiveDate, NaiveDate), ApiError> {
-    let to = query.to.unwrap_or_else(|| Utc::now().date_naive());
+/// The span a query asks for, within the years 1 to 9999 (what both databases store); `from`
+/// after `to` is a span without days (an empty report).
+fn span(query: &UsageQuery) -> (NaiveDate, NaiveDate) {
+    let (first, last) = (
+        NaiveDate::from_ymd_opt(1, 1, 1).unwrap_or(NaiveDate::MIN),
+        NaiveDate::from_ymd_opt(9999, 12, 30).unwrap_or(NaiveDate::MAX),
+    );
+    let to = query
+        .to
+        .unwrap_or_else(|| Utc::now().date_naive())
+        .clamp(first, last);
     let from = match query.from {
-        Some(from) => from,
+        Some(from) => from.clamp(first, last),
         None => to
             .checked_sub_days(Days::new(DEFAULT_DAYS - 1))
             .unwrap_or(to),
     };
-    if from > to {
-        return Err(ApiError::unprocessable("from", "must not be after `to`")
-            .because(ErrorReason::InvalidValue));
-    }
-    let days = (to - from).num_days().unsigned_abs() + 1;
-    if days > MAX_DAYS {
-        return Err(ApiError::unprocessable(
-            "from",
-            format!("a report covers at most {MAX_DAYS} days"),
-        )
-        .because(
-            Reason::new(ErrorReason::OutOfRange)
-                .with("min", 1u64)
-                .with("max", MAX_DAYS),
-        ));
-    }
-    Ok((from, to))
+    (from, to)
 }
 
 /// Sorts lines by tokens, most first (then by label, for a stable order).
@@ -138,9 +131,9 @@ fn ranked(lines: BTreeMap<String, UsageLine>) -> Vec<UsageLine> {
     params(UsageQuery),
     responses(
         (status = 200, body = UsageReport),
+        (status = 400, body = ErrorBody, description = "a query that cannot be read"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "all=true without admin rights"),
-        (status = 422, body = ErrorBody, description = "from after to, or more than 366 days"),
     ))]
 pub async fn usage(
     State(state): State<AppState>,
@@ -151,7 +144,7 @@ pub async fn usage(
     if all_users {
         auth.require_admin()?;
     }
-    let (from, to) = span(&query)?;
+    let (from, to) = span(&query);
     let start = |day: NaiveDate| day.and_time(chrono::NaiveTime::MIN).and_utc();
     let filter = UsageFilter {
         user: (!all_users).then_some(auth.user.id),
@@ -202,8 +195,9 @@ pub async fn usage(
         ..UsageLine::default()
     };
     let mut by_day: BTreeMap<String, UsageLine> = BTreeMap::new();
+    let every_day = from <= to && (to - from).num_days().unsigned_abs() < MAX_DAYS;
     let mut day = from;
-    while day <= to {
+    while every_day && day <= to {
         let key = day.format("%Y-%m-%d").to_string();
         by_day.insert(
             key.clone(),

@@ -55,7 +55,7 @@ pub use run::{
 pub use secret::{Sealed, SecretError, SecretKey};
 pub use skill::{NewSkill, Skill, SkillContent, SkillFile, SkillFileInfo};
 pub use thread::{
-    Message, MessageNotice, MessageRole, NewMessage, Thread, ThreadId, ToolCallRecord,
+    Message, MessageNotice, MessageRole, NewMessage, RunSpend, Thread, ThreadId, ToolCallRecord,
 };
 pub use user::{AccountChange, ApiToken, Role, User};
 pub use waiting::{DecisionInput, PendingItem, PendingRequest, Resolution, Waiting};

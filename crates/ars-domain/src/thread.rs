@@ -259,6 +259,16 @@ pub struct NewMessage {
     /// The background child run whose end this message tells its parent thread of: written
     /// only if nobody has told it yet, so once per child.
     pub tells: Option<RunId>,
+    /// What run `run_id` has spent so far, recorded on the run with the message (one commit
+    /// for the model's answer and its accounting).
+    pub spent: Option<RunSpend>,
+}
+
+/// A run's tokens so far and the model it talks to (`provider/model`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSpend {
+    pub usage: crate::Usage,
+    pub model: Option<String>,
 }
 
 impl NewMessage {
@@ -281,6 +291,7 @@ impl NewMessage {
             notice: None,
             steer: false,
             tells: None,
+            spent: None,
         }
     }
 }

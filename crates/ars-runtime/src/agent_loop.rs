@@ -139,6 +139,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             run_id: spec.tool_ctx.run_id,
         };
         let turn = model_turn(&step, &request).await?;
+        let mut spent = None;
         if let Some(u) = turn.usage {
             let total = {
                 let mut usage = spec
@@ -149,14 +150,15 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
                 *usage
             };
             spec.emitter.emit(EventKind::Usage { usage: total }).await;
-            let _ = spec
-                .store
-                .set_run_usage(spec.tool_ctx.run_id, total, Some(&spec.model_name))
-                .await;
+            // Recorded with the answer's message below: one commit for both.
+            spent = Some(ars_domain::RunSpend {
+                usage: total,
+                model: Some(spec.model_name.clone()),
+            });
             if let Some(budget) = &spec.budget {
                 let tree = total.total() + (budget.beyond)().await.total();
                 if tree > budget.limit {
-                    commit(spec, assistant_message(spec, &turn.text, &[])).await?;
+                    commit(spec, assistant_message(spec, &turn.text, &[], spent)).await?;
                     return Ok(LoopEnd::Failed(RunFailure::new(
                         RunErrorCode::BudgetExceeded,
                         format!(
@@ -170,7 +172,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             if let Some(budget) = spec.limits.max_tokens
                 && total.total() > budget
             {
-                commit(spec, assistant_message(spec, &turn.text, &[])).await?;
+                commit(spec, assistant_message(spec, &turn.text, &[], spent)).await?;
                 return Ok(LoopEnd::Failed(RunFailure::new(
                     RunErrorCode::TokenBudget,
                     format!(
@@ -191,7 +193,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
                 arguments: c.arguments.clone(),
             })
             .collect();
-        commit(spec, assistant_message(spec, &turn.text, &records)).await?;
+        commit(spec, assistant_message(spec, &turn.text, &records, spent)).await?;
         messages.push(turn.to_message());
         if turn.tool_calls.is_empty() {
             // A message sent in while the model answered is answered too, not left behind.
@@ -306,6 +308,7 @@ async fn run_and_commit(
             notice: None,
             steer: false,
             tells: None,
+            spent: None,
         };
         commit(spec, message).await?;
         messages.push(Message::tool(call.id.clone(), content));
@@ -405,9 +408,16 @@ fn open_turn(history: &[StoredMessage]) -> Vec<ToolCall> {
         .collect()
 }
 
-fn assistant_message(spec: &LoopSpec, text: &str, calls: &[ToolCallRecord]) -> NewMessage {
+/// The model's answer as a message, with what the run has spent when this turn reported it.
+fn assistant_message(
+    spec: &LoopSpec,
+    text: &str,
+    calls: &[ToolCallRecord],
+    spent: Option<ars_domain::RunSpend>,
+) -> NewMessage {
     NewMessage {
         tool_calls: calls.to_vec(),
+        spent,
         ..NewMessage::text(
             spec.tool_ctx.thread_id.clone(),
             Some(spec.tool_ctx.run_id),

@@ -96,6 +96,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub trait StoreKind: Send + Sync {
     /// `"sqlite"` or `"postgres"`.
     fn kind(&self) -> &'static str;
+    /// The writes (each one transaction, one commit) this store made so far, by operation.
+    fn writes(&self) -> std::collections::BTreeMap<&'static str, u64>;
 }
 
 /// Everything ARS persists: every aggregate's trait. Object-safe: the server holds an

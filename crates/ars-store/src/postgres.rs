@@ -30,6 +30,8 @@ const KB_CHANGES_LOCK: i64 = 0x4152_535f_4b42_4348;
 pub struct PgStore {
     /// Reads and writes alike.
     pool: PgPool,
+    /// The writes made through any clone of this store.
+    writes: std::sync::Arc<crate::write::WriteCounts>,
 }
 
 impl PgStore {
@@ -46,7 +48,10 @@ impl PgStore {
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            writes: std::sync::Arc::default(),
+        })
     }
 
     /// The pool writes use: the same as reads, since PostgreSQL locks rows, not the database,

@@ -27,6 +27,10 @@ macro_rules! impl_store {
             fn kind(&self) -> &'static str {
                 $kind
             }
+
+            fn writes(&self) -> std::collections::BTreeMap<&'static str, u64> {
+                self.writes.snapshot()
+            }
         }
 
         impl $store {
@@ -41,6 +45,7 @@ macro_rules! impl_store {
                 T: Send + 'static,
                 F: std::future::Future<Output = $crate::Result<T>> + Send + 'static,
             {
+                self.writes.record(operation);
                 $crate::write::detached(operation, body(self.clone())).await
             }
 

@@ -56,6 +56,8 @@ pub struct SqliteStore {
     /// Keeps the WAL checkpointer running while any clone of the store lives; `None` for an
     /// in-memory database.
     _checkpointer: Option<Arc<Checkpointer>>,
+    /// The writes made through any clone of this store.
+    writes: Arc<crate::write::WriteCounts>,
 }
 
 /// Brings the database up to the latest migration on the pool's one writing connection, with
@@ -129,6 +131,7 @@ impl SqliteStore {
                 writer: pool.clone(),
                 pool,
                 _checkpointer: None,
+                writes: Arc::default(),
             });
         }
         let (checkpointer, checkpoint_task) = Checkpointer::new();
@@ -155,6 +158,7 @@ impl SqliteStore {
             pool,
             writer,
             _checkpointer: Some(Arc::new(checkpointer)),
+            writes: Arc::default(),
         })
     }
 

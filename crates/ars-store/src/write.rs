@@ -12,7 +12,9 @@
 //! **Invariant:** every write of either store passes through [`detached`] exactly once, so
 //! [`crate::metrics`] sees each write once, whole (queueing for the writer included).
 
+use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::{Result, StoreError, metrics};
@@ -34,4 +36,22 @@ where
     });
     task.await
         .map_err(|e| StoreError::Invalid(format!("a store write task failed: {e}")))?
+}
+
+/// How many writes (each one transaction) a store has made, by operation: what a test counts
+/// to hold a path to its number of commits.
+#[derive(Debug, Default)]
+pub struct WriteCounts(Mutex<BTreeMap<&'static str, u64>>);
+
+impl WriteCounts {
+    pub(crate) fn record(&self, operation: &'static str) {
+        if let Ok(mut counts) = self.0.lock() {
+            *counts.entry(operation).or_default() += 1;
+        }
+    }
+
+    /// Every operation with its count so far.
+    pub fn snapshot(&self) -> BTreeMap<&'static str, u64> {
+        self.0.lock().map(|c| c.clone()).unwrap_or_default()
+    }
 }

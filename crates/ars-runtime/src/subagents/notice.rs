@@ -140,6 +140,7 @@ async fn tell(
         notice: Some(notice.clone()),
         steer: run.is_some(),
         tells: Some(child.id),
+        spent: None,
         ..NewMessage::text(
             parent_thread.id.clone(),
             run,

@@ -244,6 +244,7 @@ impl Shared {
                 notice: message.notice.clone(),
                 steer: false,
                 tells: None,
+                spent: None,
             };
             store.append_message(&copy).await.map_err(failed)?;
         }

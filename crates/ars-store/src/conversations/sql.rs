@@ -172,6 +172,20 @@ macro_rules! impl_conversation_store {
                         if active.is_none() {
                             return Err($crate::StoreError::RunEnded { run });
                         }
+                        // The run's accounting goes with the message, in the same commit.
+                        if let Some(spent) = &message.spent {
+                            sqlx::query($crate::runs::queries::SET_RUN_USAGE)
+                                .bind(run.to_string())
+                                .bind($crate::runs::rows::stored_tokens(
+                                    spent.usage.prompt_tokens,
+                                )?)
+                                .bind($crate::runs::rows::stored_tokens(
+                                    spent.usage.completion_tokens,
+                                )?)
+                                .bind(spent.model.as_deref())
+                                .execute(&mut *tx)
+                                .await?;
+                        }
                     }
                     // A message that tells a background child's end to its parent is written
                     // once: with the mark, or not at all.

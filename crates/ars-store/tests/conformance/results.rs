@@ -70,6 +70,7 @@ pub async fn check_a_background_childs_end_is_told_once_by_a_message_a_wake_or_t
     let note = NewMessage {
         notice: Some(notice(&a, &a_thread)),
         tells: Some(a.id),
+        spent: None,
         ..NewMessage::text(
             parent_thread.id.clone(),
             None,

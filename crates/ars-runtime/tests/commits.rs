@@ -1,0 +1,65 @@
+//! How many commits a delegation costs: one parent turn that calls one synchronous `task`, then
+//! answers — every store write counted (each is one transaction, one commit), on SQLite.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use ars_domain::RunStatus;
+use common::delegation::{parent, sub, task};
+use common::harness;
+
+/// The writes made between `before` and `after`, by operation.
+fn made(
+    before: &BTreeMap<&'static str, u64>,
+    after: &BTreeMap<&'static str, u64>,
+) -> BTreeMap<&'static str, u64> {
+    after
+        .iter()
+        .map(|(op, n)| (*op, n - before.get(op).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// The most commits one delegated turn may cost: the parent's run (created with its input,
+/// marked running, its answer with the call, the call's result, its final answer, its end),
+/// the child's thread and run (created, marked running, its answer, its end). Each model
+/// answer carries the run's usage in its own commit.
+const MOST_COMMITS_PER_DELEGATION: u64 = 11;
+
+#[tokio::test]
+async fn a_delegated_turn_costs_at_most_its_budget_of_commits() {
+    let h = harness().await;
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 2});
+    sub(&h, "helper", json!([{"text": "done", "usage": usage}])).await;
+    let thread = parent(
+        &h,
+        json!([
+            {"tool_calls": [task("helper", "do it")], "usage": usage},
+            {"text": "thanks", "usage": usage}
+        ]),
+        &[],
+        Some(vec!["helper"]),
+    )
+    .await;
+    // Warm: the first run prepares the workdir and loads what is cached.
+    assert_eq!(h.finish(&thread, "first").await.status, RunStatus::Success);
+
+    let before = h.store.writes();
+    let run = h.finish(&thread, "again").await;
+    assert_eq!(run.status, RunStatus::Success, "{:?}", run.error);
+    let writes = made(&before, &h.store.writes());
+    let total: u64 = writes.values().sum();
+    println!("commits per delegation: {total} {writes:?}");
+    assert!(
+        total <= MOST_COMMITS_PER_DELEGATION,
+        "{total} commits: {writes:?}"
+    );
+    // The usage of each run is recorded with its answers: no commit of its own.
+    assert!(!writes.contains_key("set_run_usage"), "{writes:?}");
+    assert_eq!(run.usage.total(), 24, "the parent's two turns");
+}

@@ -141,6 +141,9 @@ pub struct NewRun {
     /// notice about that child, which is the run's input message. Its creation tells the
     /// child's parent of the end, so it happens once per child.
     pub woken_by: Option<crate::MessageNotice>,
+    /// A thread to create with the run, in its transaction (a subagent's new thread: one
+    /// commit for the thread, the run and its input).
+    pub new_thread: Option<crate::Thread>,
 }
 
 /// Who executes an active run, and until when that claim holds unless renewed.

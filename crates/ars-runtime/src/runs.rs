@@ -91,6 +91,8 @@ pub struct ParentLink {
     /// starter that holds its slot while it waits for the run gives it another pool, or
     /// starters could take every slot and starve the runs they wait for.
     pub slots: Option<Slots>,
+    /// The run's thread is new (not stored yet): it is created with the run.
+    pub new_thread: bool,
 }
 
 /// A pool of execution slots: a run holds one while it executes, and waits (`pending`) for

@@ -200,6 +200,7 @@ async fn a_crashed_instances_runs_are_reaped_within_the_lease_ttl() {
                 expires_ms: now_ms() + TTL.as_millis() as i64,
             }),
             woken_by: None,
+            new_thread: None,
         })
         .await
         .unwrap();

@@ -327,6 +327,7 @@ async fn recover_marks_runs_left_active_as_interrupted() {
             lineage: None,
             lease: None,
             woken_by: None,
+            new_thread: None,
         })
         .await
         .unwrap();

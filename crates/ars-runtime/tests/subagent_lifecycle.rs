@@ -375,6 +375,7 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
                 }),
                 lease: None,
                 woken_by: None,
+                new_thread: None,
             })
             .await
             .unwrap();

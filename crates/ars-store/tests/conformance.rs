@@ -126,6 +126,7 @@ conformance!(
     runs::check_mark_run_running,
     runs::check_run_usage,
     runs::check_usage_rolls_runs_up_by_day_agent_user_and_model,
+    runs::check_a_new_thread_is_created_with_its_run_or_not_at_all,
     runs::check_finish_run_first_writer_wins,
     runs::check_interrupt_active_runs,
     runs::check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped,

@@ -441,6 +441,7 @@ fn new_run(thread: &Thread, input: &str) -> NewRun {
         lineage: None,
         lease: None,
         woken_by: None,
+        new_thread: None,
     }
 }
 

@@ -329,6 +329,11 @@ impl Runtime {
                 expires_ms: now_ms() + lease::ttl_ms(&self.inner.config),
             }),
             woken_by: start.woken_by,
+            new_thread: start
+                .parent
+                .as_ref()
+                .is_some_and(|p| p.new_thread)
+                .then(|| start.thread.clone()),
         };
         let run = match store.create_run_with_input(&new, start.replace_from).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),

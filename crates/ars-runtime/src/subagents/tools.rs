@@ -124,9 +124,14 @@ impl Shared {
         })
     }
 
-    /// The child thread to run on: a new one, or the given one if it is this parent's child for
-    /// this subagent and user.
-    async fn child_thread(&self, agent: &Agent, args: &DelegateArgs) -> Result<Thread, ToolError> {
+    /// The child thread to run on: a new one (stored now only for a fork, which writes into it
+    /// first; otherwise created with the run — `true`), or the given one if it is this
+    /// parent's child for this subagent and user.
+    async fn child_thread(
+        &self,
+        agent: &Agent,
+        args: &DelegateArgs,
+    ) -> Result<(Thread, bool), ToolError> {
         let store = self.runs.store();
         match &args.thread_id {
             Some(raw) => {
@@ -145,12 +150,20 @@ impl Shared {
                 let ours = thread.parent_thread_id() == Some(&self.thread.id)
                     && thread.subagent_slug() == Some(agent.slug.as_str())
                     && thread.user_id == self.caller.id;
-                if ours { Ok(thread) } else { Err(not_found()) }
+                if ours {
+                    Ok((thread, false))
+                } else {
+                    Err(not_found())
+                }
             }
             None => {
                 let title: String = args.description.chars().take(80).collect();
                 let child = self.thread.new_child(agent.id, &agent.slug, title);
-                store.create_thread(&child).await.map_err(failed)
+                if args.fork {
+                    Ok((store.create_thread(&child).await.map_err(failed)?, false))
+                } else {
+                    Ok((child, true))
+                }
             }
         }
     }
@@ -183,7 +196,7 @@ impl Shared {
         let agent = self.subagent(&args.subagent_slug)?.clone();
         // Started all the same, so its failure is on record where the user looks for it.
         let doomed = self.runs.cannot_run(&agent).await;
-        let thread = self.child_thread(&agent, args).await?;
+        let (thread, new_thread) = self.child_thread(&agent, args).await?;
         if args.fork {
             self.fork_into(&thread, ctx).await?;
         }
@@ -199,6 +212,7 @@ impl Shared {
                 },
                 cancel_with: (delivery == Delivery::Wait).then(|| ctx.cancel.clone()),
                 slots: Some(self.slots.clone()),
+                new_thread,
             }),
             replace_from: None,
             woken_by: None,

@@ -5,6 +5,33 @@
 macro_rules! impl_conversation_store {
     ($store:ident, $db:ty) => {
         impl $store {
+            /// Inserts `thread` on `conn` (a write's own connection or transaction) and answers
+            /// it as stored. Microseconds are what PostgreSQL keeps; truncating here makes every
+            /// store return exactly the value it was given.
+            async fn insert_thread(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                thread: &ars_domain::Thread,
+            ) -> $crate::Result<ars_domain::Thread> {
+                let micros =
+                    |at: chrono::DateTime<chrono::Utc>| chrono::SubsecRound::trunc_subsecs(at, 6);
+                sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                    $crate::conversations::queries::INSERT_THREAD,
+                )
+                .bind(thread.id.as_str())
+                .bind(thread.user_id.to_string())
+                .bind(thread.agent_id.to_string())
+                .bind(&thread.title)
+                .bind(thread.parent_thread_id().map(ars_domain::ThreadId::as_str))
+                .bind(thread.subagent_slug())
+                .bind(&thread.runtime_scope_id)
+                .bind(&thread.workdir_path)
+                .bind(micros(thread.created_at))
+                .bind(micros(thread.updated_at))
+                .fetch_one(&mut *conn)
+                .await?
+                .into_thread()
+            }
+
             /// The threads that `sql` selects by its one bind, `key`.
             async fn threads_where(
                 &self,
@@ -44,27 +71,8 @@ macro_rules! impl_conversation_store {
             ) -> $crate::Result<ars_domain::Thread> {
                 let thread = thread.clone();
                 self.write("create_thread", move |this| async move {
-                    // Microseconds are what PostgreSQL keeps; truncating here makes every store
-                    // return exactly the value it was given.
-                    let micros = |at: chrono::DateTime<chrono::Utc>| {
-                        chrono::SubsecRound::trunc_subsecs(at, 6)
-                    };
-                    sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
-                        $crate::conversations::queries::INSERT_THREAD,
-                    )
-                    .bind(thread.id.as_str())
-                    .bind(thread.user_id.to_string())
-                    .bind(thread.agent_id.to_string())
-                    .bind(&thread.title)
-                    .bind(thread.parent_thread_id().map(ars_domain::ThreadId::as_str))
-                    .bind(thread.subagent_slug())
-                    .bind(&thread.runtime_scope_id)
-                    .bind(&thread.workdir_path)
-                    .bind(micros(thread.created_at))
-                    .bind(micros(thread.updated_at))
-                    .fetch_one(this.writer())
-                    .await?
-                    .into_thread()
+                    let mut conn = this.writer().acquire().await?;
+                    Self::insert_thread(&mut conn, &thread).await
                 })
                 .await
             }

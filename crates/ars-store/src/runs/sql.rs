@@ -184,6 +184,9 @@ macro_rules! impl_run_store {
                     for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
                         let now = ars_domain::time::now();
                         let mut tx = this.begin_write().await?;
+                        if let Some(thread) = &new.new_thread {
+                            Self::insert_thread(&mut tx, thread).await?;
+                        }
                         // The thread's row lock first, as in `append_message`: appends and
                         // replacements on this thread queue behind this transaction.
                         let touched = sqlx::query($crate::conversations::queries::TOUCH_THREAD)

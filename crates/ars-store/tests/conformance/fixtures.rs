@@ -121,6 +121,7 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
         lineage: None,
         lease: None,
         woken_by: None,
+        new_thread: None,
     }
 }
 

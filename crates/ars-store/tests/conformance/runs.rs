@@ -511,3 +511,31 @@ pub async fn check_usage_rolls_runs_up_by_day_agent_user_and_model(store: &dyn S
     };
     assert!(store.usage_rows(&past).await.unwrap().is_empty());
 }
+
+pub async fn check_a_new_thread_is_created_with_its_run_or_not_at_all(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let parent = root_thread(store, &alice, "chat").await;
+    let child = parent.new_child(alice.subagent.id, &alice.subagent.slug, "child".into());
+    let with_thread = |input: &str, agent: AgentId| NewRun {
+        agent_id: agent,
+        new_thread: Some(child.clone()),
+        ..new_run(&child, input)
+    };
+    // A run that cannot be created (an unknown agent) leaves no thread behind.
+    let refused = store
+        .create_run_with_input(&with_thread("go", AgentId::new()), None)
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(store.thread(&child.id).await.unwrap().is_none());
+    // Created together: the thread, the run and its input message.
+    let created = store
+        .create_run_with_input(&with_thread("go", alice.subagent.id), None)
+        .await
+        .unwrap();
+    let stored = store.thread(&child.id).await.unwrap().unwrap();
+    assert_eq!(stored.parent_thread_id(), Some(&parent.id));
+    assert_eq!(created.run.thread_id, child.id);
+    let messages = store.messages(&child.id).await.unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].content, "go");
+}

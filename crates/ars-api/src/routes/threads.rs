@@ -290,7 +290,7 @@ pub async fn list_messages(
 pub struct SearchQuery {
     /// The text to find in messages: 1-200 characters, not blank; ASCII letters match either
     /// case.
-    #[param(min_length = 1, max_length = 200)]
+    #[param(min_length = 1, max_length = 200, pattern = r"[^\s\u0085]")]
     q: String,
     /// At most this many hits (1-100, default 20).
     #[serde(default)]
@@ -358,10 +358,11 @@ pub async fn search_messages(
 ) -> Result<Json<Vec<MessageHit>>, ApiError> {
     let text = query.q.trim();
     if text.is_empty() || query.q.chars().count() > 200 {
-        return Err(ApiError::unprocessable(
-            "q",
-            "q must be 1-200 characters, not blank",
-        ));
+        return Err(
+            ApiError::unprocessable("q", "q must be 1-200 characters, not blank").because(
+                ars_domain::Reason::new(ars_domain::ErrorReason::Length).with("max", 200u64),
+            ),
+        );
     }
     let limit = query.limit.unwrap_or(20);
     if !(1..=100).contains(&limit) {

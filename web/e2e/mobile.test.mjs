@@ -258,44 +258,53 @@ flow(
   },
 );
 
-flow("? opens the list of shortcuts, outside a text field; so does the user menu", async ({ page }) => {
-  await signIn(page);
-  await page.goto("/chat");
-  const input = page.getByTestId("chat-input");
-  await input.waitFor();
-  // Typed into the message box, a ? is text.
-  await input.focus();
-  await page.keyboard.press("?");
-  assert.equal(await input.inputValue(), "?");
-  assert.equal(await page.getByTestId("shortcuts-dialog").count(), 0);
-  await input.fill("");
+flow(
+  "? opens the list of shortcuts, outside a text field; so does the user menu",
+  async ({ page, server }) => {
+    // An agent to chat with, so the message box is enabled whatever ran before.
+    await scriptedAgent(server, "shortcuts-helper", [{ text: "hi" }], { name: "Shortcuts helper" });
+    await signIn(page);
+    await page.goto("/chat/new?agent=shortcuts-helper");
+    const input = page.getByTestId("chat-input");
+    await input.waitFor();
+    // Typed into the message box, a ? is text (once the page has settled: the box may be
+    // replaced while the agents load, so each try starts from an empty box).
+    await eventually(async () => {
+      await input.fill("");
+      await input.focus();
+      await page.keyboard.press("?");
+      assert.equal(await input.inputValue(), "?");
+    });
+    assert.equal(await page.getByTestId("shortcuts-dialog").count(), 0);
+    await input.fill("");
 
-  await page.locator(".chat-head h1").click();
-  await page.keyboard.press("?");
-  const dialog = page.getByTestId("shortcuts-dialog");
-  await dialog.waitFor();
-  const rows = await dialog.getByTestId("shortcut-row").allTextContents();
-  // Chromium on Linux: Ctrl+K (a Mac would say ⌘K).
-  assert.ok(
-    rows.some((row) => row.startsWith("Ctrl+K")),
-    rows.join(" | "),
-  );
-  for (const keys of ["?", "Enter", "Shift+Enter", "Esc"]) {
+    await page.locator(".chat-head h1").click();
+    await page.keyboard.press("?");
+    const dialog = page.getByTestId("shortcuts-dialog");
+    await dialog.waitFor();
+    const rows = await dialog.getByTestId("shortcut-row").allTextContents();
+    // Chromium on Linux: Ctrl+K (a Mac would say ⌘K).
     assert.ok(
-      rows.some((row) => row.startsWith(keys)),
-      `${keys} is listed`,
+      rows.some((row) => row.startsWith("Ctrl+K")),
+      rows.join(" | "),
     );
-  }
-  await page.keyboard.press("Escape");
-  await dialog.waitFor({ state: "detached" });
+    for (const keys of ["?", "Enter", "Shift+Enter", "Esc"]) {
+      assert.ok(
+        rows.some((row) => row.startsWith(keys)),
+        `${keys} is listed`,
+      );
+    }
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
 
-  await page.getByTestId("user-menu").click();
-  await page.getByTestId("open-shortcuts").click();
-  await dialog.waitFor();
-  await dialog.getByRole("button", { name: "Close" }).click();
-  await dialog.waitFor({ state: "detached" });
-  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "user-menu");
-});
+    await page.getByTestId("user-menu").click();
+    await page.getByTestId("open-shortcuts").click();
+    await dialog.waitFor();
+    await dialog.getByRole("button", { name: "Close" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "user-menu");
+  },
+);
 
 flow(
   "命令面板和快捷键列表也说中文",

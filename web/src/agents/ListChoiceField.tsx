@@ -1,5 +1,6 @@
 import { useId, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { CheckboxOptions } from "../components/CheckboxGroup";
 import { FieldError } from "../components/FieldError";
 import {
   modeOf,
@@ -72,11 +73,6 @@ export function ListChoiceField(props: ListChoiceFieldProps) {
     setPicked(choice);
     onChange(valueForMode(spec, choice, value));
   };
-  const toggle = (name: string, on: boolean) => {
-    const rest = selected.filter((v) => v !== name);
-    onChange(on ? [...rest, name] : rest);
-  };
-
   return (
     <fieldset
       className="field checkbox-group list-choice"
@@ -101,32 +97,13 @@ export function ListChoiceField(props: ListChoiceFieldProps) {
             {choice === "some" && mode === "some" && (
               <>
                 {options.length > 0 && (
-                  <ul className="list-choice-options">
-                    {options.map((option) => (
-                      <li key={option.value}>
-                        <label>
-                          <input
-                            type="checkbox"
-                            data-testid={optionTestId(option.value)}
-                            checked={selected.includes(option.value)}
-                            onChange={(e) => toggle(option.value, e.target.checked)}
-                          />
-                          <span className="option-text">
-                            <span className="option-label">{option.label}</span>
-                            {option.description && (
-                              <span
-                                className="option-description"
-                                title={option.description}
-                                data-testid={`${optionTestId(option.value)}-description`}
-                              >
-                                {option.description}
-                              </span>
-                            )}
-                          </span>
-                        </label>
-                      </li>
-                    ))}
-                  </ul>
+                  <CheckboxOptions
+                    className="list-choice-options"
+                    options={options}
+                    selected={selected}
+                    onChange={onChange}
+                    optionTestId={optionTestId}
+                  />
                 )}
                 {emptyHint && <p className="muted empty-hint">{emptyHint}</p>}
               </>

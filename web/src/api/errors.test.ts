@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, test } from "vitest";
 import i18n from "../i18n";
 import {
   ApiError,
+  RUN_CODES,
   decodeError,
   errorMessage,
   runErrorDetail,
@@ -10,22 +11,6 @@ import {
   type ErrorParams,
 } from "./errors";
 import type { RunErrorCode } from "./types";
-
-// Every code the server can put on a failed run; a code added to the API without a place here
-// fails type-checking.
-const RUN_CODES: Record<RunErrorCode, true> = {
-  no_model_configured: true,
-  unknown_provider: true,
-  model_config_invalid: true,
-  model_bad_key: true,
-  model_unknown_model: true,
-  model_unreachable: true,
-  model_error: true,
-  step_limit: true,
-  token_budget: true,
-  invalid_tool_arguments: true,
-  budget_exceeded: true,
-};
 
 afterEach(() => i18n.changeLanguage("en"));
 afterAll(() => i18n.changeLanguage("en"));

@@ -263,7 +263,8 @@ export interface RunEnd {
   error_params?: ErrorParams | null;
 }
 
-const RUN_CODES: Record<RunErrorCode, true> = {
+/** Every code the server can put on a failed run (a new one fails type-checking here). */
+export const RUN_CODES: Record<RunErrorCode, true> = {
   no_model_configured: true,
   unknown_provider: true,
   model_config_invalid: true,

@@ -376,3 +376,163 @@ fn urlencode(text: &str) -> String {
         })
         .collect()
 }
+
+/// The ids of a list of threads or messages' `key` field.
+fn field_of(list: &serde_json::Value, key: &str) -> Vec<serde_json::Value> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[key].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn threads_list_in_pages_after_the_last_threads_updated_at_and_id() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    let (_, bob) = app.user("bob").await;
+    app.agent(&alice, normal("helper")).await;
+    app.agent(&bob, normal("bobs")).await;
+    for _ in 0..5 {
+        app.thread(&alice, "helper").await;
+    }
+    app.thread(&bob, "bobs").await;
+    let all = app.get("/api/threads", &alice).await.body;
+    assert_eq!(all.as_array().unwrap().len(), 5);
+
+    let mut walked = Vec::new();
+    let mut path = "/api/threads?limit=2".to_string();
+    loop {
+        let page = app.get(&path, &alice).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        let items = page.body.as_array().unwrap().clone();
+        assert!(items.len() <= 2);
+        let Some(last) = items.last() else { break };
+        path = format!(
+            "/api/threads?limit=2&before_updated_at={}&before_id={}",
+            last["updated_at"].as_str().unwrap().replace('+', "%2B"),
+            last["id"].as_str().unwrap()
+        );
+        walked.extend(items);
+    }
+    assert_eq!(
+        field_of(&serde_json::Value::Array(walked), "id"),
+        field_of(&all, "id"),
+        "the pages, in order, are the whole list"
+    );
+
+    let cursor = format!(
+        "before_updated_at={}&before_id={}",
+        all[0]["updated_at"].as_str().unwrap().replace('+', "%2B"),
+        all[0]["id"].as_str().unwrap()
+    );
+    let refused = [
+        ("limit=0".to_string(), "limit"),
+        ("limit=501".to_string(), "limit"),
+        (cursor.clone(), "limit"),
+        (
+            format!("limit=5&before_id={}", all[0]["id"].as_str().unwrap()),
+            "before_updated_at",
+        ),
+        (
+            "limit=5&before_updated_at=2026-01-01T00:00:00Z".to_string(),
+            "before_id",
+        ),
+        (
+            "limit=5&before_updated_at=2026-01-01T00:00:00Z&before_id=a%2Fb".to_string(),
+            "before_id",
+        ),
+    ];
+    for (query, field) in refused {
+        let r = app.get(&format!("/api/threads?{query}"), &alice).await;
+        assert_eq!(
+            (r.status, r.field()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
+            "{query}: {}",
+            r.body
+        );
+    }
+    let r = app.get("/api/threads?limit=2", &alice).await;
+    assert_eq!(field_of(&r.body, "id"), field_of(&all, "id")[..2]);
+    for query in [
+        "limit=two",
+        "before_updated_at=yesterday&before_id=x&limit=2",
+        "page=2",
+    ] {
+        let r = app.get(&format!("/api/threads?{query}"), &alice).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.body);
+    }
+}
+
+#[tokio::test]
+async fn a_threads_messages_page_back_from_its_end_and_a_call_answered_on_a_later_page_is_not_interrupted()
+ {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    app.scripted_agent(
+        &alice,
+        "caller",
+        json!([
+            {"tool_calls": [{"name": "no_such_tool", "arguments": {}}]},
+            {"text": "done"}
+        ]),
+    )
+    .await;
+    let thread = app.thread(&alice, "caller").await;
+    let run = app.start_run(&alice, &thread, "go").await;
+    let waited = app.wait(&alice, &run, 30).await;
+    assert_eq!(waited["run"]["status"], "success", "{waited}");
+    let path = format!("/api/threads/{thread}/messages");
+    let all = app.get(&path, &alice).await.body;
+    assert_eq!(field_of(&all, "seq"), [1, 2, 3, 4].map(|s| json!(s)));
+
+    let last = app.get(&format!("{path}?limit=2"), &alice).await.body;
+    assert_eq!(
+        field_of(&last, "seq"),
+        [json!(3), json!(4)],
+        "the end, in order"
+    );
+    // The call (seq 2) has its result on the page after (seq 3): not interrupted.
+    let before = app
+        .get(&format!("{path}?limit=2&before_seq=3"), &alice)
+        .await
+        .body;
+    assert_eq!(field_of(&before, "seq"), [json!(1), json!(2)]);
+    let call = &before[1]["tool_calls"][0];
+    assert_eq!(call["name"], "no_such_tool", "{before}");
+    assert!(call.get("interrupted").is_none(), "{call}");
+    assert_eq!(
+        app.get(&format!("{path}?before_seq=3"), &alice).await.body,
+        before,
+        "a page before a seq is 100 messages unless limit says"
+    );
+    assert_eq!(
+        app.get(&format!("{path}?limit=2&before_seq=1"), &alice)
+            .await
+            .body,
+        json!([])
+    );
+
+    for (query, field) in [
+        ("limit=0", "limit"),
+        ("limit=1001", "limit"),
+        ("before_seq=0", "before_seq"),
+        ("before_seq=-5&limit=2", "before_seq"),
+    ] {
+        let r = app.get(&format!("{path}?{query}"), &alice).await;
+        assert_eq!(
+            (r.status, r.field()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
+            "{query}: {}",
+            r.body
+        );
+        assert_eq!(r.body["error"]["reason"], "out_of_range", "{}", r.body);
+    }
+    for query in ["limit=many", "before_seq=1.5", "after_seq=2"] {
+        let r = app.get(&format!("{path}?{query}"), &alice).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.body);
+    }
+    let (_, bob) = app.user("bob").await;
+    let r = app.get(&format!("{path}?limit=2"), &bob).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}

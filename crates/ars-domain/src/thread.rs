@@ -4,6 +4,7 @@
 //! a project workdir; child threads (subagent runs) record their parent and share the parent's
 //! `runtime_scope_id` and `workdir_path`, so parent and child read the same live bytes.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
@@ -175,16 +176,52 @@ pub struct ToolCallRecord {
 /// never will: their run is not `active` (a thread has at most one active run; every other
 /// run of it has ended).
 pub fn mark_interrupted_calls(messages: &mut [Message], active: Option<RunId>) {
-    let answered: std::collections::HashSet<(Option<RunId>, String)> = messages
+    mark_interrupted_calls_with(messages, active, &HashSet::new());
+}
+
+/// The calls of `messages` answered among them, by run.
+fn answered_in(messages: &[Message]) -> HashSet<(RunId, String)> {
+    messages
         .iter()
-        .filter_map(|m| m.tool_call_id.clone().map(|id| (m.run_id, id)))
-        .collect();
-    for message in messages.iter_mut() {
-        if message.run_id.is_none() || message.run_id == active {
+        .filter_map(|m| Some((m.run_id?, m.tool_call_id.clone()?)))
+        .collect()
+}
+
+/// The ended runs (not `active`) with a tool call in `messages` whose result is not among
+/// them: for one page of a thread, the runs whose results may lie beyond the page.
+pub fn runs_with_unanswered_calls(messages: &[Message], active: Option<RunId>) -> Vec<RunId> {
+    let answered = answered_in(messages);
+    let mut runs = Vec::new();
+    for message in messages {
+        let Some(run) = message.run_id.filter(|run| Some(*run) != active) else {
             continue;
+        };
+        let open = message
+            .tool_calls
+            .iter()
+            .any(|call| !answered.contains(&(run, call.id.clone())));
+        if open && !runs.contains(&run) {
+            runs.push(run);
         }
+    }
+    runs
+}
+
+/// As [`mark_interrupted_calls`] for a page of a thread: `answered_elsewhere` holds the calls
+/// answered outside the page (see [`runs_with_unanswered_calls`]).
+pub fn mark_interrupted_calls_with(
+    messages: &mut [Message],
+    active: Option<RunId>,
+    answered_elsewhere: &HashSet<(RunId, String)>,
+) {
+    let answered = answered_in(messages);
+    for message in messages.iter_mut() {
+        let Some(run) = message.run_id.filter(|run| Some(*run) != active) else {
+            continue;
+        };
         for call in &mut message.tool_calls {
-            call.interrupted = !answered.contains(&(message.run_id, call.id.clone()));
+            let key = (run, call.id.clone());
+            call.interrupted = !answered.contains(&key) && !answered_elsewhere.contains(&key);
         }
     }
 }
@@ -350,6 +387,29 @@ mod tests {
         // The flag is served, not stored: false is not even serialised.
         let json = serde_json::to_value(&messages[0].tool_calls[0]).unwrap_or_default();
         assert!(json.get("interrupted").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_page_names_the_runs_whose_results_may_lie_beyond_it_and_counts_them_answered() {
+        let (ended, active) = (RunId::new(), RunId::new());
+        // A page that ends on a call of an ended run: its result is on the next page.
+        let mut page = vec![
+            message(Some(ended), MessageRole::Assistant, &["a", "b"], None),
+            message(Some(active), MessageRole::Assistant, &["c"], None),
+        ];
+        assert_eq!(runs_with_unanswered_calls(&page, Some(active)), vec![ended]);
+        let elsewhere = HashSet::from([(ended, "a".to_string())]);
+        mark_interrupted_calls_with(&mut page, Some(active), &elsewhere);
+        let flags: Vec<bool> = page
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.interrupted))
+            .collect();
+        assert_eq!(flags, vec![false, true, false]);
+        let answered = vec![
+            message(Some(ended), MessageRole::Assistant, &["a"], None),
+            message(Some(ended), MessageRole::Tool, &[], Some("a")),
+        ];
+        assert_eq!(runs_with_unanswered_calls(&answered, None), Vec::new());
     }
 
     #[test]

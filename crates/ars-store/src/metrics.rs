@@ -1,10 +1,11 @@
 //! What the store measures, through the `metrics` facade: how long each write takes, by
-//! operation, and how many writes are queued for the writer.
+//! operation, how many writes are queued for the writer, and (SQLite) how many writes each
+//! commit holds.
 //!
-//! Both are taken on the write path (`write`), where every write of either store passes as its
-//! own task: on SQLite that task waits in the one writer connection's FIFO queue, so the gauge
-//! is that queue's depth (the write being written included); on PostgreSQL, the writes in
-//! flight on the pool. Without an installed recorder both are no-ops.
+//! The first two are taken on the write path (`write`), which every write of either store
+//! passes: on SQLite a write counts from the moment it is queued for the writer task until it
+//! is answered, so the gauge is that queue's depth (the writes being written included); on
+//! PostgreSQL, the writes in flight on the pool. Without an installed recorder all are no-ops.
 
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use metrics::{Unit, describe_gauge, describe_histogram, gauge, histogram};
 
 pub const WRITE_DURATION: &str = "ars_store_write_duration_seconds";
 pub const WRITE_QUEUE_DEPTH: &str = "ars_store_write_queue_depth";
+pub const WRITES_PER_COMMIT: &str = "ars_store_writes_per_commit";
 
 /// Gives the installed recorder each metric's help text and unit; the queue depth is exported
 /// from zero on.
@@ -21,6 +23,12 @@ pub fn describe() {
         WRITE_DURATION,
         Unit::Seconds,
         "One store write (one transaction), queueing for the writer included, by operation."
+    );
+    describe_histogram!(
+        WRITES_PER_COMMIT,
+        Unit::Count,
+        "SQLite: how many writes one commit of the writer holds (group commit; 1 when a write \
+         was alone in the queue)."
     );
     describe_gauge!(
         WRITE_QUEUE_DEPTH,
@@ -48,4 +56,9 @@ impl Drop for QueuedWrite {
 
 pub(crate) fn write_took(operation: &'static str, took: Duration) {
     histogram!(WRITE_DURATION, "operation" => operation).record(took.as_secs_f64());
+}
+
+/// One commit of the SQLite writer, holding `writes` writes.
+pub(crate) fn committed(writes: usize) {
+    histogram!(WRITES_PER_COMMIT).record(writes as f64);
 }

@@ -4,10 +4,11 @@ use std::str::FromStr;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{PgConnection, Postgres, Transaction};
+use sqlx::{PgConnection, Postgres};
 
 use crate::Result;
 use crate::sql_store::impl_store;
+use crate::write::WriteConn;
 
 /// The PostgreSQL schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
@@ -54,15 +55,28 @@ impl PgStore {
         })
     }
 
-    /// The pool writes use: the same as reads, since PostgreSQL locks rows, not the database,
-    /// and many writers can run at once.
-    fn writer(&self) -> &PgPool {
-        &self.pool
-    }
-
-    /// Starts a write transaction (PostgreSQL locks rows as statements touch them).
-    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
-        Ok(self.writer().begin().await?)
+    /// Runs the write `body` on a connection of the pool (the same as reads: PostgreSQL locks
+    /// rows, not the database, and many writers run at once), on a task of its own (see
+    /// [`crate::write::detached`]), and waits for it.
+    async fn dispatch<T, F>(
+        &self,
+        operation: &'static str,
+        body: impl FnOnce(WriteConn<Postgres>) -> F + Send + 'static,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        crate::write::detached(operation, async move {
+            let conn = pool.acquire().await?;
+            body(WriteConn::Own {
+                conn,
+                begin: "BEGIN",
+            })
+            .await
+        })
+        .await
     }
 
     /// Serializes default-agent changes across connections and instances until commit.

@@ -24,28 +24,36 @@ pub(crate) const SHARE_MANAGER: &str = "manager";
 /// Whether the user `$viewer` (a placeholder; NULL for every row) sees a row of the shared
 /// resource `$table`, whose share rows are in `$shares`, keyed by `$key`: a user sees public
 /// rows, their own, those they manage, and `users` rows that list them.
+///
+/// Written as the union of the rows each reason selects, each by an index (the public rows'
+/// partial index, the owner's, the share table's by user), so a list costs what the viewer
+/// sees, not what the table holds; an `OR` of the reasons would read every row.
 macro_rules! visible_to {
     ($table:literal, $shares:literal, $key:literal, $viewer:literal) => {
         concat!(
             "(",
-            $viewer,
-            " IS NULL OR ",
             $table,
-            ".visibility = 'public' OR ",
+            ".id IN (SELECT id FROM ",
             $table,
-            ".owner_id = ",
+            " WHERE ",
             $viewer,
-            " OR EXISTS (SELECT 1 FROM ",
-            $shares,
-            " vs WHERE vs.",
+            " IS NULL UNION ALL SELECT id FROM ",
+            $table,
+            " WHERE visibility = 'public' UNION ALL SELECT id FROM ",
+            $table,
+            " WHERE owner_id = ",
+            $viewer,
+            " UNION ALL SELECT vs.",
             $key,
-            " = ",
+            " FROM ",
+            $shares,
+            " vs JOIN ",
             $table,
-            ".id AND vs.user_id = ",
+            " vt ON vt.id = vs.",
+            $key,
+            " WHERE vs.user_id = ",
             $viewer,
-            " AND (vs.role = 'manager' OR ",
-            $table,
-            ".visibility = 'users')))"
+            " AND (vs.role = 'manager' OR vt.visibility = 'users')))"
         )
     };
 }
@@ -277,7 +285,7 @@ macro_rules! impl_shares {
             /// `row`, as read back inside the write transaction `tx`, with its shares; then
             /// commits. `NotFound` (and nothing written) when there is no row.
             async fn commit_shared<R: $crate::shares::SharedRow>(
-                mut tx: sqlx::Transaction<'static, $db>,
+                mut tx: sqlx::Transaction<'_, $db>,
                 table: &$crate::shares::ShareTable,
                 row: Option<R>,
             ) -> $crate::Result<R::Resource> {

@@ -4,17 +4,20 @@
 //! bounds, so each aggregate's implementation is a `macro_rules!` in its own module
 //! (`agents/sql.rs`, `runs/sql.rs`, …) that [`impl_store!`] expands for each database, running
 //! the same statements (`<aggregate>/queries.rs`). A store type only supplies:
-//! - a `pool` field, for reads, and a `writer` method, the pool every write uses;
-//! - `begin_write`, how that database starts a write transaction on the writer;
+//! - a `pool` field, for reads, and a `dispatch` method, how a write's body is given its
+//!   connection ([`crate::write::WriteConn`]) and run (SQLite: queued for the one writer
+//!   task, which commits in batches, see [`crate::group_commit`]; PostgreSQL: a pooled
+//!   connection on a task of its own);
 //! - `lock_default_agent`, `lock_users` and `lock_kb_changes`, how it serializes default-agent
 //!   changes, account changes and appends to the knowledge base change log;
 //! - `CLAIM_KB_DOCUMENT`, its variant of the claim query, and `USAGE_ROWS`, of the usage
 //!   roll-up (the day of a timestamp);
-//! - `Clone`, cheaply (pools and `Arc`s): each write runs on a clone of its own.
+//! - `Clone`, cheaply (pools and `Arc`s).
 //!
-//! **Invariant:** every write runs on `writer()` (SQLite: its one writer connection, so writers
-//! queue in-process; PostgreSQL: the same pool as reads), never on `pool`, and through
-//! `write` (see [`crate::write`]): on a task of its own, timed and counted.
+//! **Invariant:** every write runs through `write` on the connection it is given (SQLite: the
+//! one writer connection; PostgreSQL: the same pool as reads), never on `pool`: timed,
+//! counted, and never on its caller's task (see [`crate::write`]). What a write reads, it
+//! reads on that connection, so it sees the writes committed with it.
 //! **Invariant:** every write is one transaction (or one statement), and agents, threads,
 //! messages and runs are returned as read back inside it (a read or `RETURNING`), so callers see
 //! exactly what was stored.
@@ -34,19 +37,20 @@ macro_rules! impl_store {
         }
 
         impl $store {
-            /// Runs the write `body` as `operation` on a clone of this store, on a task of its
-            /// own ([`crate::write::detached`]), and waits for it.
+            /// Runs the write `body` as `operation` on the connection this store gives it
+            /// ([`crate::write::WriteConn`]) and waits for it to commit: never on the caller's
+            /// task, so a caller that stops waiting cannot leave it halfway.
             async fn write<T, F>(
                 &self,
                 operation: &'static str,
-                body: impl FnOnce(Self) -> F,
+                body: impl FnOnce($crate::write::WriteConn<$db>) -> F + Send + 'static,
             ) -> $crate::Result<T>
             where
                 T: Send + 'static,
                 F: std::future::Future<Output = $crate::Result<T>> + Send + 'static,
             {
                 self.writes.record(operation);
-                $crate::write::detached(operation, body(self.clone())).await
+                self.dispatch(operation, body).await
             }
 
             /// Deletes, as write `operation`, the row that `sql` selects by its one bind, `id`
@@ -57,8 +61,8 @@ macro_rules! impl_store {
                 sql: &'static str,
                 id: String,
             ) -> $crate::Result<$crate::Deleted> {
-                self.write(operation, move |this| async move {
-                    let done = sqlx::query(sql).bind(&id).execute(this.writer()).await?;
+                self.write(operation, move |mut conn| async move {
+                    let done = sqlx::query(sql).bind(&id).execute(&mut *conn).await?;
                     Ok($crate::Deleted::from_rows(done.rows_affected()))
                 })
                 .await
@@ -81,8 +85,12 @@ macro_rules! impl_store {
         #[async_trait::async_trait]
         impl $crate::test_support::RawSql for $store {
             async fn execute_raw(&self, sql: &str) -> $crate::Result<u64> {
-                let done = sqlx::raw_sql(sql).execute(self.writer()).await?;
-                Ok(done.rows_affected())
+                let sql = sql.to_owned();
+                self.write("execute_raw", move |mut conn| async move {
+                    let done = sqlx::Executor::execute(&mut *conn, sql.as_str()).await?;
+                    Ok(done.rows_affected())
+                })
+                .await
             }
         }
     };

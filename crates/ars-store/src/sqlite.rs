@@ -2,16 +2,20 @@
 //!
 //! SQLite lets one writer at a time hold its write lock, and a writer that finds it taken sleeps
 //! in SQLite's busy handler with growing back-off. So every write here goes through one
-//! dedicated writer connection: writers queue for it in-process, first come first served, and
-//! wake the moment the previous write finishes. Reads use a separate pool of read-only
-//! connections, which WAL lets run beside the writer (and which refuse any write that misses
-//! the writer).
+//! dedicated writer connection, driven by one writer task: writes queue for it in-process,
+//! first come first served, and what is queued together commits together (group commit, see
+//! `group_commit`). Reads use a separate pool of read-only connections, which WAL lets run
+//! beside the writer (and which refuse any write that misses the writer).
+//!
+//! Durability: WAL with `synchronous = NORMAL`. A write is answered once its transaction has
+//! committed to the log, so a crash of the process (kill -9) loses no answered write; the log
+//! is synced to disk at checkpoints, so a power loss may lose the commits since the last one.
 //!
 //! Checkpoints, which copy the log back into the database file and sync both, run beside the
 //! writer too (see `checkpoint`), not inside one unlucky commit.
 //!
-//! Every write reaches the writer on a task of its own (see `write`), which counts the writes
-//! queued for it (`ars_store_write_queue_depth`, see `metrics`).
+//! Every write counts as queued (`ars_store_write_queue_depth`, see `metrics`) from the moment
+//! it is queued until it is answered.
 //!
 //! The 5 s busy timeout stays as a backstop for another process opening the same file. Write
 //! transactions still start with `BEGIN IMMEDIATE`, taking the write lock up front: a deferred
@@ -27,11 +31,13 @@ use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, SqliteConnection, Transaction};
+use sqlx::{Sqlite, SqliteConnection};
 
 use crate::Result;
 use crate::checkpoint::{BACKSTOP_PAGES, Checkpointer};
+use crate::group_commit::Writer;
 use crate::sql_store::impl_store;
+use crate::write::WriteConn;
 
 /// The SQLite schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -49,10 +55,9 @@ pub struct SqliteStore {
     /// Read-only connections for every read; WAL lets them run beside the writer. For an
     /// in-memory database this is the same one connection as `writer`.
     pool: SqlitePool,
-    /// Exactly one connection, used by every write: the pool's fair queue makes writers wait
-    /// in-process, in order, rather than in SQLite's busy handler. A write that waits longer
-    /// than sqlx's acquire timeout (30 s) fails with `PoolTimedOut`.
-    writer: SqlitePool,
+    /// The queue to the writer task, which writes on a pool of exactly one connection: writers
+    /// wait in-process, in order, rather than in SQLite's busy handler.
+    writer: Writer,
     /// Keeps the WAL checkpointer running while any clone of the store lives; `None` for an
     /// in-memory database.
     _checkpointer: Option<Arc<Checkpointer>>,
@@ -128,7 +133,7 @@ impl SqliteStore {
                 .await?;
             migrate(&pool).await?;
             return Ok(Self {
-                writer: pool.clone(),
+                writer: Writer::start(pool.clone()),
                 pool,
                 _checkpointer: None,
                 writes: Arc::default(),
@@ -156,20 +161,29 @@ impl SqliteStore {
             .await?;
         Ok(Self {
             pool,
-            writer,
+            writer: Writer::start(writer),
             _checkpointer: Some(Arc::new(checkpointer)),
             writes: Arc::default(),
         })
     }
 
-    /// The pool every write uses: its one connection is the store's write queue.
-    fn writer(&self) -> &SqlitePool {
-        &self.writer
+    /// How many rounds the writer has made: each one write alone in its own transaction, or a
+    /// batch of writes queued together and committed in one (group commit).
+    pub fn writer_rounds(&self) -> u64 {
+        self.writer.rounds()
     }
 
-    /// Starts a write transaction holding the write lock from its first statement.
-    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+    /// Queues the write `body` for the writer task (see `group_commit`) and waits for it.
+    async fn dispatch<T, F>(
+        &self,
+        operation: &'static str,
+        body: impl FnOnce(WriteConn<Sqlite>) -> F + Send + 'static,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        self.writer.write(operation, body).await
     }
 
     /// Nothing to do: a write transaction already holds the database's one write lock, so
@@ -214,7 +228,7 @@ mod tests {
     use ars_domain::Role;
 
     use super::*;
-    use crate::{AccountStore, NewUser};
+    use crate::{AccountStore, NewUser, StoreError};
 
     async fn fresh() -> (SqliteStore, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
@@ -227,7 +241,13 @@ mod tests {
         let (store, _dir) = fresh().await;
         let stray = "CREATE TABLE stray (x)";
         assert!(sqlx::query(stray).execute(&store.pool).await.is_err());
-        sqlx::query(stray).execute(store.writer()).await.unwrap();
+        store
+            .write("stray", move |mut conn| async move {
+                sqlx::query(stray).execute(&mut *conn).await?;
+                Ok(())
+            })
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
@@ -250,5 +270,102 @@ mod tests {
             assert!(Instant::now() < deadline, "no checkpoint reached the file");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    fn user(name: &str) -> NewUser {
+        NewUser {
+            username: name.into(),
+            password_hash: "x".into(),
+            role: Role::User,
+        }
+    }
+
+    /// Keeps the writer busy for a moment, so the writes queued meanwhile go together.
+    fn hold_the_writer(store: &SqliteStore) -> tokio::task::JoinHandle<()> {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .write("hold", |_conn| async {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+        })
+    }
+
+    #[tokio::test]
+    async fn writes_queued_together_commit_in_one_transaction_and_each_answers_its_own() {
+        let (store, _dir) = fresh().await;
+        store.create_user(user("taken")).await.unwrap();
+        let held = hold_the_writer(&store);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let rounds = store.writer.rounds();
+        let mut writes = Vec::new();
+        for i in 0..20 {
+            let store = store.clone();
+            writes.push(tokio::spawn(async move {
+                store.create_user(user(&format!("u{i}"))).await
+            }));
+        }
+        let again = {
+            let store = store.clone();
+            tokio::spawn(async move { store.create_user(user("taken")).await })
+        };
+        held.await.unwrap();
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        let refused = again.await.unwrap();
+        assert!(
+            matches!(refused, Err(StoreError::Conflict { field: "username" })),
+            "the one failing write answers its own error: {refused:?}"
+        );
+        assert_eq!(
+            store.writer.rounds() - rounds,
+            1,
+            "the 21 writes queued behind the held writer took one round"
+        );
+        for i in 0..20 {
+            let name = format!("u{i}");
+            assert!(
+                store.user_credentials(&name).await.unwrap().is_some(),
+                "{name}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_that_panics_rolls_back_its_batch_and_the_writer_goes_on() {
+        let (store, _dir) = fresh().await;
+        let held = hold_the_writer(&store);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let before = {
+            let store = store.clone();
+            tokio::spawn(async move { store.create_user(user("before")).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let panics = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .write("panics", |_conn| async {
+                        if true {
+                            panic!("a write that panics halfway");
+                        }
+                        Ok(())
+                    })
+                    .await
+            })
+        };
+        held.await.unwrap();
+        assert!(panics.await.unwrap().is_err());
+        assert!(
+            before.await.unwrap().is_err(),
+            "its batch did not commit, so the write with it answers an error"
+        );
+        assert!(store.user_credentials("before").await.unwrap().is_none());
+        store.create_user(user("after")).await.unwrap();
+        assert!(store.user_credentials("after").await.unwrap().is_some());
     }
 }

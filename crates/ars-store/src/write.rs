@@ -1,23 +1,77 @@
-//! The write path every store write takes: spawned as a task of its own, timed and counted.
+//! The write path every store write takes: timed, counted, and safe from its caller going away.
 //!
 //! Runs are cancelled by dropping their futures, and HTTP handlers are dropped when a client
 //! goes away. A write dropped halfway could leave its transaction open on a pooled connection
-//! until that connection is next used, holding SQLite's write lock meanwhile. So each write
-//! method of the stores hands its body to [`detached`]: the caller may stop waiting, the write
-//! still commits (or rolls back) at once. Reads run on the caller's task as they are.
+//! until that connection is next used, holding SQLite's write lock meanwhile. So no write's
+//! body runs on its caller's task: PostgreSQL writes are handed to [`detached`], a task of
+//! their own; SQLite writes are queued for the store's one writer task (see `sqlite`), which
+//! commits them in batches. Either way the caller may stop waiting and the write still commits
+//! (or rolls back) at once. Reads run on the caller's task as they are.
 //!
-//! The stores are cheap `Clone` handles (pools and `Arc`s), so a write's body owns a clone of
-//! its store and copies of its arguments, and outlives its caller.
+//! A write's body is given a [`WriteConn`]: the connection it writes on, and how it starts a
+//! transaction there ([`WriteConn::begin`]). Bodies own copies of their arguments and outlive
+//! their callers.
 //!
-//! **Invariant:** every write of either store passes through [`detached`] exactly once, so
-//! [`crate::metrics`] sees each write once, whole (queueing for the writer included).
+//! **Invariant:** every write of either store passes through its store's `write` exactly once,
+//! so [`crate::metrics`] sees each write once, whole (queueing for the writer included), and
+//! [`WriteCounts`] counts it.
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use sqlx::pool::PoolConnection;
+use sqlx::{Database, Transaction};
+use tokio::sync::OwnedMutexGuard;
+
 use crate::{Result, StoreError, metrics};
+
+/// The connection a write's body writes on.
+pub(crate) enum WriteConn<DB: Database> {
+    /// A connection of its own: PostgreSQL's writes, and a SQLite write alone in the queue.
+    /// A transaction on it starts with `begin` (`BEGIN IMMEDIATE` on SQLite: the write lock
+    /// from the first statement).
+    Own {
+        conn: PoolConnection<DB>,
+        begin: &'static str,
+    },
+    /// A share of the SQLite writer's batch transaction, in which the writes queued together
+    /// commit together; a transaction on it is a savepoint, so a failing write undoes only
+    /// its own statements.
+    Batch(OwnedMutexGuard<Transaction<'static, DB>>),
+}
+
+impl<DB: Database> WriteConn<DB> {
+    /// Starts the body's transaction: a transaction of its own, or a savepoint in its batch's.
+    pub(crate) async fn begin(&mut self) -> Result<Transaction<'_, DB>> {
+        Ok(match self {
+            Self::Own { conn, begin } => sqlx::Connection::begin_with(&mut **conn, *begin).await?,
+            Self::Batch(tx) => sqlx::Connection::begin(&mut ***tx).await?,
+        })
+    }
+}
+
+impl<DB: Database> Deref for WriteConn<DB> {
+    type Target = DB::Connection;
+
+    fn deref(&self) -> &DB::Connection {
+        match self {
+            Self::Own { conn, .. } => conn,
+            Self::Batch(tx) => tx,
+        }
+    }
+}
+
+impl<DB: Database> DerefMut for WriteConn<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        match self {
+            Self::Own { conn, .. } => conn,
+            Self::Batch(tx) => tx,
+        }
+    }
+}
 
 /// Runs `write` on its own task and waits for it. The task, not the caller, holds the write's
 /// place in the queue gauge and times it, so both count the whole write even when the caller

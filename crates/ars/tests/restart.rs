@@ -140,3 +140,93 @@ async fn sigterm_interrupts_active_runs_and_keeps_their_messages() {
     );
     server.terminate();
 }
+
+/// The value of the Prometheus sample `name` (no labels) in `text`.
+fn sample(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// SQLite commits what is queued for its writer together (group commit), and answers each
+/// write only once the transaction holding it has committed: every thread the server answered
+/// `201` for is there after it is killed (SIGKILL) in the middle of such batches.
+#[tokio::test]
+async fn every_answered_write_survives_kill_9_in_the_middle_of_batched_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), Some(PASSWORD));
+    let base = server.base.clone();
+    let token = login(&base, "admin", PASSWORD).await;
+    scripted_agent(&base, &token, "quiet", json!([{"text": "ok"}])).await;
+    let answered = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut writers = Vec::new();
+    for _ in 0..16 {
+        let (base, token) = (base.clone(), token.clone());
+        let answered = std::sync::Arc::clone(&answered);
+        writers.push(tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            loop {
+                let sent = client
+                    .post(format!("{base}/api/threads"))
+                    .bearer_auth(&token)
+                    .json(&json!({"agent_id": "quiet"}))
+                    .send()
+                    .await;
+                let Ok(reply) = sent else { break };
+                if reply.status() != 201 {
+                    break;
+                }
+                let Ok(thread) = reply.json::<Value>().await else {
+                    break;
+                };
+                let id = thread["id"].as_str().unwrap().to_string();
+                answered.lock().unwrap().push(id);
+            }
+        }));
+    }
+    eventually(60, "several hundred answered writes", || {
+        let answered = std::sync::Arc::clone(&answered);
+        async move { answered.lock().unwrap().len() >= 400 }
+    })
+    .await;
+    let metrics = reqwest::Client::new()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    server.kill();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let (writes, commits) = (
+        sample(&metrics, "ars_store_writes_per_commit_sum"),
+        sample(&metrics, "ars_store_writes_per_commit_count"),
+    );
+    assert!(
+        commits > 0.0 && writes > commits,
+        "some commits held more than one write: {writes} writes in {commits} commits"
+    );
+    let answered = answered.lock().unwrap().clone();
+
+    let server = Server::start(dir.path(), Some(PASSWORD));
+    let token = login(&server.base, "admin", PASSWORD).await;
+    let listed: std::collections::HashSet<String> = get(&server.base, "/api/threads", &token)
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    let lost: Vec<_> = answered.iter().filter(|id| !listed.contains(*id)).collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} answered writes lost: {lost:?}",
+        lost.len(),
+        answered.len()
+    );
+    server.kill();
+}

@@ -848,7 +848,9 @@ export interface paths {
         };
         /**
          * The caller's top-level threads, most recently active first; `waiting` marks those where a
-         *     run (theirs or a subagent's) waits for the caller's decision.
+         *     run (theirs or a subagent's) waits for the caller's decision. With `limit`, one page: the
+         *     next page is asked for with the last thread's `updated_at` and `id` (keyset pagination,
+         *     as quick deep in a long history as at its top).
          */
         get: operations["list_threads"];
         put?: never;
@@ -989,7 +991,10 @@ export interface paths {
          * The thread's committed messages in order: user inputs, assistant messages with their tool
          *     calls, tool results and notices. A tool call that never got a result and whose run has
          *     ended (cut off by a stop, crash or cancel) is marked `interrupted`. Messages a later run
-         *     replaced (`replace_from`) are left out unless `include_replaced=true`.
+         *     replaced (`replace_from`) are left out unless `include_replaced=true`. With `limit` or
+         *     `before_seq`, one page, read from the thread's end backwards: the first page is the
+         *     conversation's latest messages, and the page before is asked for with the `seq` of the
+         *     first message shown.
          */
         get: operations["list_messages"];
         put?: never;
@@ -7018,7 +7023,17 @@ export interface operations {
     };
     list_threads: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description At most this many threads (1-500): one page. A page shorter than `limit` is the last. */
+                limit?: number;
+                /**
+                 * @description The page after this thread: the `updated_at` of the last thread of the previous page,
+                 *     given with `before_id`.
+                 */
+                before_updated_at?: string;
+                /** @description The `id` of the last thread of the previous page, given with `before_updated_at`. */
+                before_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7033,7 +7048,25 @@ export interface operations {
                     "application/json": components["schemas"]["Thread"][];
                 };
             };
+            /** @description Unreadable query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A `limit` out of range, half a cursor */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7701,6 +7734,17 @@ export interface operations {
                  *     `replaced_by_run_id`, in their places. Default `false`: the current history only.
                  */
                 include_replaced?: boolean;
+                /**
+                 * @description One page: at most this many messages (1-1000), the last ones before `before_seq` (or
+                 *     the thread's last), still in `seq` order. Without it (and without `before_seq`), every
+                 *     message.
+                 */
+                limit?: number;
+                /**
+                 * @description The page before this seq: the `seq` of the first message of the page read before
+                 *     (100 messages unless `limit` says).
+                 */
+                before_seq?: number;
             };
             header?: never;
             path: {
@@ -7737,6 +7781,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A `limit` or `before_seq` out of range */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,8 @@ import type { PendingGroup } from "./pending";
 import type { AssistantItem, ToolItem, UserItem } from "./transcript";
 import { useSubagents } from "./useSubagents";
 import { useThreadChat } from "./useThreadChat";
+import { useThreadPages } from "./useThreadPages";
+import { mergeThreads } from "./pages";
 import { agentName as shownAgentName } from "../lib/builtinText";
 
 /** Tools whose card links to the subagent run it started. */
@@ -59,7 +61,7 @@ export function ChatPage() {
     models.data != null &&
     !models.data.default_model &&
     !models.data.providers.some((provider) => provider.kind !== "scripted");
-  const threads = useAsync(() => unwrap(api.GET("/api/threads")), "threads");
+  const threads = useThreadPages();
   const [chosenAgent, setChosenAgent] = useState("");
   const [activity, setActivity] = useState(0);
   const [deleting, setDeleting] = useState<Thread | null>(null);
@@ -97,7 +99,18 @@ export function ChatPage() {
   const cards = (groups: readonly PendingGroup[]) =>
     groups.map((group) => <ApprovalCard key={group.runId} group={group} onResolved={pendingResolved} />);
 
-  const thread = threads.data?.find((t) => t.id === threadId);
+  // The open thread may be further down than the pages loaded (a link, a search hit): then it
+  // is read on its own.
+  const listed = threads.threads.find((t) => t.id === threadId);
+  const unlisted = threadId && threads.loaded && !listed ? threadId : null;
+  const single = useAsync(
+    () =>
+      unlisted
+        ? unwrap(api.GET("/api/threads/{id}", { params: { path: { id: unlisted } } }))
+        : Promise.resolve(null),
+    `chat-thread:${unlisted ?? ""}`,
+  );
+  const thread = listed ?? (single.data && single.data.id === threadId ? single.data : undefined);
   const normalAgents = useMemo(() => (agents.data ?? []).filter((a) => !a.is_subagent), [agents.data]);
   const fallbackAgent = normalAgents.find((a) => a.is_default) ?? normalAgents[0];
   // A draft (`/chat/new?agent=<slug>`) names its agent, so a reload keeps it.
@@ -113,6 +126,20 @@ export function ChatPage() {
     if (wasActive.current && !chat.active) reloadThreads();
     wasActive.current = chat.active;
   }, [chat.active, reloadThreads]);
+  // A search hit further back than the pages read: earlier pages are read until it shows (the
+  // conversation then scrolls to it), unless reading one fails.
+  const focusShown = chat.transcript.items.some(
+    (item) => (item.kind === "user" || item.kind === "assistant") && item.messageId === focus?.messageId,
+  );
+  const focusWanted = focus != null && !chat.loading && !focusShown ? focus.key : null;
+  const { hasEarlier, loadingEarlier, loadEarlier } = chat;
+  const gaveUp = useRef<string | null>(null);
+  useEffect(() => {
+    if (!focusWanted || !hasEarlier || loadingEarlier || gaveUp.current === focusWanted) return;
+    void loadEarlier().then((read) => {
+      if (!read) gaveUp.current = focusWanted;
+    });
+  }, [focusWanted, hasEarlier, loadingEarlier, loadEarlier]);
   // Its "waiting for you" mark follows the open thread's runs and subagents.
   const waitingNow = pending.length > 0;
   const wasWaiting = useRef(waitingNow);
@@ -177,7 +204,7 @@ export function ChatPage() {
       setPageError(errorMessage(failure));
       return false;
     }
-    threads.setData([created, ...(threads.data ?? [])]);
+    threads.update((list) => mergeThreads([created], list));
     navigate(`/chat/${created.id}`);
     return true;
   }
@@ -187,7 +214,8 @@ export function ChatPage() {
       const renamed = await unwrap(
         api.PATCH("/api/threads/{id}", { params: { path: { id: target.id } }, body: { title } }),
       );
-      threads.setData((threads.data ?? []).map((t) => (t.id === renamed.id ? renamed : t)));
+      threads.update((list) => list.map((t) => (t.id === renamed.id ? renamed : t)));
+      if (single.data?.id === renamed.id) single.setData(renamed);
       return true;
     } catch (failure) {
       setPageError(errorMessage(failure));
@@ -316,8 +344,11 @@ export function ChatPage() {
           setChosenAgent(agentId);
           navigate(draftPath(slugOf(agentId)));
         }}
-        threads={threads.data ?? []}
+        threads={threads.threads}
         threadsLoading={threads.loading}
+        moreThreads={threads.more}
+        loadingMoreThreads={threads.loadingMore}
+        onLoadMoreThreads={threads.loadMore}
         onRename={rename}
         onDelete={setDeleting}
       />
@@ -374,6 +405,9 @@ export function ChatPage() {
             messageActions={messageActions}
             editor={editor}
             focus={focus}
+            hasEarlier={hasEarlier}
+            loadingEarlier={loadingEarlier}
+            onLoadEarlier={() => void loadEarlier()}
             empty={
               needsSetup && !threadId ? (
                 <SetupCard isAdmin={user.role === "admin"} />
@@ -456,7 +490,7 @@ export function ChatPage() {
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
             await unwrap(api.DELETE("/api/threads/{id}", { params: { path: { id: deleting.id } } }));
-            threads.setData((threads.data ?? []).filter((t) => t.id !== deleting.id));
+            threads.update((list) => list.filter((t) => t.id !== deleting.id));
             if (deleting.id === threadId) navigate("/chat");
             setDeleting(null);
           }}

@@ -1,4 +1,4 @@
-import { act, render, screen } from "@testing-library/react";
+import { act, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import type { Message } from "../api/types";
 import { Conversation } from "./Conversation";
@@ -91,5 +91,47 @@ describe("a user message with attached files", () => {
     expect(
       [...screen.getByTestId("message-files").querySelectorAll("li")].map((li) => li.dataset.path),
     ).toEqual(["uploads/a.csv", "uploads/报告.md"]);
+  });
+});
+
+describe("earlier messages", () => {
+  const later = fromMessages([msg("m3", "user", "thanks", 3)]);
+
+  test("a button above the first message reads them", () => {
+    const onLoadEarlier = vi.fn();
+    const view = render(<Conversation transcript={later} hasEarlier onLoadEarlier={onLoadEarlier} />);
+    const button = screen.getByRole("button", { name: "Load earlier messages" });
+    expect(button.nextElementSibling?.getAttribute("data-message-id")).toBe("m3");
+    fireEvent.click(button);
+    expect(onLoadEarlier).toHaveBeenCalledTimes(1);
+    view.rerender(
+      <Conversation transcript={later} hasEarlier loadingEarlier onLoadEarlier={onLoadEarlier} />,
+    );
+    expect(screen.getByTestId("load-earlier").textContent).toBe("Loading earlier messages…");
+    expect(screen.getByTestId("load-earlier")).toHaveProperty("disabled", true);
+    view.rerender(<Conversation transcript={later} onLoadEarlier={onLoadEarlier} />);
+    expect(screen.queryByTestId("load-earlier")).toBeNull();
+  });
+
+  test("put before the first message, they keep it where it was on screen", () => {
+    // Where each message stands in the view: the earlier ones push "m3" 600px down.
+    let pushed = 0;
+    const rect = Element.prototype.getBoundingClientRect;
+    Element.prototype.getBoundingClientRect = function (this: Element) {
+      const top = this.getAttribute("data-message-id") === "m3" ? 100 + pushed : 0;
+      return { top, bottom: top, left: 0, right: 0, height: 0, width: 0, x: 0, y: top } as DOMRect;
+    };
+    try {
+      const view = render(<Conversation transcript={later} hasEarlier onLoadEarlier={() => {}} />);
+      fireEvent.click(screen.getByTestId("load-earlier"));
+      const log = screen.getByRole("log");
+      log.scrollTop = 0;
+      pushed = 600;
+      view.rerender(<Conversation transcript={transcript} hasEarlier={false} onLoadEarlier={() => {}} />);
+      expect(log.scrollTop).toBe(600);
+      expect(screen.getAllByTestId("message-user")[0]!.getAttribute("data-message-id")).toBe("m1");
+    } finally {
+      Element.prototype.getBoundingClientRect = rect;
+    }
   });
 });

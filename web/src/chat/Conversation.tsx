@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { CopyButton } from "../components/CopyButton";
 import { Icon } from "../components/Icon";
@@ -25,6 +25,10 @@ interface ConversationProps {
    * opening from the next, so opening the same message again marks it again.
    */
   focus?: { messageId: string; key: string } | null;
+  /** The thread may have messages before the first one shown: a button at the top reads them. */
+  hasEarlier?: boolean;
+  loadingEarlier?: boolean;
+  onLoadEarlier?: () => void;
 }
 
 /** How long a message opened from a search stays marked. */
@@ -145,10 +149,41 @@ export function Conversation({
   editor,
   empty,
   focus,
+  hasEarlier = false,
+  loadingEarlier = false,
+  onLoadEarlier,
 }: ConversationProps) {
+  const { t } = useTranslation();
   const end = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  const earlierButton = useRef<HTMLButtonElement>(null);
+  // While earlier messages load: the first item then shown, and where it stood on screen, so
+  // the view stays on it once they are put before it.
+  const anchor = useRef<{ key: string | undefined; el: Element | null; top: number } | null>(null);
+
+  function loadEarlier() {
+    const el = earlierButton.current?.nextElementSibling ?? null;
+    anchor.current = { key: transcript.items[0]?.key, el, top: el?.getBoundingClientRect().top ?? 0 };
+    onLoadEarlier?.();
+  }
+
+  // Before the scroll to the end below: messages put before the first keep the view in place.
+  useLayoutEffect(() => {
+    const held = anchor.current;
+    const el = box.current;
+    if (!held || !el) return;
+    if (transcript.items[0]?.key !== held.key) {
+      anchor.current = null;
+      if (held.el?.isConnected) {
+        el.scrollTop += held.el.getBoundingClientRect().top - held.top;
+        pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+      }
+    } else if (!hasEarlier) {
+      // Nothing came (there was nothing earlier after all).
+      anchor.current = null;
+    }
+  }, [transcript, hasEarlier]);
   // The citation whose passage is open, if any.
   const [citing, setCiting] = useState<string | null>(null);
 
@@ -192,6 +227,19 @@ export function Conversation({
           if (el) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
         }}
       >
+        {hasEarlier && onLoadEarlier && transcript.items.length > 0 && (
+          <button
+            type="button"
+            ref={earlierButton}
+            className="load-earlier"
+            data-testid="load-earlier"
+            disabled={loadingEarlier}
+            aria-busy={loadingEarlier}
+            onClick={loadEarlier}
+          >
+            {loadingEarlier ? t("chat.loadingEarlier") : t("chat.loadEarlier")}
+          </button>
+        )}
         {transcript.items.length === 0 && empty}
         {transcript.items.map((item) => (
           <Entry

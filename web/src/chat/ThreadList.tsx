@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useEffectEvent, useRef, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { NavLink } from "react-router-dom";
 import type { Agent, Thread } from "../api/types";
@@ -14,6 +14,10 @@ interface ThreadListProps {
   /** Shows only threads whose title or agent name holds it (any case, any script). */
   query: string;
   loading: boolean;
+  /** The server has threads after the last one listed: a "Load more" button ends the list. */
+  more?: boolean;
+  loadingMore?: boolean;
+  onLoadMore?: () => void;
   onOpen: () => void;
   onRename: (thread: Thread, title: string) => Promise<boolean>;
   onDelete: (thread: Thread) => void;
@@ -23,7 +27,9 @@ interface ThreadListProps {
  * The user's top-level threads (subagent threads are never listed), newest activity first; a
  * thread where a run (its own or a subagent's) waits for the user is marked.
  */
-export function ThreadList({ threads, agents, query, loading, onOpen, onRename, onDelete }: ThreadListProps) {
+export function ThreadList(props: ThreadListProps) {
+  const { threads, agents, query, loading, onOpen, onRename, onDelete } = props;
+  const { more = false, loadingMore = false, onLoadMore } = props;
   const { t } = useTranslation();
   const [renaming, setRenaming] = useState<string | null>(null);
   // Relative times ("5 minutes ago") move on while the list is on screen.
@@ -39,81 +45,125 @@ export function ThreadList({ threads, agents, query, loading, onOpen, onRename, 
       )
     : topLevel;
   if (loading && topLevel.length === 0) return <p className="loading">{t("threads.loading")}</p>;
-  if (topLevel.length === 0) return <p className="empty">{t("threads.empty")}</p>;
+  // Scrolling to the end loads the next page, unless a search filters the list (a short filtered
+  // list would otherwise pull in every page): the button stays for that.
+  const loadMore =
+    more && onLoadMore ? <LoadMore loading={loadingMore} auto={!needle} onLoad={onLoadMore} /> : null;
+  if (topLevel.length === 0 && !more) return <p className="empty">{t("threads.empty")}</p>;
   if (shown.length === 0) {
     // Messages are searched too (below the list): the titles alone matching nothing is no dead end.
     const messagesSearched = checkQuery(query).kind !== "short";
-    return <p className="empty">{t(messagesSearched ? "threads.noTitleMatch" : "threads.noMatch")}</p>;
+    return (
+      <>
+        <p className="empty">{t(messagesSearched ? "threads.noTitleMatch" : "threads.noMatch")}</p>
+        {loadMore}
+      </>
+    );
   }
   return (
-    <ul className="thread-list" aria-label={t("threads.list")}>
-      {shown.map((thread) => (
-        <li key={thread.id} data-testid="thread-item" data-thread-id={thread.id}>
-          {renaming === thread.id ? (
-            <RenameForm
-              thread={thread}
-              onDone={() => setRenaming(null)}
-              onRename={(title) => onRename(thread, title)}
-            />
-          ) : (
-            <>
-              <NavLink
-                to={`/chat/${thread.id}`}
-                className="thread-link"
-                title={thread.title}
-                onClick={onOpen}
-              >
-                <span className="thread-title">{thread.title}</span>
-                <span className="thread-meta">
-                  {thread.waiting && (
-                    <span
-                      className="badge warning-badge"
-                      data-testid="thread-waiting"
-                      title={t("threads.waiting")}
-                    >
-                      {t("runStatus.waiting")}
+    <>
+      <ul className="thread-list" aria-label={t("threads.list")}>
+        {shown.map((thread) => (
+          <li key={thread.id} data-testid="thread-item" data-thread-id={thread.id}>
+            {renaming === thread.id ? (
+              <RenameForm
+                thread={thread}
+                onDone={() => setRenaming(null)}
+                onRename={(title) => onRename(thread, title)}
+              />
+            ) : (
+              <>
+                <NavLink
+                  to={`/chat/${thread.id}`}
+                  className="thread-link"
+                  title={thread.title}
+                  onClick={onOpen}
+                >
+                  <span className="thread-title">{thread.title}</span>
+                  <span className="thread-meta">
+                    {thread.waiting && (
+                      <span
+                        className="badge warning-badge"
+                        data-testid="thread-waiting"
+                        title={t("threads.waiting")}
+                      >
+                        {t("runStatus.waiting")}
+                      </span>
+                    )}
+                    <span data-testid="thread-agent">
+                      {names.get(thread.agent_id) ?? t("threads.unknownAgent")}
                     </span>
-                  )}
-                  <span data-testid="thread-agent">
-                    {names.get(thread.agent_id) ?? t("threads.unknownAgent")}
+                    {" · "}
+                    <time
+                      dateTime={thread.updated_at}
+                      title={formatDateTime(thread.updated_at)}
+                      data-testid="thread-time"
+                    >
+                      {formatRelative(thread.updated_at, now)}
+                    </time>
                   </span>
-                  {" · "}
-                  <time
-                    dateTime={thread.updated_at}
-                    title={formatDateTime(thread.updated_at)}
-                    data-testid="thread-time"
+                </NavLink>
+                <span className="thread-actions">
+                  <button
+                    type="button"
+                    className="icon"
+                    data-testid="thread-rename"
+                    aria-label={t("threads.renameNamed", { title: thread.title })}
+                    title={t("threads.rename")}
+                    onClick={() => setRenaming(thread.id)}
                   >
-                    {formatRelative(thread.updated_at, now)}
-                  </time>
+                    <Icon name="edit" />
+                  </button>
+                  <button
+                    type="button"
+                    className="icon"
+                    data-testid="thread-delete"
+                    aria-label={t("threads.deleteNamed", { title: thread.title })}
+                    title={t("common.delete")}
+                    onClick={() => onDelete(thread)}
+                  >
+                    <Icon name="trash" />
+                  </button>
                 </span>
-              </NavLink>
-              <span className="thread-actions">
-                <button
-                  type="button"
-                  className="icon"
-                  data-testid="thread-rename"
-                  aria-label={t("threads.renameNamed", { title: thread.title })}
-                  title={t("threads.rename")}
-                  onClick={() => setRenaming(thread.id)}
-                >
-                  <Icon name="edit" />
-                </button>
-                <button
-                  type="button"
-                  className="icon"
-                  data-testid="thread-delete"
-                  aria-label={t("threads.deleteNamed", { title: thread.title })}
-                  title={t("common.delete")}
-                  onClick={() => onDelete(thread)}
-                >
-                  <Icon name="trash" />
-                </button>
-              </span>
-            </>
-          )}
-        </li>
-      ))}
-    </ul>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+      {loadMore}
+    </>
+  );
+}
+
+/**
+ * The button that reads the next page of the list; with `auto`, it also presses itself when
+ * it scrolls into view (and again after each page while it stays in view).
+ */
+function LoadMore({ loading, auto, onLoad }: { loading: boolean; auto: boolean; onLoad: () => void }) {
+  const { t } = useTranslation();
+  const button = useRef<HTMLButtonElement>(null);
+  const seen = useEffectEvent(() => onLoad());
+  useEffect(() => {
+    const el = button.current;
+    if (!auto || loading || !el || typeof IntersectionObserver === "undefined") return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) seen();
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [auto, loading]);
+  return (
+    <button
+      type="button"
+      ref={button}
+      className="thread-more"
+      data-testid="thread-load-more"
+      disabled={loading}
+      aria-busy={loading}
+      onClick={onLoad}
+    >
+      {loading ? t("threads.loadingMore") : t("threads.loadMore")}
+    </button>
   );
 }
 

@@ -13,6 +13,10 @@ interface ThreadSidebarProps {
   onNewThread: () => void;
   threads: readonly Thread[];
   threadsLoading: boolean;
+  /** The server has threads after the last one listed. */
+  moreThreads?: boolean;
+  loadingMoreThreads?: boolean;
+  onLoadMoreThreads?: () => void;
   onRename: (thread: Thread, title: string) => Promise<boolean>;
   onDelete: (thread: Thread) => void;
 }
@@ -26,6 +30,7 @@ interface ThreadSidebarProps {
 export function ThreadSidebar(props: ThreadSidebarProps) {
   const { t } = useTranslation();
   const { agents, agentId, onAgentChange, onNewThread, threads, threadsLoading, onRename, onDelete } = props;
+  const { moreThreads = false, loadingMoreThreads = false, onLoadMoreThreads } = props;
   const [query, setQuery] = useState("");
   // The drawer matters on narrow screens only (CSS shows the list regardless on wide ones).
   const [drawerOpen, setDrawerOpen] = useState(false);
@@ -74,7 +79,10 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
           <svg width="16" height="16" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
             <path d="M4 6h16M4 12h16M4 18h10" stroke="currentColor" strokeWidth="2" strokeLinecap="round" />
           </svg>
-          <span aria-hidden="true">{topLevel}</span>
+          <span aria-hidden="true">
+            {topLevel}
+            {moreThreads ? "+" : ""}
+          </span>
         </button>
         <select
           id="agent-switch"
@@ -133,6 +141,9 @@ export function ThreadSidebar(props: ThreadSidebarProps) {
           agents={agents}
           query={query}
           loading={threadsLoading}
+          more={moreThreads}
+          loadingMore={loadingMoreThreads}
+          onLoadMore={onLoadMoreThreads}
           onOpen={closeDrawer}
           onRename={onRename}
           onDelete={onDelete}

@@ -11,6 +11,14 @@ import type { RunStatus, Usage } from "../api/types";
 import i18n from "../i18n";
 import { loadResumePoint } from "../sse/resume";
 import type { Message, RunDetail } from "../api/types";
+import {
+  MESSAGE_PAGE,
+  mergeLatestMessages,
+  NO_MESSAGES,
+  prependMessages,
+  prependTranscript,
+  type MessagePages,
+} from "./pages";
 import { addCommitted, addUserInput, truncateAtLastUser } from "./transcript";
 import { useRunFollower } from "./useRunFollower";
 
@@ -36,8 +44,28 @@ async function loadThread(threadId: string) {
   // as finished without its answer). A run still active is followed, and the messages the
   // stream repeats are skipped by id.
   const runs = await unwrap(api.GET("/api/threads/{id}/runs", path));
-  const messages = await unwrap(api.GET("/api/threads/{id}/messages", path));
+  // The conversation's latest page only: earlier ones are read when asked for.
+  const messages = await readMessages(threadId);
   return { messages, latest: runs.at(-1) ?? null };
+}
+
+/** One page of a thread's messages: the last ones, or the last ones before `beforeSeq`. */
+function readMessages(threadId: string, beforeSeq?: number) {
+  const query =
+    beforeSeq === undefined ? { limit: MESSAGE_PAGE } : { limit: MESSAGE_PAGE, before_seq: beforeSeq };
+  return unwrap(api.GET("/api/threads/{id}/messages", { params: { path: { id: threadId }, query } }));
+}
+
+/** The id of the thread's last user message, read back page by page until one holds it. */
+async function lastUserMessage(threadId: string): Promise<string | undefined> {
+  let before: number | undefined;
+  for (;;) {
+    const page = await readMessages(threadId, before);
+    const found = page.filter((m) => m.role === "user").at(-1);
+    if (found) return found.id;
+    if (page.length < MESSAGE_PAGE || !page[0]) return undefined;
+    before = page[0].seq;
+  }
 }
 
 export function useThreadChat(threadId: string | undefined, onActivity: () => void) {
@@ -55,6 +83,11 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     setFailure(detail ? { shown, detail } : null);
   }, []);
   const [loading, setLoading] = useState(Boolean(threadId));
+  // The messages read so far (the latest page and the earlier ones asked for), and whether the
+  // thread may have earlier ones still.
+  const pages = useRef<MessagePages>(NO_MESSAGES);
+  const [hasEarlier, setHasEarlier] = useState(false);
+  const [loadingEarlier, setLoadingEarlier] = useState(false);
   const [usage, setUsage] = useState<RunUsage | null>(null);
   // Another thread opened: nothing of the previous one stays on screen.
   const [shownThread, setShownThread] = useState(threadId);
@@ -64,6 +97,8 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     setError(null);
     setUsage(null);
     setLoading(Boolean(threadId));
+    setHasEarlier(false);
+    setLoadingEarlier(false);
   }
   // Stream callbacks outlive renders: they read the newest thread and listener from here.
   const latest = useRef({ threadId, onActivity });
@@ -72,6 +107,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   });
   /** Re-reads the open thread from the server (set below, once `load` exists). */
   const reloadThread = useRef<() => void>(() => undefined);
+  const earlierBusy = useRef(false);
 
   /** Reads a finished run's total (with its subagents') usage. */
   const loadTotal = useCallback((runId: string) => {
@@ -114,7 +150,11 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   /** Shows a thread as read, and follows its latest run while that is active. */
   const show = useCallback(
     ({ messages, latest: last }: Awaited<ReturnType<typeof loadThread>>) => {
-      reset(messages);
+      // Read again (after a run, a lost stream): the latest page takes the place of what it
+      // covers, the earlier pages already read stay.
+      pages.current = mergeLatestMessages(pages.current, messages, MESSAGE_PAGE);
+      setHasEarlier(pages.current.more);
+      reset(pages.current.messages);
       setRun(last && { id: last.id, status: last.status });
       setUsage(last && { runId: last.id, own: last.usage, total: null });
       if (last && isTerminalStatus(last.status)) loadTotal(last.id);
@@ -139,6 +179,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   useEffect(() => {
     stop();
     reset([]);
+    pages.current = NO_MESSAGES;
     if (!threadId) return;
     let live = true;
     loadThread(threadId)
@@ -165,8 +206,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
         let replaced: string | undefined = replaceFrom;
         if (replaceFrom === "last") {
           // A message sent from this page has no id here yet: the stored history has it.
-          const messages = await unwrap(api.GET("/api/threads/{id}/messages", { params: { path: { id } } }));
-          replaced = messages.filter((m) => m.role === "user").at(-1)?.id;
+          replaced = await lastUserMessage(id);
           if (!replaced) return false;
         }
         const { run: started } = await unwrap(
@@ -225,6 +265,35 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     }
   }, [run]);
 
+  /**
+   * Reads the page before the first message shown and puts it before the conversation; false
+   * when that failed.
+   */
+  const loadEarlier = useCallback(async (): Promise<boolean> => {
+    const id = latest.current.threadId;
+    const first = pages.current.messages[0];
+    if (!id || !first || !pages.current.more || earlierBusy.current) return true;
+    earlierBusy.current = true;
+    setLoadingEarlier(true);
+    try {
+      const page = await readMessages(id, first.seq);
+      // Another thread opened, or this one was read again from scratch, meanwhile.
+      if (latest.current.threadId !== id || pages.current.messages[0] !== first) return true;
+      const before = pages.current.messages.length;
+      pages.current = prependMessages(pages.current, page, MESSAGE_PAGE);
+      setHasEarlier(pages.current.more);
+      const added = pages.current.messages.slice(0, pages.current.messages.length - before);
+      setTranscript(prependTranscript(current.current, added));
+      return true;
+    } catch (failure) {
+      if (latest.current.threadId === id) setError(errorMessage(failure));
+      return false;
+    } finally {
+      earlierBusy.current = false;
+      setLoadingEarlier(false);
+    }
+  }, [current, setTranscript]);
+
   /** A completion notice arrived on the thread's stream. */
   const addNotice = useCallback(
     (message: Message) => setTranscript(addCommitted(current.current, message)),
@@ -252,6 +321,10 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     /** The server's own words behind `error`, when its sentence leaves them out (a tooltip). */
     errorDetail: failure && failure.shown === error ? failure.detail : null,
     loading,
+    /** The thread may have messages before the first one shown. */
+    hasEarlier,
+    loadingEarlier,
+    loadEarlier,
     send,
     steer,
     cancel,

@@ -145,15 +145,95 @@ pub async fn create_thread(
     Ok((StatusCode::CREATED, Json(thread.into())))
 }
 
+/// The query of `GET /api/threads`: without `limit`, every thread; with it, one page.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ThreadsQuery {
+    /// At most this many threads (1-500): one page. A page shorter than `limit` is the last.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u32>,
+    /// The page after this thread: the `updated_at` of the last thread of the previous page,
+    /// given with `before_id`.
+    before_updated_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The `id` of the last thread of the previous page, given with `before_updated_at`.
+    before_id: Option<String>,
+}
+
+/// The most threads one page lists.
+const MAX_THREAD_PAGE: u32 = 500;
+
+/// The page a [`ThreadsQuery`] asks for: `None` for the whole list.
+fn thread_page(
+    query: ThreadsQuery,
+) -> Result<Option<(u32, Option<ars_store::ThreadCursor>)>, ApiError> {
+    let cursor = match (query.before_updated_at, query.before_id) {
+        (None, None) => None,
+        (Some(updated_at), Some(id)) => {
+            let id = ThreadId::parse(&id).ok_or_else(|| {
+                ApiError::unprocessable("before_id", "before_id is not a thread id")
+            })?;
+            Some(ars_store::ThreadCursor { updated_at, id })
+        }
+        (Some(_), None) => {
+            return Err(ApiError::unprocessable(
+                "before_id",
+                "before_updated_at and before_id go together",
+            )
+            .because(ars_domain::ErrorReason::Required));
+        }
+        (None, Some(_)) => {
+            return Err(ApiError::unprocessable(
+                "before_updated_at",
+                "before_updated_at and before_id go together",
+            )
+            .because(ars_domain::ErrorReason::Required));
+        }
+    };
+    match query.limit {
+        None if cursor.is_some() => Err(ApiError::unprocessable(
+            "limit",
+            "a page after a thread needs its limit",
+        )
+        .because(ars_domain::ErrorReason::Required)),
+        None => Ok(None),
+        Some(limit) if (1..=MAX_THREAD_PAGE).contains(&limit) => Ok(Some((limit, cursor))),
+        Some(_) => Err(
+            ApiError::unprocessable("limit", "limit must be 1-500").because(
+                ars_domain::Reason::new(ars_domain::ErrorReason::OutOfRange)
+                    .with("min", 1u64)
+                    .with("max", u64::from(MAX_THREAD_PAGE)),
+            ),
+        ),
+    }
+}
+
 /// The caller's top-level threads, most recently active first; `waiting` marks those where a
-/// run (theirs or a subagent's) waits for the caller's decision.
+/// run (theirs or a subagent's) waits for the caller's decision. With `limit`, one page: the
+/// next page is asked for with the last thread's `updated_at` and `id` (keyset pagination,
+/// as quick deep in a long history as at its top).
 #[utoipa::path(get, path = "/threads", tag = "threads", security(("bearer" = [])),
-    responses((status = 200, body = [ThreadView]), (status = 401, body = ErrorBody)))]
+    params(ThreadsQuery),
+    responses(
+        (status = 200, body = [ThreadView]),
+        (status = 400, body = ErrorBody, description = "Unreadable query"),
+        (status = 401, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "A `limit` out of range, half a cursor"),
+    ))]
 pub async fn list_threads(
     State(state): State<AppState>,
     auth: Auth,
+    ApiQuery(query): ApiQuery<ThreadsQuery>,
 ) -> Result<Json<Vec<ThreadView>>, ApiError> {
-    let threads = state.store.list_threads(auth.user.id).await?;
+    let threads = match thread_page(query)? {
+        None => state.store.list_threads(auth.user.id).await?,
+        Some((limit, cursor)) => {
+            state
+                .store
+                .thread_page(auth.user.id, limit, cursor.as_ref())
+                .await?
+        }
+    };
     let waiting = state.store.waiting_threads(auth.user.id).await?;
     Ok(Json(
         threads
@@ -253,18 +333,35 @@ pub struct MessagesQuery {
     /// `replaced_by_run_id`, in their places. Default `false`: the current history only.
     #[serde(default)]
     include_replaced: bool,
+    /// One page: at most this many messages (1-1000), the last ones before `before_seq` (or
+    /// the thread's last), still in `seq` order. Without it (and without `before_seq`), every
+    /// message.
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<u32>,
+    /// The page before this seq: the `seq` of the first message of the page read before
+    /// (100 messages unless `limit` says).
+    #[param(minimum = 1)]
+    before_seq: Option<i64>,
 }
+
+/// The most messages one page lists, and how many a `before_seq` without `limit` lists.
+const MAX_MESSAGE_PAGE: u32 = 1000;
+const DEFAULT_MESSAGE_PAGE: u32 = 100;
 
 /// The thread's committed messages in order: user inputs, assistant messages with their tool
 /// calls, tool results and notices. A tool call that never got a result and whose run has
 /// ended (cut off by a stop, crash or cancel) is marked `interrupted`. Messages a later run
-/// replaced (`replace_from`) are left out unless `include_replaced=true`.
+/// replaced (`replace_from`) are left out unless `include_replaced=true`. With `limit` or
+/// `before_seq`, one page, read from the thread's end backwards: the first page is the
+/// conversation's latest messages, and the page before is asked for with the `seq` of the
+/// first message shown.
 #[utoipa::path(get, path = "/threads/{id}/messages", tag = "threads", security(("bearer" = [])),
     params(("id" = String, Path, description = "Thread id"), MessagesQuery),
     responses(
         (status = 200, body = [MessageView]),
         (status = 400, body = ErrorBody, description = "Unreadable query"),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "A `limit` or `before_seq` out of range"),
     ))]
 pub async fn list_messages(
     State(state): State<AppState>,
@@ -272,15 +369,51 @@ pub async fn list_messages(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<MessagesQuery>,
 ) -> Result<Json<Vec<MessageView>>, ApiError> {
+    if let Some(limit) = query.limit
+        && !(1..=MAX_MESSAGE_PAGE).contains(&limit)
+    {
+        return Err(
+            ApiError::unprocessable("limit", "limit must be 1-1000").because(
+                ars_domain::Reason::new(ars_domain::ErrorReason::OutOfRange)
+                    .with("min", 1u64)
+                    .with("max", u64::from(MAX_MESSAGE_PAGE)),
+            ),
+        );
+    }
+    if let Some(seq) = query.before_seq
+        && seq < 1
+    {
+        return Err(
+            ApiError::unprocessable("before_seq", "before_seq must be at least 1").because(
+                ars_domain::Reason::new(ars_domain::ErrorReason::OutOfRange).with("min", 1u64),
+            ),
+        );
+    }
     let thread = owned_thread(&state, &auth, &id).await?;
     let active = state.store.active_run(&thread.id).await?.map(|r| r.id);
-    let mut messages = if query.include_replaced {
-        state.store.all_messages(&thread.id).await?
-    } else {
-        state.store.messages(&thread.id).await?
-    };
-    ars_domain::thread::mark_interrupted_calls(&mut messages, active);
-    Ok(Json(messages.into_iter().map(MessageView::from).collect()))
+    if query.limit.is_none() && query.before_seq.is_none() {
+        let mut messages = if query.include_replaced {
+            state.store.all_messages(&thread.id).await?
+        } else {
+            state.store.messages(&thread.id).await?
+        };
+        ars_domain::thread::mark_interrupted_calls(&mut messages, active);
+        return Ok(Json(messages.into_iter().map(MessageView::from).collect()));
+    }
+    let limit = query.limit.unwrap_or(DEFAULT_MESSAGE_PAGE);
+    let mut page = state
+        .store
+        .message_page(&thread.id, limit, query.before_seq, query.include_replaced)
+        .await?;
+    // A call near the page's end may have its result on a later page: ask its run.
+    let mut answered = std::collections::HashSet::new();
+    for run in ars_domain::thread::runs_with_unanswered_calls(&page, active) {
+        for call in state.store.answered_calls(run).await? {
+            answered.insert((run, call));
+        }
+    }
+    ars_domain::thread::mark_interrupted_calls_with(&mut page, active, &answered);
+    Ok(Json(page.into_iter().map(MessageView::from).collect()))
 }
 
 /// The query of `GET /api/threads/search`.
@@ -372,13 +505,15 @@ pub async fn search_messages(
         .store
         .search_messages(auth.user.id, text, limit)
         .await?;
-    let titles: std::collections::HashMap<ThreadId, String> = state
-        .store
-        .list_threads(auth.user.id)
-        .await?
-        .into_iter()
-        .map(|t| (t.id, t.title))
-        .collect();
+    // The titles of the hits' threads only (at most `limit`), not of the whole history.
+    let mut titles: std::collections::HashMap<ThreadId, String> = std::collections::HashMap::new();
+    for hit in &hits {
+        if !titles.contains_key(&hit.thread_id)
+            && let Some(thread) = state.store.thread(&hit.thread_id).await?
+        {
+            titles.insert(thread.id, thread.title);
+        }
+    }
     Ok(Json(
         hits.into_iter()
             .map(|m| MessageHit {

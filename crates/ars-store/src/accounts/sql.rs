@@ -7,7 +7,7 @@ macro_rules! impl_account_store {
         #[async_trait::async_trait]
         impl $crate::AccountStore for $store {
             async fn create_user(&self, new: $crate::NewUser) -> $crate::Result<ars_domain::User> {
-                self.write("create_user", move |this| async move {
+                self.write("create_user", move |mut conn| async move {
                     let now = ars_domain::time::now();
                     let user = ars_domain::User {
                         id: ars_domain::UserId::new(),
@@ -24,7 +24,7 @@ macro_rules! impl_account_store {
                         .bind(user.role.as_str())
                         .bind(now)
                         .bind(now)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(user)
                 })
@@ -106,8 +106,8 @@ macro_rules! impl_account_store {
                 id: ars_domain::UserId,
                 change: ars_domain::AccountChange,
             ) -> $crate::Result<$crate::UserUpdate> {
-                self.write("update_user", move |this| async move {
-                    let mut tx = this.begin_write().await?;
+                self.write("update_user", move |mut conn| async move {
+                    let mut tx = conn.begin().await?;
                     Self::lock_users(&mut tx).await?;
                     let user = sqlx::query_as::<_, $crate::accounts::rows::UserRow>(
                         $crate::accounts::queries::USER_BY_ID,
@@ -152,8 +152,8 @@ macro_rules! impl_account_store {
                 keep: Option<ars_domain::TokenId>,
             ) -> $crate::Result<$crate::Updated> {
                 let password_hash = password_hash.to_owned();
-                self.write("set_password", move |this| async move {
-                    let mut tx = this.begin_write().await?;
+                self.write("set_password", move |mut conn| async move {
+                    let mut tx = conn.begin().await?;
                     let done = sqlx::query($crate::accounts::queries::SET_PASSWORD)
                         .bind(id.to_string())
                         .bind(&password_hash)
@@ -179,7 +179,7 @@ macro_rules! impl_account_store {
                 &self,
                 new: $crate::NewToken,
             ) -> $crate::Result<ars_domain::ApiToken> {
-                self.write("create_token", move |this| async move {
+                self.write("create_token", move |mut conn| async move {
                     let token = ars_domain::ApiToken {
                         id: ars_domain::TokenId::new(),
                         user_id: new.user_id,
@@ -199,7 +199,7 @@ macro_rules! impl_account_store {
                         .bind(&new.token_hash)
                         .bind(token.created_at)
                         .bind(token.expires_at)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(token)
                 })
@@ -227,11 +227,11 @@ macro_rules! impl_account_store {
                 id: ars_domain::TokenId,
                 at: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<()> {
-                self.write("touch_token", move |this| async move {
+                self.write("touch_token", move |mut conn| async move {
                     sqlx::query($crate::accounts::queries::TOUCH_TOKEN)
                         .bind(id.to_string())
                         .bind(chrono::SubsecRound::trunc_subsecs(at, 6))
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(())
                 })
@@ -258,11 +258,11 @@ macro_rules! impl_account_store {
                 user: ars_domain::UserId,
                 id: ars_domain::TokenId,
             ) -> $crate::Result<$crate::Deleted> {
-                self.write("revoke_token", move |this| async move {
+                self.write("revoke_token", move |mut conn| async move {
                     let done = sqlx::query($crate::accounts::queries::REVOKE_TOKEN)
                         .bind(id.to_string())
                         .bind(user.to_string())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok($crate::Deleted::from_rows(done.rows_affected()))
                 })

@@ -47,10 +47,10 @@ macro_rules! impl_agent_store {
                 owner: Option<ars_domain::UserId>,
             ) -> $crate::Result<ars_domain::Agent> {
                 let draft = draft.clone();
-                self.write("create_agent", move |this| async move {
+                self.write("create_agent", move |mut conn| async move {
                     let id = ars_domain::AgentId::new();
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     if draft.is_default {
                         Self::clear_other_defaults(&mut tx, id, now).await?;
                     }
@@ -116,9 +116,9 @@ macro_rules! impl_agent_store {
                 draft: &ars_domain::AgentDraft,
             ) -> $crate::Result<ars_domain::Agent> {
                 let draft = draft.clone();
-                self.write("update_agent", move |this| async move {
+                self.write("update_agent", move |mut conn| async move {
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     if draft.is_default {
                         Self::clear_other_defaults(&mut tx, id, now).await?;
                     }
@@ -159,9 +159,9 @@ macro_rules! impl_agent_store {
                 &self,
                 id: ars_domain::AgentId,
             ) -> $crate::Result<ars_domain::Agent> {
-                self.write("set_default_agent", move |this| async move {
+                self.write("set_default_agent", move |mut conn| async move {
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     Self::clear_other_defaults(&mut tx, id, now).await?;
                     let row = sqlx::query_as::<_, $crate::agents::rows::AgentRow>(
                         $crate::agents::queries::SET_DEFAULT,

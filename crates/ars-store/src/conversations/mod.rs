@@ -3,7 +3,8 @@
 
 use async_trait::async_trait;
 
-use ars_domain::{Message, NewMessage, Thread, ThreadId, UserId};
+use ars_domain::{Message, NewMessage, RunId, Thread, ThreadId, UserId};
+use chrono::{DateTime, Utc};
 
 use crate::{Deleted, Result};
 
@@ -25,6 +26,15 @@ pub trait ConversationStore: Send + Sync {
     /// `user`'s top-level threads (child threads are reached through their parent), most
     /// recently updated first.
     async fn list_threads(&self, user: UserId) -> Result<Vec<Thread>>;
+    /// At most `limit` of `user`'s top-level threads in [`Self::list_threads`]' order, after
+    /// `before` (the last thread of the previous page) or from the first: keyset pagination,
+    /// as cheap on the thousandth page as on the first.
+    async fn thread_page(
+        &self,
+        user: UserId,
+        limit: u32,
+        before: Option<&ThreadCursor>,
+    ) -> Result<Vec<Thread>>;
     /// The direct child threads of `parent`, oldest first.
     async fn child_threads(&self, parent: &ThreadId) -> Result<Vec<Thread>>;
     /// Sets the title and `updated_at`; `NotFound` when the thread is gone.
@@ -51,7 +61,25 @@ pub trait ConversationStore: Send + Sync {
     /// Every message of a thread in `seq` order, replaced ones included (they carry
     /// `replaced_by_run_id`).
     async fn all_messages(&self, thread: &ThreadId) -> Result<Vec<Message>>;
+    /// The last `limit` messages of a thread before seq `before` (from its end when `None`),
+    /// in `seq` order; replaced ones too when `include_replaced`.
+    async fn message_page(
+        &self,
+        thread: &ThreadId,
+        limit: u32,
+        before: Option<i64>,
+        include_replaced: bool,
+    ) -> Result<Vec<Message>>;
+    /// The ids of the tool calls of `run` that have their result message.
+    async fn answered_calls(&self, run: RunId) -> Result<Vec<String>>;
     /// `user`'s messages (theirs and their agents' answers, in their top-level threads, not
     /// replaced) that contain `text`, ignoring ASCII case, newest first, at most `limit`.
     async fn search_messages(&self, user: UserId, text: &str, limit: u32) -> Result<Vec<Message>>;
+}
+
+/// Where a page of threads starts: the thread that ended the previous page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadCursor {
+    pub updated_at: DateTime<Utc>,
+    pub id: ThreadId,
 }

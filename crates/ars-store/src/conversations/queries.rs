@@ -29,6 +29,24 @@ pub(crate) const LIST_THREADS: &str = concat!(
      ORDER BY updated_at DESC, id DESC"
 );
 
+/// One page of a user's top-level threads, as [`LIST_THREADS`], at most `$2`.
+pub(crate) const THREAD_PAGE_FIRST: &str = concat!(
+    "SELECT ",
+    thread_columns!(),
+    " FROM threads WHERE user_id = $1 AND parent_thread_id IS NULL \
+     ORDER BY updated_at DESC, id DESC LIMIT $2"
+);
+
+/// The page after the thread (`$3` updated at, `$4` id) that ended the previous one. The range
+/// on `updated_at` alone is what the `(user_id, updated_at)` index serves.
+pub(crate) const THREAD_PAGE_BEFORE: &str = concat!(
+    "SELECT ",
+    thread_columns!(),
+    " FROM threads WHERE user_id = $1 AND parent_thread_id IS NULL \
+     AND updated_at <= $3 AND (updated_at < $3 OR id < $4) \
+     ORDER BY updated_at DESC, id DESC LIMIT $2"
+);
+
 /// A thread's direct children, oldest first.
 pub(crate) const CHILD_THREADS: &str = concat!(
     "SELECT ",
@@ -93,6 +111,20 @@ pub(crate) const THREAD_MESSAGES_AFTER: &str = concat!(
     message_columns!(),
     " FROM messages WHERE thread_id = $1 AND seq > $2 AND replaced_by_run_id IS NULL ORDER BY seq"
 );
+
+/// The last `$3` messages of thread `$1` before seq `$2`, in `seq` order; replaced ones only
+/// when `$4`. Read backwards along the `(thread_id, seq)` index, so as cheap at the end of a
+/// long thread as at its start.
+pub(crate) const MESSAGE_PAGE: &str = concat!(
+    "SELECT * FROM (SELECT ",
+    message_columns!(),
+    " FROM messages WHERE thread_id = $1 AND seq < $2 \
+     AND (replaced_by_run_id IS NULL OR $4) ORDER BY seq DESC LIMIT $3) AS page ORDER BY seq"
+);
+
+/// The tool calls of run `$1` that have their result (by the `run_id` index).
+pub(crate) const ANSWERED_CALLS: &str =
+    "SELECT tool_call_id FROM messages WHERE run_id = $1 AND tool_call_id IS NOT NULL";
 
 /// Every message of the thread, replaced ones included.
 pub(crate) const ALL_THREAD_MESSAGES: &str = concat!(

@@ -70,8 +70,7 @@ macro_rules! impl_conversation_store {
                 thread: &ars_domain::Thread,
             ) -> $crate::Result<ars_domain::Thread> {
                 let thread = thread.clone();
-                self.write("create_thread", move |this| async move {
-                    let mut conn = this.writer().acquire().await?;
+                self.write("create_thread", move |mut conn| async move {
                     Self::insert_thread(&mut conn, &thread).await
                 })
                 .await
@@ -102,6 +101,39 @@ macro_rules! impl_conversation_store {
                 .await
             }
 
+            async fn thread_page(
+                &self,
+                user: ars_domain::UserId,
+                limit: u32,
+                before: Option<&$crate::ThreadCursor>,
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                let rows = match before {
+                    None => {
+                        sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                            $crate::conversations::queries::THREAD_PAGE_FIRST,
+                        )
+                        .bind(user.to_string())
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await?
+                    }
+                    Some(cursor) => {
+                        sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                            $crate::conversations::queries::THREAD_PAGE_BEFORE,
+                        )
+                        .bind(user.to_string())
+                        .bind(i64::from(limit))
+                        .bind(chrono::SubsecRound::trunc_subsecs(cursor.updated_at, 6))
+                        .bind(cursor.id.as_str())
+                        .fetch_all(&self.pool)
+                        .await?
+                    }
+                };
+                rows.into_iter()
+                    .map($crate::conversations::rows::ThreadRow::into_thread)
+                    .collect()
+            }
+
             async fn child_threads(
                 &self,
                 parent: &ars_domain::ThreadId,
@@ -119,14 +151,14 @@ macro_rules! impl_conversation_store {
                 title: &str,
             ) -> $crate::Result<ars_domain::Thread> {
                 let (id, title) = (id.clone(), title.to_owned());
-                self.write("rename_thread", move |this| async move {
+                self.write("rename_thread", move |mut conn| async move {
                     sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
                         $crate::conversations::queries::RENAME_THREAD,
                     )
                     .bind(id.as_str())
                     .bind(&title)
                     .bind(ars_domain::time::now())
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?
                     .ok_or($crate::StoreError::NotFound)?
                     .into_thread()
@@ -153,9 +185,9 @@ macro_rules! impl_conversation_store {
                 message: &ars_domain::NewMessage,
             ) -> $crate::Result<ars_domain::Message> {
                 let message = message.clone();
-                self.write("append_message", move |this| async move {
+                self.write("append_message", move |mut conn| async move {
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;
                     // SQLite's write lock is already held), so the next seq is read only after
                     // every earlier append to this thread has committed.
@@ -259,6 +291,36 @@ macro_rules! impl_conversation_store {
             ) -> $crate::Result<Vec<ars_domain::Message>> {
                 self.messages_where($crate::conversations::queries::ALL_THREAD_MESSAGES, thread)
                     .await
+            }
+
+            async fn message_page(
+                &self,
+                thread: &ars_domain::ThreadId,
+                limit: u32,
+                before: Option<i64>,
+                include_replaced: bool,
+            ) -> $crate::Result<Vec<ars_domain::Message>> {
+                sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
+                    $crate::conversations::queries::MESSAGE_PAGE,
+                )
+                .bind(thread.as_str())
+                .bind(before.unwrap_or(i64::MAX))
+                .bind(i64::from(limit))
+                .bind(include_replaced)
+                .fetch_all(&self.pool)
+                .await?
+                .into_iter()
+                .map($crate::conversations::rows::MessageRow::into_message)
+                .collect()
+            }
+
+            async fn answered_calls(&self, run: ars_domain::RunId) -> $crate::Result<Vec<String>> {
+                let ids: Vec<(String,)> =
+                    sqlx::query_as($crate::conversations::queries::ANSWERED_CALLS)
+                        .bind(run.to_string())
+                        .fetch_all(&self.pool)
+                        .await?;
+                Ok(ids.into_iter().map(|(id,)| id).collect())
             }
 
             async fn search_messages(

@@ -9,7 +9,7 @@ macro_rules! impl_knowledge_store {
             /// Knowledge base `id` as stored inside the write transaction `tx` (its counts
             /// included), which then commits.
             async fn commit_knowledge_base(
-                mut tx: sqlx::Transaction<'static, $db>,
+                mut tx: sqlx::Transaction<'_, $db>,
                 id: &str,
             ) -> $crate::Result<ars_domain::KnowledgeBase> {
                 let row = sqlx::query_as::<_, $crate::knowledge::rows::KnowledgeBaseRow>(
@@ -78,9 +78,9 @@ macro_rules! impl_knowledge_store {
                 owner: Option<ars_domain::UserId>,
             ) -> $crate::Result<ars_domain::KnowledgeBase> {
                 let fields = fields.clone();
-                self.write("create_knowledge_base", move |this| async move {
+                self.write("create_knowledge_base", move |mut conn| async move {
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     sqlx::query($crate::knowledge::queries::INSERT_KNOWLEDGE_BASE)
                         .bind(&id)
                         .bind(&fields.slug)
@@ -142,9 +142,9 @@ macro_rules! impl_knowledge_store {
                 fields: &ars_domain::KnowledgeBaseFields,
             ) -> $crate::Result<ars_domain::KnowledgeBase> {
                 let fields = fields.clone();
-                self.write("update_knowledge_base", move |this| async move {
+                self.write("update_knowledge_base", move |mut conn| async move {
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     let done = sqlx::query($crate::knowledge::queries::UPDATE_KNOWLEDGE_BASE)
                         .bind(&id)
                         .bind(&fields.name)
@@ -181,10 +181,10 @@ macro_rules! impl_knowledge_store {
                 kb_id: ars_domain::KnowledgeBaseId,
                 new: ars_domain::NewKbDocument,
             ) -> $crate::Result<ars_domain::KbDocument> {
-                self.write("put_kb_document", move |this| async move {
+                self.write("put_kb_document", move |mut conn| async move {
                     let kb_id = kb_id.to_string();
                     let size = $crate::knowledge::rows::stored_size(&new.bytes)?;
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     let kb: Option<(String,)> =
                         sqlx::query_as($crate::knowledge::queries::KNOWLEDGE_BASE_EXISTS)
                             .bind(&kb_id)
@@ -264,9 +264,9 @@ macro_rules! impl_knowledge_store {
                 &self,
                 id: ars_domain::KbDocumentId,
             ) -> $crate::Result<$crate::Deleted> {
-                self.write("delete_kb_document", move |this| async move {
+                self.write("delete_kb_document", move |mut conn| async move {
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     let kb: Option<(String,)> =
                         sqlx::query_as($crate::knowledge::queries::DELETE_KB_DOCUMENT)
                             .bind(&id)
@@ -300,7 +300,7 @@ macro_rules! impl_knowledge_store {
                 now: chrono::DateTime<chrono::Utc>,
                 lease: std::time::Duration,
             ) -> $crate::Result<Option<ars_domain::KbDocument>> {
-                self.write("claim_kb_document", move |this| async move {
+                self.write("claim_kb_document", move |mut conn| async move {
                     let now = chrono::SubsecRound::trunc_subsecs(now, 6);
                     let until = chrono::Duration::from_std(lease)
                         .ok()
@@ -313,7 +313,7 @@ macro_rules! impl_knowledge_store {
                     )
                     .bind(now)
                     .bind(until)
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?
                     .map($crate::knowledge::rows::KbDocumentRow::into_document)
                     .transpose()
@@ -328,14 +328,14 @@ macro_rules! impl_knowledge_store {
                 progress: f32,
                 lease_until: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<$crate::Written> {
-                self.write("renew_kb_document", move |this| async move {
+                self.write("renew_kb_document", move |mut conn| async move {
                     let done = sqlx::query($crate::knowledge::queries::RENEW_KB_DOCUMENT)
                         .bind(id.to_string())
                         .bind(i64::from(version))
                         .bind($crate::knowledge::rows::stored_progress(progress))
                         .bind(chrono::SubsecRound::trunc_subsecs(lease_until, 6))
                         .bind(ars_domain::time::now())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok($crate::Written::from_rows(done.rows_affected()))
                 })
@@ -349,14 +349,14 @@ macro_rules! impl_knowledge_store {
                 chunks: &[ars_domain::NewKbChunk],
             ) -> $crate::Result<$crate::Written> {
                 let chunks = chunks.to_vec();
-                self.write("finish_kb_document", move |this| async move {
+                self.write("finish_kb_document", move |mut conn| async move {
                     let stored = $crate::knowledge::rows::stored_chunks(&chunks)?;
                     let count = i64::try_from(chunks.len()).map_err(|_| {
                         $crate::StoreError::Invalid(format!("{} chunks are too many", chunks.len()))
                     })?;
                     let id = id.to_string();
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     // First, so it takes the document's row lock (PostgreSQL): a re-upload or a
                     // deletion racing this waits for the commit, or wins and makes this a no-op.
                     let kb: Option<(String,)> =
@@ -389,13 +389,13 @@ macro_rules! impl_knowledge_store {
                 error: &str,
             ) -> $crate::Result<$crate::Written> {
                 let error = error.to_owned();
-                self.write("fail_kb_document", move |this| async move {
+                self.write("fail_kb_document", move |mut conn| async move {
                     let done = sqlx::query($crate::knowledge::queries::FAIL_KB_DOCUMENT)
                         .bind(id.to_string())
                         .bind(i64::from(version))
                         .bind(&error)
                         .bind(ars_domain::time::now())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok($crate::Written::from_rows(done.rows_affected()))
                 })
@@ -407,12 +407,12 @@ macro_rules! impl_knowledge_store {
                 id: ars_domain::KbDocumentId,
                 version: u32,
             ) -> $crate::Result<$crate::Written> {
-                self.write("release_kb_document", move |this| async move {
+                self.write("release_kb_document", move |mut conn| async move {
                     let done = sqlx::query($crate::knowledge::queries::RELEASE_KB_DOCUMENT)
                         .bind(id.to_string())
                         .bind(i64::from(version))
                         .bind(ars_domain::time::now())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok($crate::Written::from_rows(done.rows_affected()))
                 })
@@ -423,11 +423,11 @@ macro_rules! impl_knowledge_store {
                 &self,
                 id: ars_domain::KbDocumentId,
             ) -> $crate::Result<$crate::Retried> {
-                self.write("retry_kb_document", move |this| async move {
+                self.write("retry_kb_document", move |mut conn| async move {
                     let done = sqlx::query($crate::knowledge::queries::RETRY_KB_DOCUMENT)
                         .bind(id.to_string())
                         .bind(ars_domain::time::now())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(if done.rows_affected() > 0 {
                         $crate::Retried::Retried

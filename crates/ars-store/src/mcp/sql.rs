@@ -28,9 +28,9 @@ macro_rules! impl_mcp_store {
                 owner: Option<ars_domain::UserId>,
             ) -> $crate::Result<ars_domain::McpServer> {
                 let fields = fields.clone();
-                self.write("create_mcp_server", move |this| async move {
+                self.write("create_mcp_server", move |mut conn| async move {
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     let query = sqlx::query_as::<_, $crate::mcp::rows::McpServerRow>(
                         $crate::mcp::queries::INSERT_MCP_SERVER,
                     )
@@ -91,9 +91,9 @@ macro_rules! impl_mcp_store {
                 fields: &ars_domain::McpServerFields,
             ) -> $crate::Result<ars_domain::McpServer> {
                 let fields = fields.clone();
-                self.write("update_mcp_server", move |this| async move {
+                self.write("update_mcp_server", move |mut conn| async move {
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     let query = sqlx::query_as::<_, $crate::mcp::rows::McpServerRow>(
                         $crate::mcp::queries::UPDATE_MCP_SERVER,
                     )
@@ -129,8 +129,8 @@ macro_rules! impl_mcp_store {
                 expire_before: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<()> {
                 let (id, state) = (id.to_owned(), state.to_owned());
-                self.write("save_mcp_session", move |this| async move {
-                    let mut tx = this.begin_write().await?;
+                self.write("save_mcp_session", move |mut conn| async move {
+                    let mut tx = conn.begin().await?;
                     sqlx::query($crate::mcp::queries::EXPIRE_MCP_SESSIONS)
                         .bind(expire_before)
                         .execute(&mut *tx)
@@ -157,10 +157,10 @@ macro_rules! impl_mcp_store {
 
             async fn delete_mcp_session(&self, id: &str) -> $crate::Result<()> {
                 let id = id.to_owned();
-                self.write("delete_mcp_session", move |this| async move {
+                self.write("delete_mcp_session", move |mut conn| async move {
                     sqlx::query($crate::mcp::queries::DELETE_MCP_SESSION)
                         .bind(&id)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(())
                 })
@@ -173,11 +173,11 @@ macro_rules! impl_mcp_store {
                 user: ars_domain::UserId,
             ) -> $crate::Result<$crate::Bound> {
                 let id = id.to_owned();
-                self.write("bind_mcp_session", move |this| async move {
+                self.write("bind_mcp_session", move |mut conn| async move {
                     let done = sqlx::query($crate::mcp::queries::BIND_MCP_SESSION)
                         .bind(&id)
                         .bind(user.to_string())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(if done.rows_affected() == 1 {
                         $crate::Bound::Bound
@@ -207,12 +207,12 @@ macro_rules! impl_mcp_store {
                 run: ars_domain::RunId,
             ) -> $crate::Result<()> {
                 let (session_id, request_id) = (session_id.to_owned(), request_id.to_owned());
-                self.write("save_mcp_call", move |this| async move {
+                self.write("save_mcp_call", move |mut conn| async move {
                     sqlx::query($crate::mcp::queries::UPSERT_MCP_CALL)
                         .bind(&session_id)
                         .bind(&request_id)
                         .bind(run.to_string())
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(())
                 })
@@ -238,11 +238,11 @@ macro_rules! impl_mcp_store {
                 request_id: &str,
             ) -> $crate::Result<()> {
                 let (session_id, request_id) = (session_id.to_owned(), request_id.to_owned());
-                self.write("delete_mcp_call", move |this| async move {
+                self.write("delete_mcp_call", move |mut conn| async move {
                     sqlx::query($crate::mcp::queries::DELETE_MCP_CALL)
                         .bind(&session_id)
                         .bind(&request_id)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(())
                 })

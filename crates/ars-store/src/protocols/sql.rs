@@ -27,12 +27,12 @@ macro_rules! impl_protocol_store {
             ) -> $crate::Result<$crate::Updated> {
                 let (thread, user) = (thread.to_string(), user.to_string());
                 let text = metadata.to_string();
-                self.write("set_thread_metadata", move |this| async move {
+                self.write("set_thread_metadata", move |mut conn| async move {
                     let done = sqlx::query($crate::protocols::queries::UPSERT_THREAD_METADATA)
                         .bind(&thread)
                         .bind(&user)
                         .bind(&text)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(if done.rows_affected() == 0 {
                         $crate::Updated::NotFound
@@ -68,11 +68,11 @@ macro_rules! impl_protocol_store {
                 agent: ars_domain::AgentId,
             ) -> $crate::Result<$crate::Updated> {
                 let (thread, agent) = (thread.to_string(), agent.to_string());
-                self.write("bind_empty_thread", move |this| async move {
+                self.write("bind_empty_thread", move |mut conn| async move {
                     let done = sqlx::query($crate::protocols::queries::BIND_EMPTY_THREAD)
                         .bind(&thread)
                         .bind(&agent)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     Ok(if done.rows_affected() == 0 {
                         $crate::Updated::NotFound

@@ -43,9 +43,9 @@ macro_rules! impl_provider_store {
                 created_by: Option<ars_domain::UserId>,
             ) -> $crate::Result<ars_domain::ModelProvider> {
                 let fields = fields.clone();
-                self.write("create_model_provider", move |this| async move {
+                self.write("create_model_provider", move |mut conn| async move {
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     Self::bump_model_settings(&mut tx, now).await?;
                     let query = sqlx::query_as::<_, $crate::providers::rows::ModelProviderRow>(
                         $crate::providers::queries::INSERT_MODEL_PROVIDER,
@@ -95,9 +95,9 @@ macro_rules! impl_provider_store {
                 fields: &ars_domain::ModelProviderFields,
             ) -> $crate::Result<ars_domain::ModelProvider> {
                 let fields = fields.clone();
-                self.write("update_model_provider", move |this| async move {
+                self.write("update_model_provider", move |mut conn| async move {
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     Self::bump_model_settings(&mut tx, now).await?;
                     let old: Option<(String,)> =
                         sqlx::query_as($crate::providers::queries::MODEL_PROVIDER_NAME)
@@ -135,8 +135,8 @@ macro_rules! impl_provider_store {
                 refreshed_at: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<ars_domain::ModelProvider> {
                 let models = models.to_vec();
-                self.write("set_model_provider_models", move |this| async move {
-                    let mut tx = this.begin_write().await?;
+                self.write("set_model_provider_models", move |mut conn| async move {
+                    let mut tx = conn.begin().await?;
                     Self::bump_model_settings(&mut tx, refreshed_at).await?;
                     let row = sqlx::query_as::<_, $crate::providers::rows::ModelProviderRow>(
                         $crate::providers::queries::SET_MODEL_PROVIDER_MODELS,
@@ -158,8 +158,8 @@ macro_rules! impl_provider_store {
                 &self,
                 id: ars_domain::ModelProviderId,
             ) -> $crate::Result<Option<$crate::DeletedProvider>> {
-                self.write("delete_model_provider", move |this| async move {
-                    let mut tx = this.begin_write().await?;
+                self.write("delete_model_provider", move |mut conn| async move {
+                    let mut tx = conn.begin().await?;
                     Self::bump_model_settings(&mut tx, ars_domain::time::now()).await?;
                     let name: Option<(String,)> =
                         sqlx::query_as($crate::providers::queries::MODEL_PROVIDER_NAME)
@@ -212,13 +212,13 @@ macro_rules! impl_provider_store {
                 model: Option<&str>,
             ) -> $crate::Result<$crate::ModelSettings> {
                 let model = model.map(str::to_string);
-                self.write("set_default_model", move |this| async move {
+                self.write("set_default_model", move |mut conn| async move {
                     let row = sqlx::query_as::<_, $crate::providers::rows::ModelSettingsRow>(
                         $crate::providers::queries::SET_DEFAULT_MODEL,
                     )
                     .bind(model.as_deref())
                     .bind(ars_domain::time::now())
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?
                     .ok_or_else(|| {
                         $crate::StoreError::Corrupt("model_settings has no row".into())

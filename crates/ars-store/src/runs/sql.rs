@@ -5,11 +5,14 @@
 macro_rules! impl_run_store {
     ($store:ident, $db:ty) => {
         impl $store {
-            /// The run with this id; `NotFound` when there is none.
-            async fn existing_run(&self, id: ars_domain::RunId) -> $crate::Result<ars_domain::Run> {
+            /// Run `id` as `conn` (a write's connection) sees it; `NotFound` when there is none.
+            async fn existing_run_on(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                id: ars_domain::RunId,
+            ) -> $crate::Result<ars_domain::Run> {
                 sqlx::query_as::<_, $crate::runs::rows::RunRow>($crate::runs::queries::RUN_BY_ID)
                     .bind(id.to_string())
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(&mut *conn)
                     .await?
                     .ok_or($crate::StoreError::NotFound)?
                     .into_run()
@@ -142,16 +145,11 @@ macro_rules! impl_run_store {
                 new: &ars_domain::NewRun,
             ) -> $crate::Result<ars_domain::Run> {
                 let new = new.clone();
-                self.write("create_run", move |this| async move {
+                self.write("create_run", move |mut conn| async move {
                     let id = ars_domain::RunId::new();
                     let now = ars_domain::time::now();
                     for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
-                        // The writer connection is given back before the busy check reads the
-                        // pool.
-                        let row = {
-                            let mut conn = this.writer().acquire().await?;
-                            Self::insert_run(&mut conn, id, &new, now).await?
-                        };
+                        let row = Self::insert_run(&mut conn, id, &new, now).await?;
                         if let Some(row) = row {
                             return row.into_run();
                         }
@@ -160,7 +158,7 @@ macro_rules! impl_run_store {
                         let active: Option<(String,)> =
                             sqlx::query_as($crate::runs::queries::ACTIVE_RUN_ID)
                                 .bind(new.thread_id.as_str())
-                                .fetch_optional(&this.pool)
+                                .fetch_optional(&mut *conn)
                                 .await?;
                         if let Some((active,)) = active {
                             let active = $crate::rows::parse_run_id(&active)?;
@@ -179,11 +177,11 @@ macro_rules! impl_run_store {
                 replace_from: Option<ars_domain::MessageId>,
             ) -> $crate::Result<$crate::RunWithInput> {
                 let new = new.clone();
-                self.write("create_run_with_input", move |this| async move {
+                self.write("create_run_with_input", move |mut conn| async move {
                     let id = ars_domain::RunId::new();
                     for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
                         let now = ars_domain::time::now();
-                        let mut tx = this.begin_write().await?;
+                        let mut tx = conn.begin().await?;
                         if let Some(thread) = &new.new_thread {
                             Self::insert_thread(&mut tx, thread).await?;
                         }
@@ -312,18 +310,18 @@ macro_rules! impl_run_store {
                 &self,
                 id: ars_domain::RunId,
             ) -> $crate::Result<ars_domain::Run> {
-                self.write("mark_run_running", move |this| async move {
+                self.write("mark_run_running", move |mut conn| async move {
                     let row = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
                         $crate::runs::queries::MARK_RUN_RUNNING,
                     )
                     .bind(id.to_string())
                     .bind(ars_domain::time::now())
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?;
                     match row {
                         Some(row) => row.into_run(),
                         // Not pending (or gone): nothing to start.
-                        None => this.existing_run(id).await,
+                        None => Self::existing_run_on(&mut conn, id).await,
                     }
                 })
                 .await
@@ -336,17 +334,17 @@ macro_rules! impl_run_store {
                 model: Option<&str>,
             ) -> $crate::Result<()> {
                 let model = model.map(str::to_owned);
-                self.write("set_run_usage", move |this| async move {
+                self.write("set_run_usage", move |mut conn| async move {
                     let done = sqlx::query($crate::runs::queries::SET_RUN_USAGE)
                         .bind(id.to_string())
                         .bind($crate::runs::rows::stored_tokens(usage.prompt_tokens)?)
                         .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
                         .bind(model)
-                        .execute(this.writer())
+                        .execute(&mut *conn)
                         .await?;
                     if done.rows_affected() == 0 {
                         // A finished run keeps its final usage; only a missing run is an error.
-                        this.existing_run(id).await?;
+                        Self::existing_run_on(&mut conn, id).await?;
                     }
                     Ok(())
                 })
@@ -359,7 +357,7 @@ macro_rules! impl_run_store {
                 outcome: &ars_domain::RunOutcome,
             ) -> $crate::Result<$crate::FinishedRun> {
                 let outcome = outcome.clone();
-                self.write("finish_run", move |this| async move {
+                self.write("finish_run", move |mut conn| async move {
                     let usage = outcome.usage();
                     let row = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
                         $crate::runs::queries::FINISH_RUN,
@@ -372,13 +370,13 @@ macro_rules! impl_run_store {
                     .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
                     .bind(ars_domain::time::now())
                     .bind(outcome.error_code().map(ars_domain::RunErrorCode::as_str))
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?;
                     match row {
                         Some(row) => Ok($crate::FinishedRun::Ended(row.into_run()?)),
                         // Already terminal (or gone): the first outcome stands.
                         None => Ok($crate::FinishedRun::AlreadyEnded(
-                            this.existing_run(id).await?,
+                            Self::existing_run_on(&mut conn, id).await?,
                         )),
                     }
                 })
@@ -386,12 +384,12 @@ macro_rules! impl_run_store {
             }
 
             async fn interrupt_active_runs(&self) -> $crate::Result<Vec<ars_domain::RunId>> {
-                self.write("interrupt_active_runs", move |this| async move {
+                self.write("interrupt_active_runs", move |mut conn| async move {
                     let ids: Vec<(String,)> =
                         sqlx::query_as($crate::runs::queries::INTERRUPT_ACTIVE_RUNS)
                             .bind(ars_domain::time::now())
                             .bind($crate::INTERRUPTED_ERROR)
-                            .fetch_all(this.writer())
+                            .fetch_all(&mut *conn)
                             .await?;
                     $crate::runs::rows::parse_run_ids(ids)
                 })
@@ -404,11 +402,11 @@ macro_rules! impl_run_store {
                 expires_ms: i64,
             ) -> $crate::Result<Vec<ars_domain::RunId>> {
                 let owner = owner.to_owned();
-                self.write("renew_leases", move |this| async move {
+                self.write("renew_leases", move |mut conn| async move {
                     let ids: Vec<(String,)> = sqlx::query_as($crate::runs::queries::RENEW_LEASES)
                         .bind(&owner)
                         .bind(expires_ms)
-                        .fetch_all(this.writer())
+                        .fetch_all(&mut *conn)
                         .await?;
                     $crate::runs::rows::parse_run_ids(ids)
                 })
@@ -419,13 +417,13 @@ macro_rules! impl_run_store {
                 &self,
                 now_ms: i64,
             ) -> $crate::Result<Vec<ars_domain::RunId>> {
-                self.write("reap_expired_runs", move |this| async move {
+                self.write("reap_expired_runs", move |mut conn| async move {
                     let ids: Vec<(String,)> =
                         sqlx::query_as($crate::runs::queries::REAP_EXPIRED_RUNS)
                             .bind(ars_domain::time::now())
                             .bind($crate::INTERRUPTED_ERROR)
                             .bind(now_ms)
-                            .fetch_all(this.writer())
+                            .fetch_all(&mut *conn)
                             .await?;
                     $crate::runs::rows::parse_run_ids(ids)
                 })
@@ -441,7 +439,7 @@ macro_rules! impl_run_store {
                 let json = serde_json::to_string(waiting)
                     .map_err(|e| $crate::StoreError::Invalid(e.to_string()))?;
                 let until = waiting.until_ms;
-                self.write("wait_run", move |this| async move {
+                self.write("wait_run", move |mut conn| async move {
                     let row = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
                         $crate::runs::queries::WAIT_RUN,
                     )
@@ -450,11 +448,11 @@ macro_rules! impl_run_store {
                     .bind(until)
                     .bind($crate::runs::rows::stored_tokens(usage.prompt_tokens)?)
                     .bind($crate::runs::rows::stored_tokens(usage.completion_tokens)?)
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?;
                     match row {
                         Some(row) => row.into_run(),
-                        None => this.existing_run(id).await,
+                        None => Self::existing_run_on(&mut conn, id).await,
                     }
                 })
                 .await
@@ -486,7 +484,7 @@ macro_rules! impl_run_store {
             ) -> $crate::Result<Option<ars_domain::Run>> {
                 let (owner, expires_ms) = (lease.owner.clone(), lease.expires_ms);
                 let expected = expected.to_owned();
-                self.write("resume_run", move |this| async move {
+                self.write("resume_run", move |mut conn| async move {
                     sqlx::query_as::<_, $crate::runs::rows::RunRow>(
                         $crate::runs::queries::RESUME_RUN,
                     )
@@ -494,7 +492,7 @@ macro_rules! impl_run_store {
                     .bind(&owner)
                     .bind(expires_ms)
                     .bind(&expected)
-                    .fetch_optional(this.writer())
+                    .fetch_optional(&mut *conn)
                     .await?
                     .map($crate::runs::rows::RunRow::into_run)
                     .transpose()
@@ -532,8 +530,8 @@ macro_rules! impl_run_store {
             }
 
             async fn tell_parent(&self, child: ars_domain::RunId) -> $crate::Result<bool> {
-                self.write("tell_parent", move |this| async move {
-                    let mut tx = this.begin_write().await?;
+                self.write("tell_parent", move |mut conn| async move {
+                    let mut tx = conn.begin().await?;
                     let told = Self::tell_parent_in(&mut tx, child).await?;
                     tx.commit().await?;
                     Ok(told)

@@ -31,13 +31,13 @@ macro_rules! impl_skill_store {
                 new: &ars_domain::NewSkill,
             ) -> $crate::Result<ars_domain::Skill> {
                 let new = new.clone();
-                self.write("create_skill", move |this| async move {
+                self.write("create_skill", move |mut conn| async move {
                     let content = &new.content;
                     let (file_count, size_bytes) =
                         $crate::skills::rows::stored_skill_totals(content)?;
                     let id = ars_domain::SkillId::new().to_string();
                     let now = ars_domain::time::now();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     sqlx::query($crate::skills::queries::INSERT_SKILL)
                         .bind(&id)
                         .bind(&content.name)
@@ -108,11 +108,11 @@ macro_rules! impl_skill_store {
                 content: &ars_domain::SkillContent,
             ) -> $crate::Result<ars_domain::Skill> {
                 let content = content.clone();
-                self.write("replace_skill_content", move |this| async move {
+                self.write("replace_skill_content", move |mut conn| async move {
                     let (file_count, size_bytes) =
                         $crate::skills::rows::stored_skill_totals(&content)?;
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     // The update matches only while the name is unchanged; it also takes the
                     // row's lock (PostgreSQL), so concurrent replacements of one skill take
                     // turns.
@@ -163,9 +163,9 @@ macro_rules! impl_skill_store {
                 share: &ars_domain::ShareConfig,
             ) -> $crate::Result<ars_domain::Skill> {
                 let share = share.clone();
-                self.write("update_skill_share", move |this| async move {
+                self.write("update_skill_share", move |mut conn| async move {
                     let id = id.to_string();
-                    let mut tx = this.begin_write().await?;
+                    let mut tx = conn.begin().await?;
                     let row = sqlx::query_as::<_, $crate::skills::rows::SkillRow>(
                         $crate::skills::queries::UPDATE_SKILL_VISIBILITY,
                     )

@@ -9,7 +9,7 @@ use ars_store::{Deleted, Store, StoreError};
 use chrono::{DateTime, Duration, SubsecRound, Utc};
 use futures::future::join_all;
 
-use crate::fixtures::{child_thread, new_child_run, new_run, owner, root_thread};
+use crate::fixtures::{child_thread, finished, new_child_run, new_run, owner, root_thread};
 
 /// A fixed instant `secs` seconds into 2025, well before any `now()` of a test.
 pub fn at(secs: i64) -> DateTime<Utc> {
@@ -121,6 +121,149 @@ pub async fn check_list_threads_top_level_by_recency(store: &dyn Store) {
     assert_eq!(
         ids(&listed),
         ids(&[middle.clone(), old.clone(), new.clone()])
+    );
+}
+
+pub async fn check_thread_pages_walk_the_list_by_keyset(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let bob = owner(store, "bob").await;
+    // Seven threads; two share an `updated_at`, so the id breaks the tie across a page's end.
+    let mut mine = Vec::new();
+    for i in 0..7 {
+        let thread = Thread::new_root(alice.user.id, alice.agent.id, format!("t{i}"));
+        let updated = if i == 4 { at(30) } else { at(i * 10) };
+        mine.push(
+            store
+                .create_thread(&dated(thread, at(0), updated))
+                .await
+                .unwrap(),
+        );
+    }
+    root_thread(store, &bob, "bob's").await;
+    child_thread(store, &alice, &mine[6]).await;
+    let all = store.list_threads(alice.user.id).await.unwrap();
+    assert_eq!(all.len(), 7);
+
+    let mut walked = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store
+            .thread_page(alice.user.id, 3, cursor.as_ref())
+            .await
+            .unwrap();
+        assert!(page.len() <= 3);
+        let Some(last) = page.last() else { break };
+        cursor = Some(ars_store::ThreadCursor {
+            updated_at: last.updated_at,
+            id: last.id.clone(),
+        });
+        walked.extend(page);
+    }
+    assert_eq!(ids(&walked), ids(&all), "the pages, in order, are the list");
+    assert_eq!(
+        store.thread_page(UserId::new(), 3, None).await.unwrap(),
+        vec![]
+    );
+    let first = store.thread_page(alice.user.id, 1, None).await.unwrap();
+    assert_eq!(ids(&first), ids(&all[..1]));
+}
+
+pub async fn check_message_pages_read_a_thread_backwards(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "long").await;
+    // Five turns: ten messages, seq 1-10.
+    let mut inputs = Vec::new();
+    for i in 1..=5 {
+        let started = store
+            .create_run_with_input(&new_run(&thread, &format!("q{i}")), None)
+            .await
+            .unwrap();
+        inputs.push(started.input.id);
+        let answer = NewMessage::text(
+            thread.id.clone(),
+            Some(started.run.id),
+            MessageRole::Assistant,
+            format!("a{i}"),
+        );
+        store.append_message(&answer).await.unwrap();
+        finished(store, &started.run).await;
+    }
+    let seqs =
+        |messages: &[ars_domain::Message]| messages.iter().map(|m| m.seq).collect::<Vec<_>>();
+    let page = |limit, before, replaced| store.message_page(&thread.id, limit, before, replaced);
+    assert_eq!(
+        seqs(&page(4, None, false).await.unwrap()),
+        vec![7, 8, 9, 10]
+    );
+    assert_eq!(
+        seqs(&page(4, Some(7), false).await.unwrap()),
+        vec![3, 4, 5, 6]
+    );
+    assert_eq!(seqs(&page(4, Some(3), false).await.unwrap()), vec![1, 2]);
+    assert_eq!(page(4, Some(1), false).await.unwrap(), vec![]);
+    assert_eq!(
+        store
+            .message_page(&ThreadId::new(), 4, None, false)
+            .await
+            .unwrap(),
+        vec![]
+    );
+
+    // The last turn asked again: seq 9 and 10 are replaced, the new input is seq 11. They
+    // are left out unless asked for.
+    store
+        .create_run_with_input(&new_run(&thread, "q5 again"), Some(inputs[4]))
+        .await
+        .unwrap();
+    assert_eq!(
+        seqs(&page(4, None, false).await.unwrap()),
+        vec![6, 7, 8, 11]
+    );
+    assert_eq!(
+        seqs(&page(4, None, true).await.unwrap()),
+        vec![8, 9, 10, 11]
+    );
+    assert_eq!(
+        page(100, None, true).await.unwrap(),
+        store.all_messages(&thread.id).await.unwrap()
+    );
+    assert_eq!(
+        page(100, None, false).await.unwrap(),
+        store.messages(&thread.id).await.unwrap()
+    );
+}
+
+pub async fn check_answered_calls_name_a_runs_results(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "calls").await;
+    let run = store.create_run(&new_run(&thread, "hi")).await.unwrap();
+    let text = |role, content: &str| {
+        NewMessage::text(thread.id.clone(), Some(run.id), role, content.to_string())
+    };
+    let call = |id: &str| ToolCallRecord {
+        id: id.into(),
+        name: "shell".into(),
+        arguments: "{}".into(),
+        interrupted: false,
+    };
+    let asked = NewMessage {
+        tool_calls: vec![call("c1"), call("c2")],
+        ..text(MessageRole::Assistant, "")
+    };
+    store.append_message(&asked).await.unwrap();
+    let answer = NewMessage {
+        tool_call_id: Some("c1".into()),
+        tool_name: Some("shell".into()),
+        ..text(MessageRole::Tool, "ok")
+    };
+    store.append_message(&answer).await.unwrap();
+    assert_eq!(
+        store.answered_calls(run.id).await.unwrap(),
+        vec!["c1".to_string()]
+    );
+    assert_eq!(
+        store.answered_calls(RunId::new()).await.unwrap(),
+        Vec::<String>::new()
     );
 }
 

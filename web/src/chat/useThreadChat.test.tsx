@@ -1,0 +1,109 @@
+import { act, renderHook, waitFor } from "@testing-library/react";
+import { beforeEach, describe, expect, test, vi } from "vitest";
+import type { Message } from "../api/types";
+import { MESSAGE_PAGE } from "./pages";
+import type { Item } from "./transcript";
+import { useThreadChat } from "./useThreadChat";
+
+interface Query {
+  limit?: number;
+  before_seq?: number;
+}
+
+/** The fake server: one thread's messages, paged as `GET /api/threads/{id}/messages` pages them. */
+const server = vi.hoisted(() => ({
+  messages: [] as Message[],
+  queries: [] as Query[],
+}));
+
+vi.mock("../api", () => {
+  class ApiError extends Error {
+    status = 500;
+    code = "internal";
+  }
+  return {
+    session: { token: () => "token", expire: () => undefined },
+    ApiError,
+    errorMessage: (failure: unknown) => String(failure),
+    unwrap: async (request: Promise<{ data: unknown }>) => (await request).data,
+    api: {
+      GET: async (path: string, options: { params: { query?: Query } }) => {
+        if (path === "/api/threads/{id}/runs") return { data: [] };
+        if (path !== "/api/threads/{id}/messages") throw new Error(`unexpected GET ${path}`);
+        const query = options.params.query ?? {};
+        server.queries.push(query);
+        const before = server.messages.filter(
+          (m) => query.before_seq === undefined || m.seq < query.before_seq,
+        );
+        return { data: query.limit === undefined ? before : before.slice(-query.limit) };
+      },
+    },
+  };
+});
+
+const msg = (seq: number): Message => ({
+  id: `m${seq}`,
+  thread_id: "t1",
+  seq,
+  role: seq % 2 ? "user" : "assistant",
+  content: `message ${seq}`,
+  created_at: "2026-01-02T03:04:05Z",
+});
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => msg(from + i));
+
+/** The persisted messages the transcript shows, by seq. */
+const shownSeqs = (items: readonly Item[]) =>
+  items.map((item) =>
+    item.kind === "user" || item.kind === "assistant" ? Number(item.messageId?.slice(1)) : NaN,
+  );
+
+beforeEach(() => {
+  server.messages = [];
+  server.queries = [];
+});
+
+describe("a long conversation", () => {
+  test("opens on its latest page, and reads the earlier ones when asked, before what is shown", async () => {
+    server.messages = range(1, MESSAGE_PAGE + 50);
+    const { result } = renderHook(() => useThreadChat("t1", () => {}));
+    await waitFor(() => expect(result.current.loading).toBe(false));
+    expect(server.queries).toEqual([{ limit: MESSAGE_PAGE }]);
+    expect(shownSeqs(result.current.transcript.items)).toEqual(
+      range(51, MESSAGE_PAGE + 50).map((m) => m.seq),
+    );
+    expect(result.current.hasEarlier).toBe(true);
+
+    await act(() => result.current.loadEarlier());
+    expect(server.queries.at(-1)).toEqual({ limit: MESSAGE_PAGE, before_seq: 51 });
+    expect(shownSeqs(result.current.transcript.items)).toEqual(range(1, MESSAGE_PAGE + 50).map((m) => m.seq));
+    // The earlier page was short: it was the start of the thread.
+    expect(result.current.hasEarlier).toBe(false);
+  });
+
+  test("a short thread has nothing earlier", async () => {
+    server.messages = range(1, 3);
+    const { result } = renderHook(() => useThreadChat("t1", () => {}));
+    await waitFor(() => expect(result.current.loading).toBe(false));
+    expect(shownSeqs(result.current.transcript.items)).toEqual([1, 2, 3]);
+    expect(result.current.hasEarlier).toBe(false);
+  });
+
+  test("read again, its latest page is merged in and the earlier pages read stay", async () => {
+    server.messages = range(1, MESSAGE_PAGE + 50);
+    const { result } = renderHook(() => useThreadChat("t1", () => {}));
+    await waitFor(() => expect(result.current.loading).toBe(false));
+    await act(() => result.current.loadEarlier());
+
+    // Another client's run added two messages: the page picks them up when it adopts the run.
+    server.messages = range(1, MESSAGE_PAGE + 52);
+    act(() =>
+      result.current.adoptRun({ id: "r9", status: "running" } as Parameters<
+        typeof result.current.adoptRun
+      >[0]),
+    );
+    await waitFor(() => expect(result.current.transcript.items).toHaveLength(MESSAGE_PAGE + 52));
+    expect(server.queries.at(-1)).toEqual({ limit: MESSAGE_PAGE });
+    expect(shownSeqs(result.current.transcript.items)).toEqual(range(1, MESSAGE_PAGE + 52).map((m) => m.seq));
+    expect(result.current.hasEarlier).toBe(false);
+  });
+});

@@ -96,8 +96,8 @@ pub struct ToolDefinition {
     pub name: String,
     /// Tells the model when to use the tool; models lean on it heavily.
     pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: serde_json::Value,
+    /// JSON Schema of the arguments object; shared, as the tool keeps it once for every run.
+    pub parameters: std::sync::Arc<serde_json::Value>,
 }
 
 /// Sampling parameters. `None` leaves the choice to the bound model's configuration, then to
@@ -138,8 +138,10 @@ impl From<&ars_domain::ModelConfig> for SamplingParams {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolDefinition>,
+    /// Shared: a run's tools are the same at every step, so each step's request holds them by
+    /// reference, not as a copy of every schema.
+    #[serde(default, skip_serializing_if = "no_tools")]
+    pub tools: std::sync::Arc<Vec<ToolDefinition>>,
     /// Overrides the bound model's configured parameters field by field.
     #[serde(default)]
     pub params: SamplingParams,
@@ -153,10 +155,14 @@ impl ChatRequest {
         }
     }
 
-    pub fn with_tools(mut self, tools: Vec<ToolDefinition>) -> Self {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<std::sync::Arc<Vec<ToolDefinition>>>) -> Self {
+        self.tools = tools.into();
         self
     }
+}
+
+fn no_tools(tools: &std::sync::Arc<Vec<ToolDefinition>>) -> bool {
+    tools.is_empty()
 }
 
 /// A tool call the model asked for.

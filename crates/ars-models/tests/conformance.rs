@@ -23,7 +23,8 @@ fn request() -> ChatRequest {
         ToolDefinition {
             name: "get_weather".into(),
             description: "Current weather of a city".into(),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}})
+                .into(),
         },
     ])
 }

@@ -27,7 +27,8 @@ fn weather_tool() -> ToolDefinition {
             "type": "object",
             "properties": { "city": { "type": "string" } },
             "required": ["city"],
-        }),
+        })
+        .into(),
     }
 }
 

@@ -87,6 +87,7 @@ async fn main() {
     let child_delay_ms = if mode == "fanout" { 1000 } else { 0 };
 
     let (sqlite, _db) = ars_store::test_support::sqlite_fresh().await;
+    let commits = sqlite.clone();
     let store: Arc<dyn Store> = Arc::new(sqlite);
     let dir = tempfile::tempdir().unwrap();
     let user = store
@@ -195,4 +196,10 @@ async fn main() {
             );
         }
     }
+    // What the store did: group commit puts the writes queued together in one commit.
+    let writes: u64 = ars_store::StoreKind::writes(&commits).values().sum();
+    println!(
+        "{mode}: the store made {writes} writes in {} commits of its writer",
+        commits.writer_rounds()
+    );
 }

@@ -116,22 +116,24 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(Message::system(spec.system_prompt.clone()));
     messages.extend(to_model_messages(&history));
-    let definitions: Vec<ToolDefinition> = spec
-        .tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_string(),
-            description: t.description().to_string(),
-            parameters: t.parameters(),
-        })
-        .collect();
+    let definitions: std::sync::Arc<Vec<ToolDefinition>> = std::sync::Arc::new(
+        spec.tools
+            .iter()
+            .map(|t| ToolDefinition {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect(),
+    );
 
     let mut invalid_turns = 0;
     for step in 0..spec.limits.max_steps {
         if step > 0 {
             messages.extend(arrivals(spec, &mut seen).await?);
         }
-        let request = ChatRequest::new(messages.clone()).with_tools(definitions.clone());
+        let request =
+            ChatRequest::new(messages.clone()).with_tools(std::sync::Arc::clone(&definitions));
         let step = Step {
             model: &spec.model,
             emitter: &spec.emitter,
@@ -335,7 +337,9 @@ fn awaited(spec: &LoopSpec, calls: &[ToolCall]) -> Option<Waiting> {
                 None => continue,
             }
         } else if spec.approvals.decide(&call.name) == Approval::Ask {
-            waiting.schemas.insert(call.id.clone(), tool.parameters());
+            waiting
+                .schemas
+                .insert(call.id.clone(), Value::clone(&tool.parameters()));
             PendingRequest::Approval {
                 tool: call.name.clone(),
                 arguments: arguments.unwrap_or_else(|_| Value::String(call.arguments.clone())),

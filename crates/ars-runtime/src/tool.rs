@@ -56,8 +56,9 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     /// When to use it; models lean on this heavily.
     fn description(&self) -> &str;
-    /// JSON Schema of the arguments object.
-    fn parameters(&self) -> Value;
+    /// JSON Schema of the arguments object, shared: a tool builds it once, not for every run
+    /// that offers it (see [`tool_meta!`]).
+    fn parameters(&self) -> Arc<Value>;
     /// Runs the call.
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
 }
@@ -73,8 +74,10 @@ macro_rules! tool_meta {
         fn description(&self) -> &str {
             $description
         }
-        fn parameters(&self) -> ::serde_json::Value {
-            $schema
+        fn parameters(&self) -> ::std::sync::Arc<::serde_json::Value> {
+            static SCHEMA: ::std::sync::LazyLock<::std::sync::Arc<::serde_json::Value>> =
+                ::std::sync::LazyLock::new(|| ::std::sync::Arc::new($schema));
+            ::std::sync::Arc::clone(&SCHEMA)
         }
     };
 }
@@ -102,7 +105,7 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
-    pub parameters: Value,
+    pub parameters: Arc<Value>,
 }
 
 impl ToolInfo {

@@ -138,7 +138,7 @@ pub async fn list_tools(
         .map(|t| ToolDescription {
             name: t.name,
             description: t.description,
-            parameters: t.parameters,
+            parameters: Value::clone(&t.parameters),
         })
         .collect();
     Ok(Json(tools))

@@ -179,17 +179,17 @@ impl Tool for KnowledgeSearch {
          cite those ids in your answer."
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self) -> Arc<Value> {
         let slugs: Vec<&str> = self
             .bases
             .iter()
             .map(|kb| kb.fields.slug.as_str())
             .collect();
-        json!({"type": "object", "properties": {
+        Arc::new(json!({"type": "object", "properties": {
             "query": {"type": "string", "description": "What to look for, in words (any language)"},
             "knowledge_base": {"type": "string", "enum": slugs, "description": "Only this knowledge base; default: all of them"},
             "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K, "description": "How many passages (default 5)"}
-        }, "required": ["query"], "additionalProperties": false})
+        }, "required": ["query"], "additionalProperties": false}))
     }
 
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
@@ -283,12 +283,12 @@ impl Tool for KnowledgeRead {
          with `from`/`to` chunk numbers."
     }
 
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {
+    fn parameters(&self) -> Arc<Value> {
+        Arc::new(json!({"type": "object", "properties": {
             "document": {"type": "string", "description": "A citation id like [handbook:travel.md#3], or handbook:travel.md"},
             "from": {"type": "integer", "minimum": 0, "description": "First chunk number"},
             "to": {"type": "integer", "minimum": 0, "description": "Last chunk number (at most 8 chunks at once)"}
-        }, "required": ["document"], "additionalProperties": false})
+        }, "required": ["document"], "additionalProperties": false}))
     }
 
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {

@@ -28,7 +28,7 @@ pub struct McpTool {
     /// The server's own name for it.
     tool: String,
     description: String,
-    parameters: Value,
+    parameters: Arc<Value>,
     schema: Arc<ArgsSchema>,
 }
 
@@ -47,7 +47,7 @@ impl McpTool {
             name: names::tool_name(&server.fields.slug, &tool.name),
             tool: tool.name.clone(),
             description,
-            parameters: tool.input_schema.clone(),
+            parameters: Arc::new(tool.input_schema.clone()),
             server,
             hub,
         })
@@ -141,8 +141,8 @@ impl Tool for McpTool {
         &self.description
     }
 
-    fn parameters(&self) -> Value {
-        self.parameters.clone()
+    fn parameters(&self) -> Arc<Value> {
+        Arc::clone(&self.parameters)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {

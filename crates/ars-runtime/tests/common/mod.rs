@@ -36,8 +36,9 @@ impl Tool for Sleep {
     fn description(&self) -> &str {
         "Sleeps for ms milliseconds."
     }
-    fn parameters(&self) -> Value {
+    fn parameters(&self) -> std::sync::Arc<Value> {
         json!({"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]})
+            .into()
     }
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let ms = args["ms"]

@@ -421,30 +421,46 @@ async fn threads_list_in_pages_after_the_last_threads_updated_at_and_id() {
         "the pages, in order, are the whole list"
     );
 
-    let cursor = format!(
-        "before_updated_at={}&before_id={}",
-        all[0]["updated_at"].as_str().unwrap().replace('+', "%2B"),
-        all[0]["id"].as_str().unwrap()
+    let ids = field_of(&all, "id");
+    let stamp = |i: usize| all[i]["updated_at"].as_str().unwrap().replace('+', "%2B");
+    let id = |i: usize| all[i]["id"].as_str().unwrap().to_string();
+    let (app, alice) = (&app, &alice);
+    let listed = |path: String| async move {
+        let r = app.get(&path, alice).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+        field_of(&r.body, "id")
+    };
+    // A cursor without a limit is a page of 100; `before_id` alone is the page after that
+    // thread as it stands now; `before_updated_at` alone, the threads updated before it.
+    assert_eq!(
+        listed(format!(
+            "/api/threads?before_updated_at={}&before_id={}",
+            stamp(0),
+            id(0)
+        ))
+        .await,
+        ids[1..]
     );
-    let refused = [
+    assert_eq!(
+        listed(format!("/api/threads?before_id={}", id(1))).await,
+        ids[2..]
+    );
+    assert_eq!(
+        listed(format!(
+            "/api/threads?limit=1&before_updated_at={}",
+            stamp(2)
+        ))
+        .await,
+        ids[3..4]
+    );
+    assert_eq!(listed("/api/threads?limit=2".to_string()).await, ids[..2]);
+
+    for (query, field) in [
         ("limit=0".to_string(), "limit"),
         ("limit=501".to_string(), "limit"),
-        (cursor.clone(), "limit"),
-        (
-            format!("limit=5&before_id={}", all[0]["id"].as_str().unwrap()),
-            "before_updated_at",
-        ),
-        (
-            "limit=5&before_updated_at=2026-01-01T00:00:00Z".to_string(),
-            "before_id",
-        ),
-        (
-            "limit=5&before_updated_at=2026-01-01T00:00:00Z&before_id=a%2Fb".to_string(),
-            "before_id",
-        ),
-    ];
-    for (query, field) in refused {
-        let r = app.get(&format!("/api/threads?{query}"), &alice).await;
+        ("limit=5&before_id=a%2Fb".to_string(), "before_id"),
+    ] {
+        let r = app.get(&format!("/api/threads?{query}"), alice).await;
         assert_eq!(
             (r.status, r.field()),
             (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
@@ -452,14 +468,16 @@ async fn threads_list_in_pages_after_the_last_threads_updated_at_and_id() {
             r.body
         );
     }
-    let r = app.get("/api/threads?limit=2", &alice).await;
-    assert_eq!(field_of(&r.body, "id"), field_of(&all, "id")[..2]);
-    for query in [
-        "limit=two",
-        "before_updated_at=yesterday&before_id=x&limit=2",
-        "page=2",
-    ] {
-        let r = app.get(&format!("/api/threads?{query}"), &alice).await;
+    // Another user's thread, or none, is no cursor of yours.
+    let bobs = app.get("/api/threads", &bob).await.body;
+    for other in [bobs[0]["id"].as_str().unwrap(), "no-such-thread"] {
+        let r = app
+            .get(&format!("/api/threads?before_id={other}"), alice)
+            .await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{other}: {}", r.body);
+    }
+    for query in ["limit=two", "before_updated_at=yesterday&limit=2", "page=2"] {
+        let r = app.get(&format!("/api/threads?{query}"), alice).await;
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.body);
     }
 }

@@ -7024,14 +7024,20 @@ export interface operations {
     list_threads: {
         parameters: {
             query?: {
-                /** @description At most this many threads (1-500): one page. A page shorter than `limit` is the last. */
+                /**
+                 * @description At most this many threads (1-500; 100 when only a cursor is given): one page. A page
+                 *     shorter than `limit` is the last.
+                 */
                 limit?: number;
                 /**
-                 * @description The page after this thread: the `updated_at` of the last thread of the previous page,
-                 *     given with `before_id`.
+                 * @description The page after the last thread of the previous page: its `updated_at`, with `before_id`.
+                 *     Alone, the threads updated before this time.
                  */
                 before_updated_at?: string;
-                /** @description The `id` of the last thread of the previous page, given with `before_updated_at`. */
+                /**
+                 * @description The `id` of the last thread of the previous page, with `before_updated_at`. Alone, the
+                 *     threads after that thread of yours as it stands now (404 when there is none).
+                 */
                 before_id?: string;
             };
             header?: never;
@@ -7065,7 +7071,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A `limit` out of range, half a cursor */
+            /** @description `before_id` alone names no thread of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A `limit` out of range */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -145,67 +145,68 @@ pub async fn create_thread(
     Ok((StatusCode::CREATED, Json(thread.into())))
 }
 
-/// The query of `GET /api/threads`: without `limit`, every thread; with it, one page.
+/// The query of `GET /api/threads`: without `limit` or a cursor, every thread; with them, one
+/// page.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ThreadsQuery {
-    /// At most this many threads (1-500): one page. A page shorter than `limit` is the last.
+    /// At most this many threads (1-500; 100 when only a cursor is given): one page. A page
+    /// shorter than `limit` is the last.
     #[param(minimum = 1, maximum = 500)]
     limit: Option<u32>,
-    /// The page after this thread: the `updated_at` of the last thread of the previous page,
-    /// given with `before_id`.
+    /// The page after the last thread of the previous page: its `updated_at`, with `before_id`.
+    /// Alone, the threads updated before this time.
     before_updated_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// The `id` of the last thread of the previous page, given with `before_updated_at`.
+    /// The `id` of the last thread of the previous page, with `before_updated_at`. Alone, the
+    /// threads after that thread of yours as it stands now (404 when there is none).
+    #[param(pattern = r"^[A-Za-z0-9_-]{1,512}$")]
     before_id: Option<String>,
 }
 
-/// The most threads one page lists.
+/// The most threads one page lists, and how many a cursor without `limit` lists.
 const MAX_THREAD_PAGE: u32 = 500;
+const DEFAULT_THREAD_PAGE: u32 = 100;
 
 /// The page a [`ThreadsQuery`] asks for: `None` for the whole list.
-fn thread_page(
+async fn thread_page(
+    state: &AppState,
+    auth: &Auth,
     query: ThreadsQuery,
 ) -> Result<Option<(u32, Option<ars_store::ThreadCursor>)>, ApiError> {
-    let cursor = match (query.before_updated_at, query.before_id) {
-        (None, None) => None,
-        (Some(updated_at), Some(id)) => {
-            let id = ThreadId::parse(&id).ok_or_else(|| {
-                ApiError::unprocessable("before_id", "before_id is not a thread id")
-            })?;
-            Some(ars_store::ThreadCursor { updated_at, id })
-        }
-        (Some(_), None) => {
-            return Err(ApiError::unprocessable(
-                "before_id",
-                "before_updated_at and before_id go together",
-            )
-            .because(ars_domain::ErrorReason::Required));
-        }
-        (None, Some(_)) => {
-            return Err(ApiError::unprocessable(
-                "before_updated_at",
-                "before_updated_at and before_id go together",
-            )
-            .because(ars_domain::ErrorReason::Required));
-        }
-    };
-    match query.limit {
-        None if cursor.is_some() => Err(ApiError::unprocessable(
-            "limit",
-            "a page after a thread needs its limit",
-        )
-        .because(ars_domain::ErrorReason::Required)),
-        None => Ok(None),
-        Some(limit) if (1..=MAX_THREAD_PAGE).contains(&limit) => Ok(Some((limit, cursor))),
-        Some(_) => Err(
+    if let Some(limit) = query.limit
+        && !(1..=MAX_THREAD_PAGE).contains(&limit)
+    {
+        return Err(
             ApiError::unprocessable("limit", "limit must be 1-500").because(
                 ars_domain::Reason::new(ars_domain::ErrorReason::OutOfRange)
                     .with("min", 1u64)
                     .with("max", u64::from(MAX_THREAD_PAGE)),
             ),
-        ),
+        );
     }
+    let id =
+        match query.before_id {
+            Some(id) => Some(ThreadId::parse(&id).ok_or_else(|| {
+                ApiError::unprocessable("before_id", "before_id is not a thread id")
+            })?),
+            None => None,
+        };
+    let cursor = match (query.before_updated_at, id) {
+        (None, None) => None,
+        (Some(updated_at), id) => Some(ars_store::ThreadCursor { updated_at, id }),
+        (None, Some(id)) => {
+            let thread = owned_thread(state, auth, id.as_str()).await?;
+            Some(ars_store::ThreadCursor {
+                updated_at: thread.updated_at,
+                id: Some(thread.id),
+            })
+        }
+    };
+    Ok(match (query.limit, cursor) {
+        (None, None) => None,
+        (limit, cursor) => Some((limit.unwrap_or(DEFAULT_THREAD_PAGE), cursor)),
+    })
 }
 
 /// The caller's top-level threads, most recently active first; `waiting` marks those where a
@@ -218,14 +219,15 @@ fn thread_page(
         (status = 200, body = [ThreadView]),
         (status = 400, body = ErrorBody, description = "Unreadable query"),
         (status = 401, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "A `limit` out of range, half a cursor"),
+        (status = 404, body = ErrorBody, description = "`before_id` alone names no thread of yours"),
+        (status = 422, body = ErrorBody, description = "A `limit` out of range"),
     ))]
 pub async fn list_threads(
     State(state): State<AppState>,
     auth: Auth,
     ApiQuery(query): ApiQuery<ThreadsQuery>,
 ) -> Result<Json<Vec<ThreadView>>, ApiError> {
-    let threads = match thread_page(query)? {
+    let threads = match thread_page(&state, &auth, query).await? {
         None => state.store.list_threads(auth.user.id).await?,
         Some((limit, cursor)) => {
             state

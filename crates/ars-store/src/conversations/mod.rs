@@ -77,9 +77,10 @@ pub trait ConversationStore: Send + Sync {
     async fn search_messages(&self, user: UserId, text: &str, limit: u32) -> Result<Vec<Message>>;
 }
 
-/// Where a page of threads starts: the thread that ended the previous page.
+/// Where a page of threads starts: after the thread that ended the previous page (its
+/// `updated_at` and id), or, without an id, at the threads updated before `updated_at`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadCursor {
     pub updated_at: DateTime<Utc>,
-    pub id: ThreadId,
+    pub id: Option<ThreadId>,
 }

@@ -124,7 +124,8 @@ macro_rules! impl_conversation_store {
                         .bind(user.to_string())
                         .bind(i64::from(limit))
                         .bind(chrono::SubsecRound::trunc_subsecs(cursor.updated_at, 6))
-                        .bind(cursor.id.as_str())
+                        // No id sorts before every id: only threads updated earlier follow.
+                        .bind(cursor.id.as_ref().map_or("", ars_domain::ThreadId::as_str))
                         .fetch_all(&self.pool)
                         .await?
                     }

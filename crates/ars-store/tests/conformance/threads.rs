@@ -155,7 +155,7 @@ pub async fn check_thread_pages_walk_the_list_by_keyset(store: &dyn Store) {
         let Some(last) = page.last() else { break };
         cursor = Some(ars_store::ThreadCursor {
             updated_at: last.updated_at,
-            id: last.id.clone(),
+            id: Some(last.id.clone()),
         });
         walked.extend(page);
     }
@@ -166,6 +166,19 @@ pub async fn check_thread_pages_walk_the_list_by_keyset(store: &dyn Store) {
     );
     let first = store.thread_page(alice.user.id, 1, None).await.unwrap();
     assert_eq!(ids(&first), ids(&all[..1]));
+    // Without an id: the threads updated before that time, the two that share it left out.
+    let before = ars_store::ThreadCursor {
+        updated_at: at(30),
+        id: None,
+    };
+    let older = store
+        .thread_page(alice.user.id, 10, Some(&before))
+        .await
+        .unwrap();
+    assert_eq!(
+        older.iter().map(|t| t.updated_at).collect::<Vec<_>>(),
+        vec![at(20), at(10), at(0)]
+    );
 }
 
 pub async fn check_message_pages_read_a_thread_backwards(store: &dyn Store) {

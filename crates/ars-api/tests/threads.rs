@@ -554,3 +554,76 @@ async fn a_threads_messages_page_back_from_its_end_and_a_call_answered_on_a_late
     let r = app.get(&format!("{path}?limit=2"), &bob).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn absurd_page_parameters_are_refused_or_read_as_the_range_allows() {
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    app.agent(&alice, normal("helper")).await;
+    let thread = app.thread(&alice, "helper").await;
+    let long_id = "a".repeat(10_000);
+    // Unreadable (not a number, past 64 bits, not a time): 400. Out of the stated range: 422.
+    let cases: Vec<(String, StatusCode)> = vec![
+        (
+            "/api/threads?limit=4294967296".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        ("/api/threads?limit=-1".into(), StatusCode::BAD_REQUEST),
+        ("/api/threads?limit=1e3".into(), StatusCode::BAD_REQUEST),
+        (
+            "/api/threads?limit=5&before_updated_at=%2B999999999-01-01T00:00:00Z".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!(
+                "/api/threads?limit=5&before_updated_at=2026-01-01T00:00:00Z&before_id={long_id}"
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            format!("/api/threads/{thread}/messages?before_seq=99999999999999999999"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!("/api/threads/{thread}/messages?limit=18446744073709551616"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!("/api/threads/{thread}/messages?before_seq=-9223372036854775808"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+    ];
+    for (path, status) in cases {
+        let r = app.get(&path, &alice).await;
+        assert_eq!(
+            r.status,
+            status,
+            "{}: {}",
+            &path[..path.len().min(120)],
+            r.body
+        );
+    }
+    // The extremes the ranges allow read as pages: nothing before the first second of year 1,
+    // everything before the last seq there can be.
+    let r = app
+        .get(
+            "/api/threads?limit=500&before_updated_at=0001-01-01T00:00:00Z",
+            &alice,
+        )
+        .await;
+    assert_eq!((r.status, r.body.clone()), (StatusCode::OK, json!([])));
+    let r = app
+        .get(
+            &format!("/api/threads/{thread}/messages?limit=1000&before_seq=9223372036854775807"),
+            &alice,
+        )
+        .await;
+    assert_eq!((r.status, r.body.clone()), (StatusCode::OK, json!([])));
+    let r = app
+        .get(
+            "/api/threads?limit=500&before_updated_at=9999-12-31T23:59:59Z",
+            &alice,
+        )
+        .await;
+    assert_eq!(r.body.as_array().map(Vec::len), Some(1), "{}", r.body);
+}

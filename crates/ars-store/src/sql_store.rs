@@ -97,3 +97,15 @@ macro_rules! impl_store {
 }
 
 pub(crate) use impl_store;
+
+/// How many ids one `IN (…)` statement binds: far below SQLite's and PostgreSQL's
+/// bind-parameter limits, so a longer list is read in chunks of this many.
+pub(crate) const IN_LIST_CHUNK: usize = 500;
+
+/// `$1, …, $n`: the placeholders of an `IN (…)` list of `n` (≥ 1) binds.
+pub(crate) fn placeholders(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

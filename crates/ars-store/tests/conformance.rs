@@ -117,6 +117,7 @@ conformance!(
     threads::check_thread_pages_walk_the_list_by_keyset,
     threads::check_message_pages_read_a_thread_backwards,
     threads::check_answered_calls_name_a_runs_results,
+    threads::check_threads_by_ids_answers_those_that_exist,
     threads::check_rename_thread,
     threads::check_delete_thread_cascades,
     threads::check_deleting_an_agent_or_user_deletes_threads,

@@ -507,15 +507,17 @@ pub async fn search_messages(
         .store
         .search_messages(auth.user.id, text, limit)
         .await?;
-    // The titles of the hits' threads only (at most `limit`), not of the whole history.
-    let mut titles: std::collections::HashMap<ThreadId, String> = std::collections::HashMap::new();
-    for hit in &hits {
-        if !titles.contains_key(&hit.thread_id)
-            && let Some(thread) = state.store.thread(&hit.thread_id).await?
-        {
-            titles.insert(thread.id, thread.title);
-        }
-    }
+    // The titles of the hits' threads only (at most `limit`), in one read.
+    let mut wanted: Vec<ThreadId> = hits.iter().map(|m| m.thread_id.clone()).collect();
+    wanted.sort();
+    wanted.dedup();
+    let titles: std::collections::HashMap<ThreadId, String> = state
+        .store
+        .threads(&wanted)
+        .await?
+        .into_iter()
+        .map(|t| (t.id, t.title))
+        .collect();
     Ok(Json(
         hits.into_iter()
             .map(|m| MessageHit {

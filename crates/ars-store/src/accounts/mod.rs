@@ -11,10 +11,6 @@ pub(crate) mod queries;
 pub(crate) mod rows;
 pub(crate) mod sql;
 
-/// How many ids one `existing_users` statement checks: far below SQLite's and PostgreSQL's
-/// bind-parameter limits.
-pub(crate) const EXISTING_USERS_CHUNK: usize = 500;
-
 /// A user to create. The password arrives already hashed.
 #[derive(Clone, Debug)]
 pub struct NewUser {

@@ -51,10 +51,9 @@ pub(crate) const REVOKE_OTHER_TOKENS: &str =
 
 /// `SELECT id FROM users WHERE id IN ($1, …, $n)` for `n` ids (`n` ≥ 1).
 pub(crate) fn existing_users(n: usize) -> String {
-    let placeholders: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
     format!(
         "SELECT id FROM users WHERE id IN ({})",
-        placeholders.join(", ")
+        crate::sql_store::placeholders(n)
     )
 }
 

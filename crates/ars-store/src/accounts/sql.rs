@@ -84,7 +84,7 @@ macro_rules! impl_account_store {
             ) -> $crate::Result<Vec<ars_domain::UserId>> {
                 let mut found = std::collections::HashSet::new();
                 // Chunks keep each statement well under both databases' bind-parameter limits.
-                for chunk in ids.chunks($crate::accounts::EXISTING_USERS_CHUNK) {
+                for chunk in ids.chunks($crate::sql_store::IN_LIST_CHUNK) {
                     let sql = $crate::accounts::queries::existing_users(chunk.len());
                     let mut query = sqlx::query_as::<_, (String,)>(&sql);
                     for id in chunk {

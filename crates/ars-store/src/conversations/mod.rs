@@ -23,6 +23,9 @@ pub trait ConversationStore: Send + Sync {
     async fn create_thread(&self, thread: &Thread) -> Result<Thread>;
     /// The thread with this id, top-level or child; no ownership check.
     async fn thread(&self, id: &ThreadId) -> Result<Option<Thread>>;
+    /// The threads with these ids that exist, in no particular order (one statement per 500
+    /// ids); no ownership check.
+    async fn threads(&self, ids: &[ThreadId]) -> Result<Vec<Thread>>;
     /// `user`'s top-level threads (child threads are reached through their parent), most
     /// recently updated first.
     async fn list_threads(&self, user: UserId) -> Result<Vec<Thread>>;

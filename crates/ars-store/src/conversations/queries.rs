@@ -21,6 +21,18 @@ pub(crate) const INSERT_THREAD: &str = concat!(
 pub(crate) const THREAD_BY_ID: &str =
     concat!("SELECT ", thread_columns!(), " FROM threads WHERE id = $1");
 
+/// `SELECT … FROM threads WHERE id IN ($1, …, $n)` for `n` (≥ 1) ids.
+pub(crate) fn threads_by_ids(n: usize) -> String {
+    format!(
+        concat!(
+            "SELECT ",
+            thread_columns!(),
+            " FROM threads WHERE id IN ({})"
+        ),
+        crate::sql_store::placeholders(n)
+    )
+}
+
 /// A user's top-level threads, most recently updated first.
 pub(crate) const LIST_THREADS: &str = concat!(
     "SELECT ",

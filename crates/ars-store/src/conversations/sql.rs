@@ -90,6 +90,25 @@ macro_rules! impl_conversation_store {
                 .transpose()
             }
 
+            async fn threads(
+                &self,
+                ids: &[ars_domain::ThreadId],
+            ) -> $crate::Result<Vec<ars_domain::Thread>> {
+                let mut found = Vec::new();
+                for chunk in ids.chunks($crate::sql_store::IN_LIST_CHUNK) {
+                    let sql = $crate::conversations::queries::threads_by_ids(chunk.len());
+                    let mut query =
+                        sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(&sql);
+                    for id in chunk {
+                        query = query.bind(id.as_str());
+                    }
+                    for row in query.fetch_all(&self.pool).await? {
+                        found.push(row.into_thread()?);
+                    }
+                }
+                Ok(found)
+            }
+
             async fn list_threads(
                 &self,
                 user: ars_domain::UserId,

@@ -246,6 +246,32 @@ pub async fn check_message_pages_read_a_thread_backwards(store: &dyn Store) {
     );
 }
 
+pub async fn check_threads_by_ids_answers_those_that_exist(store: &dyn Store) {
+    let alice = owner(store, "alice").await;
+    let a = root_thread(store, &alice, "a").await;
+    let b = root_thread(store, &alice, "b").await;
+    let child = child_thread(store, &alice, &a).await;
+    // An unknown id is left out; an id asked twice is answered once.
+    let asked = [
+        b.id.clone(),
+        ThreadId::new(),
+        child.id.clone(),
+        b.id.clone(),
+    ];
+    let mut found = store.threads(&asked).await.unwrap();
+    found.sort_by(|x, y| x.id.cmp(&y.id));
+    let mut expected = vec![b, child];
+    expected.sort_by(|x, y| x.id.cmp(&y.id));
+    assert_eq!(found, expected);
+    assert_eq!(store.threads(&[]).await.unwrap(), vec![]);
+    // More ids than one statement binds.
+    let many: Vec<ThreadId> = (0..1_200)
+        .map(|_| ThreadId::new())
+        .chain([a.id.clone()])
+        .collect();
+    assert_eq!(ids(&store.threads(&many).await.unwrap()), vec![a.id]);
+}
+
 pub async fn check_answered_calls_name_a_runs_results(store: &dyn Store) {
     let alice = owner(store, "alice").await;
     let thread = root_thread(store, &alice, "calls").await;

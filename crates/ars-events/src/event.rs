@@ -86,8 +86,9 @@ pub enum EventKind {
     MessageStarted { role: MessageRole },
     /// A piece of streamed assistant text.
     MessageDelta { text: String },
-    /// A message was committed to the thread (the authoritative text).
-    MessageCompleted { message: Message },
+    /// A message was committed to the thread (the authoritative text). Boxed: it is the
+    /// largest event by far, and every event is as large as the largest unless it is boxed.
+    MessageCompleted { message: Box<Message> },
     /// A tool call began; `arguments` is the raw JSON text the model produced.
     ToolCallStarted {
         call_id: String,
@@ -198,5 +199,16 @@ mod tests {
             );
         }
         assert!(!EventKind::MessageDelta { text: "x".into() }.is_terminal());
+    }
+
+    /// Every event is as large as its largest kind: a run's log holds its events, and each
+    /// waiting run its log, so a large kind stays boxed (a committed message is 300 bytes).
+    #[test]
+    fn an_event_stays_small_because_its_large_kinds_are_boxed() {
+        assert!(
+            std::mem::size_of::<RunEvent>() <= 256,
+            "RunEvent is {} bytes",
+            std::mem::size_of::<RunEvent>()
+        );
     }
 }

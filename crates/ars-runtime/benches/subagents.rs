@@ -6,11 +6,17 @@
 //!   child whose model answers after 1 s; total wall time and the process's peak RSS. Run each
 //!   N in its own process so the peak belongs to it.
 //!
+//! Both report the store's writes and its writer's commits; with `ARS_BENCH_STATEMENTS=1`, also
+//! every SQL statement run (each a round trip to a connection's thread), by text and count
+//! (counting slows the run: leave it off for timings).
+//!
 //! `cargo bench -p ars-runtime --bench subagents -- fanout 10000`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -76,8 +82,61 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// Counts the statements sqlx runs (its `sqlx::query` events), by text.
+#[derive(Default)]
+struct Statements {
+    count: AtomicU64,
+    texts: Mutex<BTreeMap<String, u64>>,
+}
+
+/// The layer that feeds [`Statements`].
+struct Counter(Arc<Statements>);
+
+/// A statement's text, from the event sqlx logs as it runs one.
+#[derive(Default)]
+struct StatementText(String);
+
+impl tracing::field::Visit for StatementText {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "db.statement" {
+            self.0 = value.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "db.statement" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counter {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        self.0.count.fetch_add(1, Ordering::Relaxed);
+        let mut text = StatementText::default();
+        event.record(&mut text);
+        if let Ok(mut texts) = self.0.texts.lock() {
+            *texts.entry(text.0).or_default() += 1;
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    // Counting costs time (sqlx describes each statement it logs): only when asked.
+    let statements = std::env::var_os("ARS_BENCH_STATEMENTS").map(|_| {
+        let statements = Arc::new(Statements::default());
+        let subscriber = tracing_subscriber::registry().with(
+            Counter(Arc::clone(&statements)).with_filter(
+                tracing_subscriber::filter::Targets::new()
+                    .with_target("sqlx::query", tracing::Level::DEBUG),
+            ),
+        );
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        statements
+    });
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
@@ -161,6 +220,10 @@ async fn main() {
         }
     };
 
+    if let Some(statements) = &statements {
+        statements.count.store(0, Ordering::Relaxed);
+        statements.texts.lock().unwrap().clear();
+    }
     match mode.as_str() {
         "fanout" => {
             let started = Instant::now();
@@ -202,4 +265,22 @@ async fn main() {
         "{mode}: the store made {writes} writes in {} commits of its writer",
         commits.writer_rounds()
     );
+    if let Some(statements) = statements {
+        let run = statements.count.load(Ordering::Relaxed);
+        println!(
+            "{mode}: {run} SQL statements, {:.1} per parent turn",
+            run as f64 / n.max(1) as f64
+        );
+        let mut texts: Vec<_> = statements
+            .texts
+            .lock()
+            .unwrap()
+            .clone()
+            .into_iter()
+            .collect();
+        texts.sort_by_key(|t| std::cmp::Reverse(t.1));
+        for (text, count) in texts {
+            println!("{count:>8}  {}", text.chars().take(160).collect::<String>());
+        }
+    }
 }

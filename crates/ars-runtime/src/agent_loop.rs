@@ -100,10 +100,13 @@ pub async fn run_loop(spec: &LoopSpec) -> LoopEnd {
     }
 }
 
+/// Each step's future is boxed: a run's task lives as long as the run, waiting in one step
+/// (its model, or the tools it called) at a time, and an unboxed loop would hold room for the
+/// largest step all along.
 async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let thread_id = &spec.tool_ctx.thread_id;
     if let Some(resolutions) = &spec.resume {
-        settle(spec, resolutions).await?;
+        Box::pin(settle(spec, resolutions)).await?;
     }
     let history = spec
         .store
@@ -130,7 +133,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let mut invalid_turns = 0;
     for step in 0..spec.limits.max_steps {
         if step > 0 {
-            messages.extend(arrivals(spec, &mut seen).await?);
+            messages.extend(Box::pin(arrivals(spec, &mut seen)).await?);
         }
         let request =
             ChatRequest::new(messages.clone()).with_tools(std::sync::Arc::clone(&definitions));
@@ -140,7 +143,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             retry: &spec.retry,
             run_id: spec.tool_ctx.run_id,
         };
-        let turn = model_turn(&step, &request).await?;
+        let turn = Box::pin(model_turn(&step, &request)).await?;
         let mut spent = None;
         if let Some(u) = turn.usage {
             let total = {
@@ -160,7 +163,11 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             if let Some(budget) = &spec.budget {
                 let tree = total.total() + (budget.beyond)().await.total();
                 if tree > budget.limit {
-                    commit(spec, assistant_message(spec, &turn.text, &[], spent)).await?;
+                    Box::pin(commit(
+                        spec,
+                        assistant_message(spec, &turn.text, &[], spent),
+                    ))
+                    .await?;
                     return Ok(LoopEnd::Failed(RunFailure::new(
                         RunErrorCode::BudgetExceeded,
                         format!(
@@ -174,7 +181,11 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             if let Some(budget) = spec.limits.max_tokens
                 && total.total() > budget
             {
-                commit(spec, assistant_message(spec, &turn.text, &[], spent)).await?;
+                Box::pin(commit(
+                    spec,
+                    assistant_message(spec, &turn.text, &[], spent),
+                ))
+                .await?;
                 return Ok(LoopEnd::Failed(RunFailure::new(
                     RunErrorCode::TokenBudget,
                     format!(
@@ -195,11 +206,15 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
                 arguments: c.arguments.clone(),
             })
             .collect();
-        commit(spec, assistant_message(spec, &turn.text, &records, spent)).await?;
+        Box::pin(commit(
+            spec,
+            assistant_message(spec, &turn.text, &records, spent),
+        ))
+        .await?;
         messages.push(turn.to_message());
         if turn.tool_calls.is_empty() {
             // A message sent in while the model answered is answered too, not left behind.
-            let arrived = arrivals(spec, &mut seen).await?;
+            let arrived = Box::pin(arrivals(spec, &mut seen)).await?;
             if arrived.is_empty() {
                 return Ok(LoopEnd::Answer(turn.text));
             }
@@ -210,7 +225,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
         if let Some(waiting) = awaited(spec, &turn.tool_calls) {
             return Ok(LoopEnd::Waiting(waiting));
         }
-        let (results, any_invalid) = run_and_commit(spec, &turn.tool_calls, None).await?;
+        let (results, any_invalid) = Box::pin(run_and_commit(spec, &turn.tool_calls, None)).await?;
         messages.extend(results);
         invalid_turns = if any_invalid { invalid_turns + 1 } else { 0 };
         if invalid_turns >= MAX_INVALID_ARGUMENT_TURNS {
@@ -251,7 +266,9 @@ async fn arrivals(spec: &LoopSpec, seen: &mut i64) -> Result<Vec<Message>, RunFa
         if message.steer {
             arrived.push(sent_in(&message));
             spec.emitter
-                .emit(EventKind::MessageCompleted { message })
+                .emit(EventKind::MessageCompleted {
+                    message: Box::new(message),
+                })
                 .await;
         }
     }
@@ -440,7 +457,7 @@ async fn commit(spec: &LoopSpec, message: NewMessage) -> Result<StoredMessage, S
         .map_err(|e| format!("cannot save a message: {e}"))?;
     spec.emitter
         .emit(EventKind::MessageCompleted {
-            message: stored.clone(),
+            message: Box::new(stored.clone()),
         })
         .await;
     Ok(stored)

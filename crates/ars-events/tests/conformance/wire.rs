@@ -85,7 +85,9 @@ fn every_kind() -> Vec<(EventKind, Value)> {
             json!({"type": "message_delta", "text": "Hel"}),
         ),
         (
-            EventKind::MessageCompleted { message: message() },
+            EventKind::MessageCompleted {
+                message: Box::new(message()),
+            },
             json!({"type": "message_completed", "message": {
                 "id": MESSAGE, "thread_id": THREAD, "run_id": RUN, "seq": 3,
                 "role": "assistant", "content": "Let me look.",

@@ -52,7 +52,7 @@ struct Prepared<'a> {
 pub(super) type Resume = Option<HashMap<String, Resolution>>;
 
 /// One execution of a run: the run, its thread, who it runs for, what cancels it, the pool it
-/// takes a slot from, and whether it resumes after a wait.
+/// takes a slot from, whether it resumes after a wait, and what publishes its events.
 pub(super) struct Execution {
     pub run: Run,
     pub thread: Thread,
@@ -60,12 +60,18 @@ pub(super) struct Execution {
     pub cancel: CancellationToken,
     pub slots: Slots,
     pub resume: Resume,
+    pub emitter: Emitter,
 }
 
 impl Runtime {
     /// The background part of a run: wait for a slot in `slots`, prepare, loop, record the
     /// outcome. Runs inside the run's span (`spans::run`), which it completes.
-    pub(super) async fn execute(&self, execution: Execution, mut emitter: Emitter) {
+    ///
+    /// A run's task lives as long as the run, most of it waiting inside the loop (on its
+    /// model, or on the children it delegated to); thousands wait at once. So the steps
+    /// before and after the loop are boxed futures of their own: the task holds only what
+    /// the loop's wait needs, not the largest state of every step.
+    pub(super) async fn execute(&self, mut execution: Box<Execution>) {
         let Execution {
             run,
             thread,
@@ -73,8 +79,8 @@ impl Runtime {
             cancel,
             slots,
             resume,
-        } = execution;
-        let store = Arc::clone(&self.inner.store);
+            emitter,
+        } = &mut *execution;
         let pending = InGauge::enter(metrics::RUNS_PENDING);
         let permit = tokio::select! {
             permit = slots.acquire() => permit,
@@ -85,31 +91,48 @@ impl Runtime {
             None => Driven::Ended(self.cancelled_outcome(run.usage)),
             Some(_permit) => {
                 let _active = InGauge::enter(metrics::RUNS_ACTIVE);
-                if let Ok(running) = store.mark_run_running(run.id).await {
-                    self.tell_changed(&emitter.feed, &running).await;
-                }
-                emitter.emit(EventKind::status(RunStatus::Running)).await;
                 // A resumed run counts on from what it spent before it waited.
                 let usage = Arc::new(Mutex::new(run.usage));
                 let setup = Prepared {
-                    run: &run,
-                    thread: &thread,
-                    caller: &caller,
-                    cancel: &cancel,
+                    run,
+                    thread,
+                    caller,
+                    cancel,
                     usage: &usage,
                 };
-                match self.prepare(setup, &mut emitter, resume).await {
+                match Box::pin(self.start(setup, emitter, resume.take())).await {
                     Err(failure) => Driven::Ended(RunOutcome::failed(failure, run.usage)),
-                    Ok(spec) => self.drive(&spec, &cancel, &usage).await,
+                    Ok(spec) => self.drive(&spec, cancel, &usage).await,
                 }
             }
         };
+        Box::pin(self.end(run, thread, driven, emitter)).await;
+    }
+
+    /// Marks the run running and prepares its loop (boxed, held while the loop runs).
+    async fn start(
+        &self,
+        setup: Prepared<'_>,
+        emitter: &mut Emitter,
+        resume: Resume,
+    ) -> Result<Box<LoopSpec>, RunFailure> {
+        if let Ok(running) = self.inner.store.mark_run_running(setup.run.id).await {
+            self.tell_changed(&emitter.feed, &running).await;
+        }
+        emitter.emit(EventKind::status(RunStatus::Running)).await;
+        self.prepare(setup, emitter, resume).await.map(Box::new)
+    }
+
+    /// Records where driving the run left it: its end (once, by whoever writes it), or that it
+    /// waits for decisions.
+    async fn end(&self, run: &Run, thread: &Thread, driven: Driven, emitter: &Emitter) {
+        let store = &self.inner.store;
         let outcome = match driven {
             Driven::Ended(outcome) => outcome,
             Driven::Waits(waiting, usage) => {
                 match store.wait_run(run.id, &waiting, usage).await {
                     Ok(waits) if waits.status == RunStatus::Waiting => {
-                        self.waits(&emitter, &thread, waits).await;
+                        self.waits(emitter, thread, waits).await;
                         return;
                     }
                     // Ended meanwhile (cancelled): its writer told of it.
@@ -354,6 +377,11 @@ impl Runtime {
     /// else its tree has spent). `None` when neither sets one.
     async fn tree_budget(&self, run: &Run, context: &ResolvedContext) -> Option<TreeBudget> {
         let own = context.limits.max_total_tokens;
+        if let Ok(mut active) = self.inner.active.lock()
+            && let Some(entry) = active.get_mut(&run.id)
+        {
+            entry.tree_limit = Some(own);
+        }
         let left = match &run.lineage {
             Some(lineage) => self.left_for(lineage.parent_run_id, run).await,
             None => None,
@@ -379,15 +407,30 @@ impl Runtime {
     /// What the budget of run `starter`'s tree leaves `run` (one of the runs it started), or
     /// `None` when that tree has no budget.
     async fn left_for(&self, starter: ars_domain::RunId, run: &Run) -> Option<u64> {
+        // A starter executing here knows its limit (most have none): no reads for it.
+        let known = self
+            .inner
+            .active
+            .lock()
+            .ok()
+            .and_then(|active| active.get(&starter).and_then(|a| a.tree_limit));
         let store = &self.inner.store;
+        if known == Some(None) {
+            return None;
+        }
         let starter = store.run(starter).await.ok()??;
-        let thread = store.thread(&starter.thread_id).await.ok()??;
-        let agent = store.agent(thread.agent_id).await.ok()??;
-        let limit = crate::runs::Runs::context_of(self, &agent)
-            .await
-            .ok()?
-            .limits
-            .max_total_tokens?;
+        let limit = match known {
+            Some(limit) => limit?,
+            None => {
+                let thread = store.thread(&starter.thread_id).await.ok()??;
+                let agent = store.agent(thread.agent_id).await.ok()??;
+                crate::runs::Runs::context_of(self, &agent)
+                    .await
+                    .ok()?
+                    .limits
+                    .max_total_tokens?
+            }
+        };
         let tree = self.total_usage(&starter).await.ok()?.total();
         // `run`'s own tokens so far are in the tree's; the budget left counts them as its own.
         let others = tree.saturating_sub(run.usage.total());

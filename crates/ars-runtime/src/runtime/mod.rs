@@ -92,6 +92,9 @@ impl Default for RuntimeConfig {
 struct ActiveRun {
     cancel: CancellationToken,
     done: watch::Receiver<bool>,
+    /// Its agent's `max_total_tokens` as the run started with it (`Some(None)`: none), once
+    /// prepared: what the runs it starts read here instead of from the store.
+    tree_limit: Option<Option<u64>>,
 }
 
 struct Inner {
@@ -391,23 +394,26 @@ impl Runtime {
                 ActiveRun {
                     cancel: cancel.clone(),
                     done: done_rx,
+                    tree_limit: None,
                 },
             );
         }
         let runtime = self.clone();
         let span = crate::spans::run(&run);
         let id = run.id;
+        // Boxed: the task holds a pointer to what the run needs, not a copy of it per step.
+        let execution = Box::new(execute::Execution {
+            run,
+            thread,
+            caller,
+            cancel,
+            slots,
+            resume,
+            emitter,
+        });
         tokio::spawn(
             async move {
-                let execution = execute::Execution {
-                    run,
-                    thread,
-                    caller,
-                    cancel,
-                    slots,
-                    resume,
-                };
-                runtime.execute(execution, emitter).await;
+                runtime.execute(execution).await;
                 // Only this execution's entry: a run that waited may already be executing
                 // again here, resumed by a decision, under an entry of its own.
                 if let Ok(mut active) = runtime.inner.active.lock()

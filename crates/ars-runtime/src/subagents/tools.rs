@@ -378,7 +378,8 @@ impl Tool for Task {
     );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: DelegateArgs = parse_args(args)?;
-        let (run, thread) = match self.0.start(&args, ctx, Delivery::Wait).await? {
+        // Boxed: the call then waits for the child holding only what the wait needs.
+        let (run, thread) = match Box::pin(self.0.start(&args, ctx, Delivery::Wait)).await? {
             Started::Started { run, thread, .. } => (run, thread),
             Started::Busy { thread_id, active } => {
                 return Err(ToolError::Failed(format!(

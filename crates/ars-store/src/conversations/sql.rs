@@ -222,29 +222,33 @@ macro_rules! impl_conversation_store {
                     // The fence: a run's messages are written only while it is active, so an
                     // executor cut off (cancelled or reaped elsewhere) cannot add to the
                     // thread. The check locks the run's row until the commit: the run cannot
-                    // end in between.
+                    // end in between. The run's accounting goes with the message, in the same
+                    // commit; its update, guarded alike, is the fence when there is one.
                     if let Some(run) = message.run_id {
-                        let active: Option<(String,)> =
-                            sqlx::query_as($crate::runs::queries::RUN_IS_ACTIVE)
+                        let active = match &message.spent {
+                            Some(spent) => {
+                                sqlx::query($crate::runs::queries::SET_RUN_USAGE)
+                                    .bind(run.to_string())
+                                    .bind($crate::runs::rows::stored_tokens(
+                                        spent.usage.prompt_tokens,
+                                    )?)
+                                    .bind($crate::runs::rows::stored_tokens(
+                                        spent.usage.completion_tokens,
+                                    )?)
+                                    .bind(spent.model.as_deref())
+                                    .execute(&mut *tx)
+                                    .await?
+                                    .rows_affected()
+                                    > 0
+                            }
+                            None => sqlx::query($crate::runs::queries::RUN_IS_ACTIVE)
                                 .bind(run.to_string())
                                 .fetch_optional(&mut *tx)
-                                .await?;
-                        if active.is_none() {
+                                .await?
+                                .is_some(),
+                        };
+                        if !active {
                             return Err($crate::StoreError::RunEnded { run });
-                        }
-                        // The run's accounting goes with the message, in the same commit.
-                        if let Some(spent) = &message.spent {
-                            sqlx::query($crate::runs::queries::SET_RUN_USAGE)
-                                .bind(run.to_string())
-                                .bind($crate::runs::rows::stored_tokens(
-                                    spent.usage.prompt_tokens,
-                                )?)
-                                .bind($crate::runs::rows::stored_tokens(
-                                    spent.usage.completion_tokens,
-                                )?)
-                                .bind(spent.model.as_deref())
-                                .execute(&mut *tx)
-                                .await?;
                         }
                     }
                     // A message that tells a background child's end to its parent is written

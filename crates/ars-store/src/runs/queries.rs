@@ -98,7 +98,9 @@ pub(crate) const MARK_RUN_RUNNING: &str = concat!(
     run_columns!()
 );
 
-/// `$1`: the run; `$2`, `$3`: prompt and completion tokens. Only an active run's usage moves.
+/// `$1`: the run; `$2`, `$3`: prompt and completion tokens. Only an active run's usage moves:
+/// an update of no row means the run is not active, so in `append_message` it is the fence
+/// too (it locks the row as [`RUN_IS_ACTIVE`] does).
 pub(crate) const SET_RUN_USAGE: &str = concat!(
     "UPDATE runs SET prompt_tokens = $2, completion_tokens = $3, model = COALESCE($4, model) \
      WHERE id = $1 AND ",

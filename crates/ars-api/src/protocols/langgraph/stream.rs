@@ -142,7 +142,7 @@ impl Reading {
                     let update = json!({node: {"messages": [wire::message(&message)]}});
                     out.push(sse("updates", &update, Some(&id)));
                 }
-                self.history.push(message);
+                self.history.push(*message);
                 if self.wants("values") {
                     out.push(sse("values", &self.values(None), Some(&id)));
                 }

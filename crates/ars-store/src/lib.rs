@@ -82,7 +82,7 @@ pub use error::{StoreError, Unreplaceable};
 pub use knowledge::{KbChange, KnowledgeBaseFilter, KnowledgeStore};
 pub use mcp::{McpServerFilter, McpStore};
 pub use outcome::{Bound, Deleted, Retried, Updated, Written};
-pub use postgres::PgStore;
+pub use postgres::{DEFAULT_MAX_CONNECTIONS as PG_DEFAULT_MAX_CONNECTIONS, PgStore};
 pub use protocols::ProtocolStore;
 pub use providers::{DeletedProvider, ModelSettings, ProviderStore};
 pub use runs::{FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput, StoredWaiting};
@@ -140,10 +140,22 @@ impl<T> Store for T where
 /// Connects to the store a database URL names and migrates it: `sqlite:…` (the parent
 /// directory of the file is created if needed) or `postgres://…` / `postgresql://…`.
 pub async fn connect(url: &str) -> Result<Arc<dyn Store>> {
+    connect_sized(url, None).await
+}
+
+/// Like [`connect`]; a PostgreSQL store keeps at most `pg_max_connections` open (default
+/// [`PG_DEFAULT_MAX_CONNECTIONS`]). SQLite has its one writer and its readers.
+pub async fn connect_sized(url: &str, pg_max_connections: Option<u32>) -> Result<Arc<dyn Store>> {
     let scheme = url.split_once(':').map_or("", |(scheme, _)| scheme);
     match scheme {
         "sqlite" => Ok(Arc::new(SqliteStore::connect(url).await?)),
-        "postgres" | "postgresql" => Ok(Arc::new(PgStore::connect(url).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(
+            PgStore::connect_sized(
+                url,
+                pg_max_connections.unwrap_or(postgres::DEFAULT_MAX_CONNECTIONS),
+            )
+            .await?,
+        )),
         // Only the scheme is echoed: the rest of a URL may hold a password.
         _ => Err(StoreError::Database(sqlx::Error::Configuration(
             format!(

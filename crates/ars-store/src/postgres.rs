@@ -13,8 +13,10 @@ use crate::write::WriteConn;
 /// The PostgreSQL schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
-/// Connections per instance; several instances share the server's connection limit.
-const MAX_CONNECTIONS: u32 = 10;
+/// Connections per instance unless configured; several instances share the server's
+/// connection limit. Measured with the load bench (see docs/BENCHMARKS.md, "PostgreSQL pool
+/// size"): more connections did not serve more runs on the 2-core machine.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;
 
 /// The advisory lock key that serializes default-agent changes (`ARS_DEFA` in ASCII).
 const DEFAULT_AGENT_LOCK: i64 = 0x4152_535f_4445_4641;
@@ -39,13 +41,22 @@ impl PgStore {
     /// Connects to a `postgres://` (or `postgresql://`) URL and migrates the database.
     /// Migrations take an advisory lock, so instances starting together migrate once.
     pub async fn connect(url: &str) -> Result<Self> {
-        Self::connect_with(PgConnectOptions::from_str(url)?).await
+        Self::connect_sized(url, DEFAULT_MAX_CONNECTIONS).await
     }
 
-    /// Like [`PgStore::connect`], with options already built (a test's own `search_path`).
-    pub(crate) async fn connect_with(options: PgConnectOptions) -> Result<Self> {
+    /// Like [`PgStore::connect`], keeping at most `max_connections` (at least 1) open.
+    pub async fn connect_sized(url: &str, max_connections: u32) -> Result<Self> {
+        Self::connect_with(PgConnectOptions::from_str(url)?, max_connections).await
+    }
+
+    /// Like [`PgStore::connect_sized`], with options already built (a test's own
+    /// `search_path`).
+    pub(crate) async fn connect_with(
+        options: PgConnectOptions,
+        max_connections: u32,
+    ) -> Result<Self> {
         let pool = PgPoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
+            .max_connections(max_connections.max(1))
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;

@@ -76,9 +76,12 @@ pub fn pg_schema_options(url: &str, schema: &str) -> PgConnectOptions {
 /// Opens the store in `schema` as `PgStore::connect` would, migrating it to the current
 /// version from whatever version it holds.
 pub async fn pg_open_schema(url: &str, schema: &str) -> PgStore {
-    PgStore::connect_with(pg_schema_options(url, schema))
-        .await
-        .expect("open the PostgreSQL store in the test schema")
+    PgStore::connect_with(
+        pg_schema_options(url, schema),
+        crate::postgres::DEFAULT_MAX_CONNECTIONS,
+    )
+    .await
+    .expect("open the PostgreSQL store in the test schema")
 }
 
 /// Drops `schema` and everything in it.

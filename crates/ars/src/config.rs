@@ -28,6 +28,11 @@ pub struct Config {
     /// `sqlite://…` or `postgres://…` (`ARS_DATABASE_URL`); default: SQLite in the data dir.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
+    /// Connections this instance keeps open to PostgreSQL (`ARS_DATABASE_MAX_CONNECTIONS`,
+    /// default 10); instances sharing a database share its connection limit. Not used by
+    /// SQLite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_max_connections: Option<u32>,
     /// Password of the `admin` user created on first start (`ARS_ADMIN_PASSWORD`); when absent,
     /// one is generated and written to `<data dir>/admin-password.txt` (mode 0600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,6 +294,7 @@ impl Default for Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: PathBuf::from("./data"),
             database_url: None,
+            database_max_connections: None,
             admin_password: None,
             secret_key: None,
             body_limit: ars_api::DEFAULT_BODY_LIMIT,
@@ -324,10 +330,11 @@ impl Default for Config {
 const DEFAULT_FILE: &str = "ars.toml";
 
 /// The top-level settings that `ARS_<NAME>` variables may set.
-const SETTINGS: [&str; 28] = [
+const SETTINGS: [&str; 29] = [
     "bind",
     "data_dir",
     "database_url",
+    "database_max_connections",
     "admin_password",
     "secret_key",
     "body_limit",
@@ -401,6 +408,9 @@ impl Config {
             let model = ars_models::parse_model_ref(reference)
                 .map_err(|e| anyhow::anyhow!("invalid configuration: default_model: {e}"))?;
             config.defaults.base.model = Some(model);
+        }
+        if config.database_max_connections == Some(0) {
+            anyhow::bail!("invalid configuration: database_max_connections must be at least 1");
         }
         if config.password_min_length == 0 {
             anyhow::bail!("invalid configuration: password_min_length must be at least 1");

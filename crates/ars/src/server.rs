@@ -48,7 +48,7 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
     let url = config.database_url();
-    ars_store::connect(&url)
+    ars_store::connect_sized(&url, config.database_max_connections)
         .await
         .with_context(|| format!("cannot open the store at {}", redact(&url)))
 }

@@ -194,8 +194,12 @@ impl Shared {
             ));
         }
         let agent = self.subagent(&args.subagent_slug)?.clone();
-        // Started all the same, so its failure is on record where the user looks for it.
-        let doomed = self.runs.cannot_run(&agent).await;
+        // Started all the same, so its failure is on record where the user looks for it. Only
+        // a background start tells it at once; `task` waits for the child, whose end says it.
+        let doomed = match delivery {
+            Delivery::Background => self.runs.cannot_run(&agent).await,
+            _ => None,
+        };
         let (thread, new_thread) = self.child_thread(&agent, args).await?;
         if args.fork {
             self.fork_into(&thread, ctx).await?;

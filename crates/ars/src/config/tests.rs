@@ -165,6 +165,25 @@ fn sandbox_limits_come_from_the_sandbox_table_and_the_environment() {
 }
 
 #[test]
+fn the_postgresql_pool_size_comes_from_the_environment_and_zero_is_refused() {
+    figment::Jail::expect_with(|jail| {
+        let load = || Config::load(None).map_err(|e| e.to_string());
+        assert_eq!(load()?.database_max_connections, None);
+        jail.set_env("ARS_DATABASE_MAX_CONNECTIONS", "32");
+        assert_eq!(load()?.database_max_connections, Some(32));
+        jail.set_env("ARS_DATABASE_MAX_CONNECTIONS", "0");
+        let error = Config::load(None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("database_max_connections"), "{error}");
+        jail.set_env("ARS_DATABASE_MAX_CONNECTIONS", "many");
+        assert!(Config::load(None).is_err());
+        Ok(())
+    });
+}
+
+#[test]
 fn a_malformed_default_model_is_refused() {
     figment::Jail::expect_with(|jail| {
         jail.set_env("ARS_DEFAULT_MODEL", "gpt-4o");

@@ -71,7 +71,9 @@ impl Runtime {
     /// model, or on the children it delegated to); thousands wait at once. So the steps
     /// before and after the loop are boxed futures of their own: the task holds only what
     /// the loop's wait needs, not the largest state of every step.
-    pub(super) async fn execute(&self, mut execution: Box<Execution>) {
+    /// Answers the run as it ended, or `None` when it stopped to wait for decisions (or its
+    /// end could not be recorded).
+    pub(super) async fn execute(&self, mut execution: Box<Execution>) -> Option<Run> {
         let Execution {
             run,
             thread,
@@ -106,7 +108,7 @@ impl Runtime {
                 }
             }
         };
-        Box::pin(self.end(run, thread, driven, emitter)).await;
+        Box::pin(self.end(run, thread, driven, emitter)).await
     }
 
     /// Marks the run running and prepares its loop (boxed, held while the loop runs).
@@ -125,7 +127,13 @@ impl Runtime {
 
     /// Records where driving the run left it: its end (once, by whoever writes it), or that it
     /// waits for decisions.
-    async fn end(&self, run: &Run, thread: &Thread, driven: Driven, emitter: &Emitter) {
+    async fn end(
+        &self,
+        run: &Run,
+        thread: &Thread,
+        driven: Driven,
+        emitter: &Emitter,
+    ) -> Option<Run> {
         let store = &self.inner.store;
         let outcome = match driven {
             Driven::Ended(outcome) => outcome,
@@ -133,12 +141,12 @@ impl Runtime {
                 match store.wait_run(run.id, &waiting, usage).await {
                     Ok(waits) if waits.status == RunStatus::Waiting => {
                         self.waits(emitter, thread, waits).await;
-                        return;
+                        return None;
                     }
                     // Ended meanwhile (cancelled): its writer told of it.
                     Ok(_) => {
                         emitter.feed.close().await;
-                        return;
+                        return None;
                     }
                     Err(e) => RunOutcome::failed(
                         format!("cannot record what the run waits on: {e}").into(),
@@ -151,7 +159,7 @@ impl Runtime {
             Ok(finished) => finished,
             Err(e) => {
                 tracing::error!(run_id = %run.id, error = %e, "cannot record the end of a run");
-                return;
+                return None;
             }
         };
         match &finished {
@@ -187,6 +195,7 @@ impl Runtime {
         if ended_here {
             self.announce_end(run.id).await;
         }
+        Some(finished)
     }
 
     /// Runs the loop until it ends, the run is cancelled, or the time limit passes.

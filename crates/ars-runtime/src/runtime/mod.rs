@@ -88,10 +88,34 @@ impl Default for RuntimeConfig {
     }
 }
 
+/// Where an execution of a run stands, as its waiters see it.
+#[derive(Clone, Debug, Default)]
+enum Done {
+    #[default]
+    Executing,
+    /// Its task is over: with the run as its end was written (here or by whoever ended it
+    /// first), or `None` when it stopped to wait for decisions.
+    Over(Option<Arc<Run>>),
+}
+
+impl Done {
+    fn is_over(&self) -> bool {
+        matches!(self, Self::Over(_))
+    }
+
+    /// The run as it ended, when this execution saw its end.
+    fn ended(&self) -> Option<Run> {
+        match self {
+            Self::Over(Some(run)) if run.status.is_terminal() => Some(Run::clone(run)),
+            _ => None,
+        }
+    }
+}
+
 /// A run executing in this process.
 struct ActiveRun {
     cancel: CancellationToken,
-    done: watch::Receiver<bool>,
+    done: watch::Receiver<Done>,
     /// Its agent's `max_total_tokens` as the run started with it (`Some(None)`: none), once
     /// prepared: what the runs it starts read here instead of from the store.
     tree_limit: Option<Option<u64>>,
@@ -386,7 +410,7 @@ impl Runtime {
             })
             .await;
         self.tell_changed(&feed, &run).await;
-        let (done_tx, done_rx) = watch::channel(false);
+        let (done_tx, done_rx) = watch::channel(Done::Executing);
         let mine = done_rx.clone();
         if let Ok(mut active) = self.inner.active.lock() {
             active.insert(
@@ -413,7 +437,7 @@ impl Runtime {
         });
         tokio::spawn(
             async move {
-                runtime.execute(execution).await;
+                let ended = runtime.execute(execution).await;
                 // Only this execution's entry: a run that waited may already be executing
                 // again here, resumed by a decision, under an entry of its own.
                 if let Ok(mut active) = runtime.inner.active.lock()
@@ -421,7 +445,7 @@ impl Runtime {
                 {
                     active.remove(&id);
                 }
-                let _ = done_tx.send(true);
+                let _ = done_tx.send(Done::Over(ended.map(Arc::new)));
             }
             .instrument(span),
         );
@@ -441,7 +465,8 @@ impl Runtime {
             .and_then(|a| a.get(&run_id).map(|r| (r.cancel.clone(), r.done.clone())));
         if let Some((token, mut done)) = local {
             token.cancel();
-            let _ = tokio::time::timeout(Duration::from_secs(5), done.wait_for(|d| *d)).await;
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), done.wait_for(Done::is_over)).await;
             let run = self.stored_run(run_id).await?;
             // Its task may have started waiting just before the cancel reached it.
             if run.status != RunStatus::Waiting {
@@ -528,8 +553,13 @@ impl Runtime {
             .lock()
             .ok()
             .and_then(|a| a.get(&run_id).map(|r| r.done.clone()));
-        if let Some(mut done) = local {
-            let _ = tokio::time::timeout_at(deadline, done.wait_for(|d| *d)).await;
+        if let Some(mut done) = local
+            && let Ok(Ok(over)) =
+                tokio::time::timeout_at(deadline, done.wait_for(Done::is_over)).await
+            && let Some(run) = over.ended()
+        {
+            // Its executor wrote (or read) its end: no need to read it again.
+            return Ok(Waited::Finished(run));
         }
         let bus = Arc::clone(&self.inner.events);
         let on_bus = async move { bus.until_terminal(run_id).await };
@@ -581,14 +611,14 @@ impl Runtime {
     /// Stops every run (they end `interrupted`) and waits up to `grace` for them to record it.
     pub async fn shutdown(&self, grace: Duration) {
         self.inner.shutdown.cancel();
-        let pending: Vec<watch::Receiver<bool>> = self
+        let pending: Vec<watch::Receiver<Done>> = self
             .inner
             .active
             .lock()
             .map(|a| a.values().map(|r| r.done.clone()).collect())
             .unwrap_or_default();
         let all = futures::future::join_all(pending.into_iter().map(|mut d| async move {
-            let _ = d.wait_for(|x| *x).await;
+            let _ = d.wait_for(Done::is_over).await;
         }));
         let _ = tokio::time::timeout(grace, all).await;
         self.inner.closed.cancel();

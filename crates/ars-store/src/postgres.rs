@@ -136,3 +136,24 @@ impl PgStore {
 }
 
 impl_store!(PgStore, Postgres, "postgres");
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::{pg_new_schema, pg_schema_options, pg_url};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn the_pool_keeps_at_most_the_connections_it_is_given_and_at_least_one() {
+        let Some(url) = pg_url() else { return };
+        let schema = pg_new_schema(&url).await;
+        let sized = PgStore::connect_with(pg_schema_options(&url, &schema), 3)
+            .await
+            .unwrap();
+        assert_eq!(sized.pool.options().get_max_connections(), 3);
+        let none = PgStore::connect_with(pg_schema_options(&url, &schema), 0)
+            .await
+            .unwrap();
+        assert_eq!(none.pool.options().get_max_connections(), 1);
+    }
+}

@@ -71,6 +71,7 @@ impl Runtime {
     /// model, or on the children it delegated to); thousands wait at once. So the steps
     /// before and after the loop are boxed futures of their own: the task holds only what
     /// the loop's wait needs, not the largest state of every step.
+    ///
     /// Answers the run as it ended, or `None` when it stopped to wait for decisions (or its
     /// end could not be recorded).
     pub(super) async fn execute(&self, mut execution: Box<Execution>) -> Option<Run> {

@@ -8,11 +8,16 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use ars_domain::{AgentContext, Backend, Limits, RunErrorCode, RunStatus, Thread};
+use ars_domain::{
+    AgentContext, Approval, ApprovalRules, Backend, DecisionInput, Limits, RunErrorCode, RunStatus,
+    Thread,
+};
+use ars_runtime::{RuntimeConfig, SubagentMiddlewareFactory};
 use common::delegation::{start_call, sub_with, task};
 use common::{Harness, harness, scripted};
 
@@ -168,4 +173,67 @@ async fn a_childs_own_lower_budget_wins_over_what_its_parent_leaves() {
         "{child:?}"
     );
     assert_eq!(child.usage.total(), 30);
+}
+
+/// A child resumed on another instance than its parent's (a decision taken there) learns what
+/// the parent's budget leaves it from the store: the starter executes elsewhere.
+#[tokio::test]
+async fn a_child_resumed_on_another_instance_reads_what_its_starters_budget_leaves_it() {
+    let h = harness().await;
+    // Its first call waits for a decision; after it, the child spends past the 40 left.
+    let context = AgentContext {
+        model: Some(scripted(json!([
+            {"tool_calls": [{"id": "l", "name": "ls", "arguments": {}}], "usage": spent(30)},
+            {"tool_calls": [{"id": "m", "name": "ls", "arguments": {}}], "usage": spent(30)},
+            {"text": "never", "usage": spent(1)}
+        ]))),
+        tools: Some(vec!["ls".into()]),
+        limits: Some(budget(1000)),
+        approvals: Some(ApprovalRules(
+            [("ls".to_string(), Approval::Ask)].into_iter().collect(),
+        )),
+        ..AgentContext::default()
+    };
+    h.agent("asker", Backend::SubAgent, context).await;
+    let thread = parent_with_budget(
+        &h,
+        json!([
+            {"tool_calls": [task("asker", "look")], "usage": spent(60)},
+            {"text": "after: {{last_tool_result}}", "usage": spent(0)}
+        ]),
+        100,
+    )
+    .await;
+    let run = h.start(&thread, "go").await;
+    let mut child = None;
+    for _ in 0..200 {
+        let runs = h.store.child_runs(run.id).await.unwrap();
+        if let Some(waiting) = runs.into_iter().find(|r| r.status == RunStatus::Waiting) {
+            child = Some(waiting);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let child = child.expect("the child waits for a decision");
+
+    let other = h.other_runtime(
+        RuntimeConfig::default(),
+        vec![Arc::new(SubagentMiddlewareFactory::new())],
+    );
+    let approve: Vec<DecisionInput> =
+        vec![serde_json::from_value(json!({"call_id": "l", "decision": "approve"})).unwrap()];
+    other.decide(child.id, &approve).await.unwrap();
+    let child = other
+        .wait(child.id, Duration::from_secs(20))
+        .await
+        .unwrap()
+        .into_run();
+    assert_eq!(
+        child.error_code,
+        Some(RunErrorCode::BudgetExceeded),
+        "the parent's 100 less its own 60 left 40: {child:?}"
+    );
+    assert_eq!(child.usage.total(), 60, "{child:?}");
+    let run = h.wait(&run).await;
+    assert!(run.status.is_terminal(), "{run:?}");
 }

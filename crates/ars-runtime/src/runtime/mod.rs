@@ -465,9 +465,15 @@ impl Runtime {
             .and_then(|a| a.get(&run_id).map(|r| (r.cancel.clone(), r.done.clone())));
         if let Some((token, mut done)) = local {
             token.cancel();
-            let _ =
-                tokio::time::timeout(Duration::from_secs(5), done.wait_for(Done::is_over)).await;
-            let run = self.stored_run(run_id).await?;
+            let ended = tokio::time::timeout(Duration::from_secs(5), done.wait_for(Done::is_over))
+                .await
+                .ok()
+                .and_then(|over| over.ok().and_then(|over| over.ended()));
+            // Its task hands over the run as its end was written; otherwise it is read.
+            let run = match ended {
+                Some(run) => run,
+                None => self.stored_run(run_id).await?,
+            };
             // Its task may have started waiting just before the cancel reached it.
             if run.status != RunStatus::Waiting {
                 return Ok(run);

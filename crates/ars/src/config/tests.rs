@@ -164,6 +164,14 @@ fn sandbox_limits_come_from_the_sandbox_table_and_the_environment() {
     });
 }
 
+/// Why loading the configuration as it stands fails ("" when it loads).
+fn load_error() -> String {
+    Config::load(None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+}
+
 #[test]
 fn the_postgresql_pool_size_comes_from_the_environment_and_zero_is_refused() {
     figment::Jail::expect_with(|jail| {
@@ -172,10 +180,7 @@ fn the_postgresql_pool_size_comes_from_the_environment_and_zero_is_refused() {
         jail.set_env("ARS_DATABASE_MAX_CONNECTIONS", "32");
         assert_eq!(load()?.database_max_connections, Some(32));
         jail.set_env("ARS_DATABASE_MAX_CONNECTIONS", "0");
-        let error = Config::load(None)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let error = load_error();
         assert!(error.contains("database_max_connections"), "{error}");
         jail.set_env("ARS_DATABASE_MAX_CONNECTIONS", "many");
         assert!(Config::load(None).is_err());
@@ -187,10 +192,7 @@ fn the_postgresql_pool_size_comes_from_the_environment_and_zero_is_refused() {
 fn a_malformed_default_model_is_refused() {
     figment::Jail::expect_with(|jail| {
         jail.set_env("ARS_DEFAULT_MODEL", "gpt-4o");
-        let error = Config::load(None)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let error = load_error();
         assert!(error.contains("default_model"), "{error}");
         jail.set_env("ARS_DEFAULT_MODEL", "openai/gpt-4o");
         jail.set_env("ARS_SANDBOX", "docker");

@@ -514,8 +514,13 @@ pub fn state_patch_nulls(openapi: &mut utoipa::openapi::OpenApi) {
                 .and_then(|script| script.get_mut("oneOf"))
                 .and_then(Value::as_array_mut)
             {
+                // `when: null` removes the branches; `turns: null` would leave no script
+                // (the server refuses it), so `turns` stays as the write has it.
                 for form in forms.iter_mut().filter(|f| f["type"] == "object") {
                     form["additionalProperties"] = json!({"type": "null"});
+                    if let Some(when) = form.pointer_mut("/properties/when") {
+                        nullable(when);
+                    }
                 }
             }
         }

@@ -6,7 +6,7 @@ mod common;
 
 use common::{TestApp, normal, subagent};
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn list_returns_only_normal_agents_unless_subagents_are_asked_for() {
@@ -500,6 +500,50 @@ async fn put_replaces_and_patch_merges() {
     );
     assert_eq!(r.body["config_json"], json!({"context": {}}));
     assert_eq!(r.body["created_at"], agent["created_at"]);
+}
+
+/// A script object merges as free JSON: `when: null` removes its branches (the patch schema
+/// admits it), `turns: null` would leave no script and is refused (a conflict with the stored
+/// script, as every merge the stored agent makes wrong), changing nothing.
+#[tokio::test]
+async fn a_script_patch_removes_its_branches_with_null_but_never_its_turns() {
+    let app = TestApp::spawn().await;
+    let t = &app.admin;
+    let mut body = normal("scripted");
+    body["config_json"] = json!({"context": {"model": {"provider": "scripted", "name": "s",
+        "script": {"turns": [{"text": "plain"}],
+                   "when": [{"input_contains": "x", "turns": [{"text": "branch"}]}]}}}});
+    let agent = app.agent(t, body).await;
+    let path = format!("/api/agent/{}", agent["id"].as_str().unwrap());
+    let script = |body: &Value| body["config_json"]["context"]["model"]["script"].clone();
+
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"config_json": {"context": {"model": {"provider": "scripted", "name": "s",
+                "script": {"turns": null}}}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert_eq!(r.field(), Some("config_json.context.model.script"));
+    let stored = app.get(&path, t).await;
+    assert_eq!(
+        script(&stored.body),
+        script(&agent),
+        "a refused patch changes nothing"
+    );
+
+    let r = app
+        .patch(
+            &path,
+            t,
+            json!({"config_json": {"context": {"model": {"provider": "scripted", "name": "s",
+                "script": {"when": null}}}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(script(&r.body), json!({"turns": [{"text": "plain"}]}));
 }
 
 #[tokio::test]

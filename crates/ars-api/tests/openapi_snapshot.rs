@@ -102,6 +102,11 @@ fn the_agent_patch_schema_admits_null_wherever_the_server_merges() {
         object["additionalProperties"],
         serde_json::json!({"type": "null"})
     );
+    // `when: null` removes a script's branches; `turns: null` leaves no script, so never.
+    let when = object["properties"]["when"].to_string();
+    assert!(when.contains(r#"{"type":"null"}"#), "{when}");
+    let turns = object["properties"]["turns"].to_string();
+    assert!(!turns.contains(r#"{"type":"null"}"#), "{turns}");
     // `null` is never admitted twice over (a `oneOf` would then refuse it).
     assert!(
         !schemas

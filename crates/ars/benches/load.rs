@@ -13,13 +13,14 @@
 //!
 //! `cargo bench -p ars --bench load -- [sequential runs] [clients] [concurrent runs]
 //! [subscribers]` (defaults 300, 32, 2000, 1000). Release build: `cargo bench` builds the
-//! binary in the bench profile.
+//! binary in the bench profile. `ARS_BENCH_BIN=<path>` runs another build's `ars` instead.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -293,7 +294,9 @@ async fn start(postgres: bool) -> Started {
     let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     env.push(("RUST_LOG", "warn,ars=info"));
     let spawned = Instant::now();
-    let server = Server::start_with(dir.path(), Some(PASSWORD), &env);
+    // `ARS_BENCH_BIN` runs another build's binary, to compare two builds in one sitting.
+    let bin = std::env::var("ARS_BENCH_BIN").unwrap_or_else(|_| common::BIN.to_string());
+    let server = Server::start_bin(Path::new(&bin), dir.path(), Some(PASSWORD), &env);
     while !health_ok(&server.base) {
         std::thread::sleep(Duration::from_millis(1));
     }

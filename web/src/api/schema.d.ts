@@ -2218,7 +2218,7 @@ export interface components {
                         prompt_tokens: number;
                     } | null;
                 }[];
-                when?: {
+                when?: null | {
                     input_contains: string;
                     turns: {
                         chunk_delay_ms?: number;

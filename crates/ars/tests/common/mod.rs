@@ -33,7 +33,17 @@ impl Server {
         admin_password: Option<&str>,
         env: &[(&str, &str)],
     ) -> Server {
-        let mut cmd = Command::new(BIN);
+        Self::start_bin(Path::new(BIN), data_dir, admin_password, env)
+    }
+
+    /// Like [`Server::start_with`], running the `ars` binary at `bin` (a bench compares builds).
+    pub fn start_bin(
+        bin: &Path,
+        data_dir: &Path,
+        admin_password: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut cmd = Command::new(bin);
         cmd.arg("serve")
             .current_dir(data_dir)
             .env("ARS_DATA_DIR", data_dir.join("data"))

@@ -9,19 +9,67 @@ use ars_store::{AccountStore, NewToken, NewUser};
 
 use crate::ApiError;
 
-/// Hashes on a blocking thread: argon2 is slow on purpose and must not stall the runtime.
-pub async fn hash_password(password: String) -> Result<String, ApiError> {
-    tokio::task::spawn_blocking(move || credentials::hash_password(&password))
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?
-        .map_err(|e| ApiError::Internal(e.to_string()))
+/// The threads password hashes run on: one per core, for the server's life. Each argon2 hash
+/// holds its memory cost (19 MiB) while it runs and keeps a core busy, so more at once only
+/// queue on the cores; hashes beyond them wait in the pool's queue, without a thread. And the
+/// system allocator keeps what a thread's arena once held: hashed on whichever blocking thread
+/// was free, a burst of logins left the server holding a hash's memory for every thread that
+/// ever hashed (48 logins, 8 at a time: 630 MiB for good). On these few threads it holds at
+/// most one hash's memory per core. `None` if the threads could not be started.
+fn hashing_pool() -> Option<&'static rayon_core::ThreadPool> {
+    static POOL: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        hashing_threads(threads)
+            .inspect_err(|e| tracing::warn!(error = %e, "password hashing threads not started"))
+            .ok()
+    })
+    .as_ref()
 }
 
-/// Verifies on a blocking thread. With no stored hash, a dummy hash is still checked so that
-/// unknown usernames take as long as wrong passwords.
+/// `threads` hashing threads, named for `top` and debuggers; a panic in a hash answers its
+/// caller `None` instead of ending the process (rayon's default).
+fn hashing_threads(
+    threads: usize,
+) -> Result<rayon_core::ThreadPool, rayon_core::ThreadPoolBuildError> {
+    rayon_core::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("ars-hash-{i}"))
+        .panic_handler(|_| {})
+        .build()
+}
+
+/// Runs `work` on `pool` (a blocking thread of the runtime without one): argon2 is slow on
+/// purpose and must not stall the runtime. `None` when the work could not finish (it panicked).
+async fn hashed<T: Send + 'static>(
+    pool: Option<&rayon_core::ThreadPool>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let Some(pool) = pool else {
+        return tokio::task::spawn_blocking(work).await.ok();
+    };
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    pool.spawn(move || {
+        let _ = answer.send(work());
+    });
+    answered.await.ok()
+}
+
+/// Hashes on a hashing thread (see [`hashing_pool`]).
+pub async fn hash_password(password: String) -> Result<String, ApiError> {
+    hashed(hashing_pool(), move || {
+        credentials::hash_password(&password)
+    })
+    .await
+    .ok_or_else(|| ApiError::Internal("password hashing stopped".into()))?
+    .map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+/// Verifies on a hashing thread (see [`hashing_pool`]). With no stored hash, a dummy hash is
+/// still checked so that unknown usernames take as long as wrong passwords.
 pub async fn verify_password(password: String, stored: Option<String>) -> bool {
     static DUMMY: OnceLock<String> = OnceLock::new();
-    tokio::task::spawn_blocking(move || match stored {
+    hashed(hashing_pool(), move || match stored {
         Some(hash) => credentials::verify_password(&password, &hash),
         None => {
             let dummy = DUMMY.get_or_init(|| {
@@ -133,5 +181,62 @@ pub async fn ensure_admin(
         Ok(_) => Ok(AdminBootstrap::Created),
         Err(e) if matches!(e.kind(), ApiError::Conflict { .. }) => Ok(AdminBootstrap::Existing),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn password_hashes_run_no_more_at_once_than_there_are_hashing_threads() {
+        let pool = Arc::new(hashing_threads(2).unwrap());
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let works: Vec<_> = (0..12)
+            .map(|i| {
+                let (pool, running, most) = (pool.clone(), running.clone(), most.clone());
+                tokio::spawn(async move {
+                    hashed(Some(&pool), move || {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(20));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        (i, std::thread::current().name().map(str::to_owned))
+                    })
+                    .await
+                })
+            })
+            .collect();
+        for (i, work) in works.into_iter().enumerate() {
+            let (done, thread) = work.await.unwrap().expect("every one ran");
+            assert_eq!(done, i);
+            assert!(thread.is_some_and(|t| t.starts_with("ars-hash-")));
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 2, "two at a time, never more");
+    }
+
+    #[tokio::test]
+    async fn a_hash_that_panics_answers_none_and_the_threads_go_on() {
+        let pool = hashing_threads(1).unwrap();
+        assert_eq!(
+            hashed(Some(&pool), || -> u8 { panic!("hash failed") }).await,
+            None
+        );
+        assert_eq!(hashed(Some(&pool), || 7).await, Some(7));
+        // Without the threads, a blocking thread of the runtime hashes.
+        assert_eq!(hashed(None, || 8).await, Some(8));
+    }
+
+    #[tokio::test]
+    async fn a_password_hashed_on_the_hashing_threads_verifies_only_itself() {
+        let hash = hash_password("correct horse".into()).await.unwrap();
+        assert!(verify_password("correct horse".into(), Some(hash.clone())).await);
+        assert!(!verify_password("wrong horse".into(), Some(hash)).await);
+        assert!(!verify_password("correct horse".into(), None).await);
     }
 }

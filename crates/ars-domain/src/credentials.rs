@@ -3,10 +3,13 @@
 //! Hashing is CPU-bound (argon2 is slow on purpose): async callers must run
 //! [`hash_password`] and [`verify_password`] on a blocking thread.
 
-use argon2::Argon2;
+use std::cell::RefCell;
+
 use argon2::password_hash::{
-    PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng,
+    self, Decimal, Ident, Output, ParamsString, PasswordHash, PasswordHasher, PasswordVerifier,
+    Salt, SaltString, errors::InvalidValue, rand_core::OsRng,
 };
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngCore;
@@ -15,14 +18,83 @@ use sha2::{Digest, Sha256};
 /// Every token secret starts with this, so leaked tokens are easy to recognise and scan for.
 pub const TOKEN_PREFIX: &str = "ars_";
 
+/// The most memory a stored hash may ask of a verification: 256 MiB (argon2's `m` in KiB).
+/// Our hashes ask 19 MiB; a hash asking more never verifies rather than taking the memory.
+const MAX_M_COST: u32 = 256 * 1024;
+
 #[derive(Debug, thiserror::Error)]
 #[error("password hashing failed: {0}")]
 pub struct HashError(String);
 
+thread_local! {
+    /// The hashing memory of this thread, kept between hashes. Allocated afresh for every hash
+    /// (as `argon2` does by default), 19 MiB came and went through the system allocator, which
+    /// kept it in whichever of its arenas had it last: a burst of logins left the server holding
+    /// hundreds of MiB. Kept per thread, a thread that hashes holds one hash's memory, always.
+    static MEMORY: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+}
+
+/// argon2 (the algorithm, version and parameters of the hash at hand) on this thread's kept
+/// memory (see [`MEMORY`]): what [`PasswordHasher`] and so [`PasswordVerifier`] compute.
+struct KeptMemory;
+
+impl PasswordHasher for KeptMemory {
+    type Params = Params;
+
+    fn hash_password_customized<'a>(
+        &self,
+        password: &[u8],
+        algorithm: Option<Ident<'a>>,
+        version: Option<Decimal>,
+        params: Params,
+        salt: impl Into<Salt<'a>>,
+    ) -> password_hash::Result<PasswordHash<'a>> {
+        let algorithm = algorithm
+            .map(Algorithm::try_from)
+            .transpose()?
+            .unwrap_or_default();
+        let version = version
+            .map(Version::try_from)
+            .transpose()?
+            .unwrap_or_default();
+        if params.m_cost() > MAX_M_COST {
+            return Err(password_hash::Error::ParamValueInvalid(
+                InvalidValue::TooLong,
+            ));
+        }
+        let salt = salt.into();
+        let mut salt_bytes = [0u8; 64];
+        let salt_bytes = salt.decode_b64(&mut salt_bytes)?;
+        let blocks = params.block_count();
+        let output_len = params.output_len().unwrap_or(Params::DEFAULT_OUTPUT_LEN);
+        let argon2 = Argon2::new(algorithm, version, params.clone());
+        let output = MEMORY.with_borrow_mut(|memory| {
+            if memory.len() < blocks {
+                memory.resize(blocks, Block::default());
+            }
+            Output::init_with(output_len, |out| {
+                Ok(argon2.hash_password_into_with_memory(
+                    password,
+                    salt_bytes,
+                    out,
+                    &mut memory[..blocks],
+                )?)
+            })
+        })?;
+        Ok(PasswordHash {
+            algorithm: algorithm.ident(),
+            version: Some(version.into()),
+            params: ParamsString::try_from(&params)?,
+            salt: Some(salt),
+            hash: Some(output),
+        })
+    }
+}
+
 /// Hashes a password with argon2id and a random salt (PHC string format).
 pub fn hash_password(password: &str) -> Result<String, HashError> {
     let salt = SaltString::generate(&mut OsRng);
-    Argon2::default()
+    KeptMemory
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
         .map_err(|e| HashError(e.to_string()))
@@ -31,7 +103,7 @@ pub fn hash_password(password: &str) -> Result<String, HashError> {
 /// Checks a password against a stored PHC hash; a malformed hash never verifies.
 pub fn verify_password(password: &str, stored_hash: &str) -> bool {
     PasswordHash::new(stored_hash).is_ok_and(|hash| {
-        Argon2::default()
+        KeptMemory
             .verify_password(password.as_bytes(), &hash)
             .is_ok()
     })
@@ -63,6 +135,74 @@ pub fn token_hash(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashes_are_argon2s_own_both_ways() {
+        // Ours verifies with the algorithm's own verifier, and its hashes verify with ours.
+        let ours = hash_password("correct horse").unwrap();
+        assert!(
+            ours.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{ours}"
+        );
+        let parsed = PasswordHash::new(&ours).unwrap();
+        assert!(
+            Argon2::default()
+                .verify_password(b"correct horse", &parsed)
+                .is_ok()
+        );
+        assert!(
+            Argon2::default()
+                .verify_password(b"wrong horse", &parsed)
+                .is_err()
+        );
+        let salt = SaltString::generate(&mut OsRng);
+        for theirs in [
+            Argon2::default().hash_password(b"battery staple", &salt),
+            Argon2::new(
+                Algorithm::Argon2i,
+                Version::V0x10,
+                Params::new(64, 3, 2, None).unwrap(),
+            )
+            .hash_password(b"battery staple", &salt),
+        ] {
+            let theirs = theirs.unwrap().to_string();
+            assert!(verify_password("battery staple", &theirs), "{theirs}");
+            assert!(!verify_password("battery stapler", &theirs), "{theirs}");
+        }
+    }
+
+    #[test]
+    fn a_stored_hash_that_asks_for_absurd_memory_never_verifies() {
+        let salt = SaltString::generate(&mut OsRng);
+        let params = Params::new(MAX_M_COST + 1, 1, 1, None).unwrap();
+        let hash = PasswordHash {
+            algorithm: Algorithm::Argon2id.ident(),
+            version: Some(Version::V0x13.into()),
+            params: ParamsString::try_from(&params).unwrap(),
+            salt: Some(salt.as_salt()),
+            hash: Some(Output::new(&[0u8; 32]).unwrap()),
+        }
+        .to_string();
+        assert!(!verify_password("anything", &hash));
+        assert!(MEMORY.with_borrow(Vec::len) <= Params::DEFAULT.block_count());
+    }
+
+    #[test]
+    fn a_thread_keeps_one_hashs_memory_between_hashes() {
+        std::thread::spawn(|| {
+            let hash = hash_password("correct horse").unwrap();
+            let kept = MEMORY.with_borrow(|m| (m.len(), m.as_ptr()));
+            assert_eq!(kept.0, Params::DEFAULT.block_count());
+            assert!(verify_password("correct horse", &hash));
+            assert_eq!(
+                MEMORY.with_borrow(|m| (m.len(), m.as_ptr())),
+                kept,
+                "the same memory"
+            );
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn password_verifies_only_itself() {

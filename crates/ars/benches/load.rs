@@ -5,7 +5,7 @@
 //!
 //! Measured, per backend:
 //! - cold start: process spawn → the first answer (`/api/health`), and → a login's token;
-//! - idle RSS, after start and a login, and after the load;
+//! - idle RSS, after start and a login, after a burst of logins, and after the load;
 //! - `GET /api/agent` requests/s from 32 clients (HTTP/1.1 and HTTP/2);
 //! - create thread + start run + wait, one at a time (p50/p99) and from N clients (runs/s);
 //! - one run streamed to S SSE subscribers: publish (the event's `at`) → receive, p50/p99/max,
@@ -325,6 +325,12 @@ async fn bench(name: &str, postgres: bool, args: &Args) {
     let token = login(&base, "admin", PASSWORD).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     println!("idle RSS: {:.1} MiB", rss_mib(pid));
+    // A burst of logins: each password hash holds its memory cost (19 MiB) while it runs.
+    for _ in 0..6 {
+        futures::future::join_all((0..8).map(|_| login(&base, "admin", PASSWORD))).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!("RSS after 48 logins, 8 at a time: {:.1} MiB", rss_mib(pid));
 
     common::scripted_agent(&base, &token, "bench", json!([{"text": "ok"}])).await;
 

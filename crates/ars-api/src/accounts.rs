@@ -13,9 +13,10 @@ use crate::ApiError;
 /// holds its memory cost (19 MiB) while it runs and keeps a core busy, so more at once only
 /// queue on the cores; hashes beyond them wait in the pool's queue, without a thread. And the
 /// system allocator keeps what a thread's arena once held: hashed on whichever blocking thread
-/// was free, a burst of logins left the server holding a hash's memory for every thread that
-/// ever hashed (48 logins, 8 at a time: 630 MiB for good). On these few threads it holds at
-/// most one hash's memory per core. `None` if the threads could not be started.
+/// was free, a burst of logins left the server holding a hash's memory in every arena that ever
+/// had one (48 logins, 8 at a time: over 800 MiB for good). On these few threads, each keeping
+/// its memory (`credentials`), it holds one hash's memory per core. `None` if the threads could
+/// not be started.
 fn hashing_pool() -> Option<&'static rayon_core::ThreadPool> {
     static POOL: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
@@ -39,8 +40,8 @@ fn hashing_threads(
         .build()
 }
 
-/// Runs `work` on `pool` (a blocking thread of the runtime without one): argon2 is slow on
-/// purpose and must not stall the runtime. `None` when the work could not finish (it panicked).
+/// Runs `work` on `pool` (on a blocking thread of the runtime when there is no pool): argon2 is
+/// slow on purpose and must not stall the runtime. `None` when the work could not finish (it panicked).
 async fn hashed<T: Send + 'static>(
     pool: Option<&rayon_core::ThreadPool>,
     work: impl FnOnce() -> T + Send + 'static,

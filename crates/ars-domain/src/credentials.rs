@@ -19,7 +19,8 @@ use sha2::{Digest, Sha256};
 pub const TOKEN_PREFIX: &str = "ars_";
 
 /// The most memory a stored hash may ask of a verification: 256 MiB (argon2's `m` in KiB).
-/// Our hashes ask 19 MiB; a hash asking more never verifies rather than taking the memory.
+/// Our hashes ask 19 MiB; a hash asking more never verifies rather than taking the memory. A
+/// thread keeps the most memory a hash asked of it (stored hashes are the server's own).
 const MAX_M_COST: u32 = 256 * 1024;
 
 #[derive(Debug, thiserror::Error)]

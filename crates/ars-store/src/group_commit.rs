@@ -27,10 +27,11 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use sqlx::{Sqlite, SqlitePool};
+use sqlx::pool::PoolConnection;
+use sqlx::{Sqlite, SqlitePool, TransactionManager};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-use crate::write::WriteConn;
+use crate::write::{Held, WriteConn};
 use crate::{Result, StoreError, metrics};
 
 /// The most writes one transaction commits.
@@ -42,6 +43,11 @@ const QUEUE: usize = 4096;
 /// How SQLite starts a write transaction: the write lock from the first statement, so a
 /// transaction that reads first never fails to upgrade when another process wrote between.
 pub(crate) const BEGIN_IMMEDIATE: &str = "BEGIN IMMEDIATE";
+
+/// Begins, commits and rolls back the batch's transaction on the connection the writer holds:
+/// sqlx's own transaction type would have to own a pooled connection for the batch to outlive
+/// the borrow, and give it back to the pool (a ping) after every batch.
+type Manager = <Sqlite as sqlx::Database>::TransactionManager;
 
 /// Tells a write's caller, once the transaction that holds its write has committed (`Ok`) or
 /// could not (`Err`, with why).
@@ -60,11 +66,18 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer task on `pool`, whose one connection it writes on.
-    pub(crate) fn start(pool: SqlitePool) -> Self {
+    /// Starts the writer task on `pool`, whose one connection it writes on: kept for good
+    /// when nothing else uses that pool (a database file's writer), else (`shared`: a database
+    /// in memory, whose one connection reads share) taken for each round.
+    pub(crate) fn start(pool: SqlitePool, shared: bool) -> Self {
         let (queue, jobs) = mpsc::channel(QUEUE);
         let rounds = Arc::new(AtomicU64::new(0));
-        tokio::spawn(write_loop(pool, jobs, Arc::clone(&rounds)));
+        let source = if shared {
+            Source::Pooled(pool)
+        } else {
+            Source::Kept { pool, kept: None }
+        };
+        tokio::spawn(write_loop(source, jobs, Arc::clone(&rounds)));
         Self { queue, rounds }
     }
 
@@ -123,30 +136,63 @@ fn stopped() -> StoreError {
     StoreError::Invalid("a store write failed before it could answer".into())
 }
 
-async fn write_loop(pool: SqlitePool, mut jobs: mpsc::Receiver<Job>, rounds: Arc<AtomicU64>) {
+/// Where the writer's connection comes from.
+enum Source {
+    /// A database file's writer pool, whose one connection the writer takes once and keeps
+    /// (`kept`, taken again after a round that left it unusable).
+    Kept {
+        pool: SqlitePool,
+        kept: Option<Arc<Mutex<PoolConnection<Sqlite>>>>,
+    },
+    /// An in-memory database's one connection, which reads share: taken for each round and
+    /// given back after it.
+    Pooled(SqlitePool),
+}
+
+impl Source {
+    /// The connection for one round.
+    async fn take(&mut self) -> Result<Held<Sqlite>> {
+        match self {
+            Self::Pooled(pool) => Ok(Held::Pooled(pool.acquire().await?)),
+            Self::Kept { pool, kept } => {
+                let conn = match kept {
+                    Some(conn) => Arc::clone(conn),
+                    None => Arc::clone(kept.insert(Arc::new(Mutex::new(pool.acquire().await?)))),
+                };
+                Ok(Held::Kept(conn.lock_owned().await))
+            }
+        }
+    }
+
+    /// Lets go of the kept connection after a round that could not end its transaction: the
+    /// pool closes it if it does not answer, and the next round takes one afresh.
+    fn discard(&mut self) {
+        if let Self::Kept { kept, .. } = self {
+            *kept = None;
+        }
+    }
+}
+
+async fn write_loop(mut source: Source, mut jobs: mpsc::Receiver<Job>, rounds: Arc<AtomicU64>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
         rounds.fetch_add(1, Ordering::Relaxed);
         if batch.len() == 1 {
             if let Some(job) = batch.pop() {
-                alone(&pool, job).await;
+                alone(&mut source, job).await;
             }
         } else {
-            together(&pool, batch.drain(..)).await;
+            together(&mut source, batch.drain(..)).await;
         }
     }
 }
 
 /// One write on the writer connection, in its own transaction (or statement).
-async fn alone(pool: &SqlitePool, job: Job) {
-    let conn = pool
-        .acquire()
-        .await
-        .map(|conn| WriteConn::Own {
-            conn,
-            begin: BEGIN_IMMEDIATE,
-        })
-        .map_err(StoreError::from);
+async fn alone(source: &mut Source, job: Job) {
+    let conn = source.take().await.map(|conn| WriteConn::Own {
+        conn,
+        begin: BEGIN_IMMEDIATE,
+    });
     // A body that panics drops its caller's answer: the caller learns it failed.
     if let Ok(tell) = AssertUnwindSafe(job(conn)).catch_unwind().await {
         metrics::committed(1);
@@ -155,11 +201,17 @@ async fn alone(pool: &SqlitePool, job: Job) {
 }
 
 /// Several writes in one transaction, each in a savepoint of its own, committed once.
-async fn together(pool: &SqlitePool, jobs: impl Iterator<Item = Job>) {
-    let tx = match pool.begin_with(BEGIN_IMMEDIATE).await {
-        Ok(tx) => tx,
-        Err(err) => {
-            let why = err.to_string();
+async fn together(source: &mut Source, jobs: impl Iterator<Item = Job>) {
+    let began = match source.take().await {
+        Ok(mut conn) => Manager::begin(&mut conn, Some(BEGIN_IMMEDIATE.into()))
+            .await
+            .map(|()| conn)
+            .map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    let conn = match began {
+        Ok(conn) => conn,
+        Err(why) => {
             for job in jobs {
                 let none = Err(not_committed(&why));
                 if let Ok(tell) = AssertUnwindSafe(job(none)).catch_unwind().await {
@@ -169,7 +221,7 @@ async fn together(pool: &SqlitePool, jobs: impl Iterator<Item = Job>) {
             return;
         }
     };
-    let shared = Arc::new(Mutex::new(tx));
+    let shared = Arc::new(Mutex::new(conn));
     let mut tells = Vec::with_capacity(MAX_BATCH);
     let mut broken = false;
     for job in jobs {
@@ -181,14 +233,27 @@ async fn together(pool: &SqlitePool, jobs: impl Iterator<Item = Job>) {
         }
     }
     let committed = match Arc::try_unwrap(shared) {
-        Ok(tx) if !broken => tx.into_inner().commit().await.map_err(|e| e.to_string()),
-        Ok(tx) => {
-            let _ = tx.into_inner().rollback().await;
-            Err("a write of its batch failed halfway".to_string())
+        Ok(conn) => {
+            let mut conn = conn.into_inner();
+            let committed = if broken {
+                Err("a write of its batch failed halfway".to_string())
+            } else {
+                Manager::commit(&mut conn).await.map_err(|e| e.to_string())
+            };
+            // A batch that did not commit is rolled back, so the connection leaves this round
+            // outside any transaction, or is not used again.
+            if committed.is_err() && Manager::rollback(&mut conn).await.is_err() {
+                drop(conn);
+                source.discard();
+            }
+            committed
         }
-        // Every body gives its connection back when it ends; dropping the last handle rolls
-        // the transaction back.
-        Err(_) => Err("a write of its batch kept its connection".to_string()),
+        // Every body gives its connection back when it ends. One that kept it holds the
+        // batch's transaction open: its connection is not used again.
+        Err(_) => {
+            source.discard();
+            Err("a write of its batch kept its connection".to_string())
+        }
     };
     if committed.is_ok() {
         metrics::committed(tells.len());

@@ -8,7 +8,7 @@ use sqlx::{PgConnection, Postgres};
 
 use crate::Result;
 use crate::sql_store::impl_store;
-use crate::write::WriteConn;
+use crate::write::{Held, WriteConn};
 
 /// The PostgreSQL schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
@@ -17,6 +17,14 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 /// connection limit. Measured with the load bench (see docs/BENCHMARKS.md, "PostgreSQL pool
 /// size"): more connections did not serve more runs on the 2-core machine.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;
+
+/// How long a pooled connection may sit idle before it is pinged as it is taken again. sqlx
+/// pings every connection as it is given back to the pool (that stays); by default it pings it
+/// again as it is taken, one more round trip in front of every query. A connection given back
+/// less than this long ago was answering then, so it is used as it is; one idle longer (the
+/// server or the network may have dropped it since) is pinged first and replaced if it does
+/// not answer.
+const PING_IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The advisory lock key that serializes default-agent changes (`ARS_DEFA` in ASCII).
 const DEFAULT_AGENT_LOCK: i64 = 0x4152_535f_4445_4641;
@@ -57,6 +65,15 @@ impl PgStore {
     ) -> Result<Self> {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_IDLE_AFTER {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
@@ -82,7 +99,7 @@ impl PgStore {
         crate::write::detached(operation, async move {
             let conn = pool.acquire().await?;
             body(WriteConn::Own {
-                conn,
+                conn: Held::Pooled(conn),
                 begin: "BEGIN",
             })
             .await
@@ -139,6 +156,8 @@ impl_store!(PgStore, Postgres, "postgres");
 
 #[cfg(test)]
 mod tests {
+    use sqlx::Connection;
+
     use crate::test_support::{pg_new_schema, pg_schema_options, pg_url};
 
     use super::*;
@@ -155,5 +174,44 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(none.pool.options().get_max_connections(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_dropped_while_idle_is_replaced_before_a_query_uses_it() {
+        let Some(url) = pg_url() else { return };
+        let schema = pg_new_schema(&url).await;
+        let name = format!("ars-idle-{schema}");
+        let store =
+            PgStore::connect_with(pg_schema_options(&url, &schema).application_name(&name), 2)
+                .await
+                .unwrap();
+        let one: (i32,) = sqlx::query_as("SELECT 1")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(one.0, 1);
+        // The server ends every backend of the pool while the connections sit idle.
+        let mut admin = sqlx::PgConnection::connect_with(&pg_schema_options(&url, &schema))
+            .await
+            .unwrap();
+        let ended: Vec<(bool,)> = sqlx::query_as(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        )
+        .bind(&name)
+        .fetch_all(&mut admin)
+        .await
+        .unwrap();
+        assert!(
+            !ended.is_empty() && ended.iter().all(|(done,)| *done),
+            "{ended:?}"
+        );
+        tokio::time::sleep(PING_IDLE_AFTER + std::time::Duration::from_millis(200)).await;
+        for _ in 0..3 {
+            let one: (i32,) = sqlx::query_as("SELECT 1")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            assert_eq!(one.0, 1);
+        }
     }
 }

@@ -55,8 +55,9 @@ pub struct SqliteStore {
     /// Read-only connections for every read; WAL lets them run beside the writer. For an
     /// in-memory database this is the same one connection as `writer`.
     pool: SqlitePool,
-    /// The queue to the writer task, which writes on a pool of exactly one connection: writers
-    /// wait in-process, in order, rather than in SQLite's busy handler.
+    /// The queue to the writer task, which writes on a pool of exactly one connection (and
+    /// keeps it, for a file): writers wait in-process, in order, rather than in SQLite's busy
+    /// handler.
     writer: Writer,
     /// Keeps the WAL checkpointer running while any clone of the store lives; `None` for an
     /// in-memory database.
@@ -133,7 +134,7 @@ impl SqliteStore {
                 .await?;
             migrate(&pool).await?;
             return Ok(Self {
-                writer: Writer::start(pool.clone()),
+                writer: Writer::start(pool.clone(), true),
                 pool,
                 _checkpointer: None,
                 writes: Arc::default(),
@@ -161,7 +162,7 @@ impl SqliteStore {
             .await?;
         Ok(Self {
             pool,
-            writer: Writer::start(writer),
+            writer: Writer::start(writer, false),
             _checkpointer: Some(Arc::new(checkpointer)),
             writes: Arc::default(),
         })
@@ -333,6 +334,68 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_cannot_commit_answers_errors_and_the_writer_commits_the_next_writes() {
+        let (store, _dir) = fresh().await;
+        store
+            .write("tables", |mut conn| async move {
+                sqlx::query("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::query(
+                    "CREATE TABLE child (parent INTEGER REFERENCES parent (id) \
+                     DEFERRABLE INITIALLY DEFERRED)",
+                )
+                .execute(&mut *conn)
+                .await?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let held = hold_the_writer(&store);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let before = {
+            let store = store.clone();
+            tokio::spawn(async move { store.create_user(user("before")).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // A deferred foreign key is checked at COMMIT: the batch's commit fails, and SQLite
+        // leaves its transaction open.
+        let orphan = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .write("orphan", |mut conn| async move {
+                        sqlx::query("INSERT INTO child (parent) VALUES (42)")
+                            .execute(&mut *conn)
+                            .await?;
+                        Ok(())
+                    })
+                    .await
+            })
+        };
+        held.await.unwrap();
+        assert!(orphan.await.unwrap().is_err());
+        assert!(before.await.unwrap().is_err(), "its batch did not commit");
+        assert!(store.user_credentials("before").await.unwrap().is_none());
+        // The next writes commit for real: the readers (other connections) see them.
+        store.create_user(user("after")).await.unwrap();
+        assert!(store.user_credentials("after").await.unwrap().is_some());
+        let held = hold_the_writer(&store);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let together: Vec<_> = (0..3)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move { store.create_user(user(&format!("t{i}"))).await })
+            })
+            .collect();
+        held.await.unwrap();
+        for write in together {
+            write.await.unwrap().unwrap();
+        }
+        assert!(store.user_credentials("t2").await.unwrap().is_some());
     }
 
     #[tokio::test]

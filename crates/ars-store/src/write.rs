@@ -33,14 +33,41 @@ pub(crate) enum WriteConn<DB: Database> {
     /// A connection of its own: PostgreSQL's writes, and a SQLite write alone in the queue.
     /// A transaction on it starts with `begin` (`BEGIN IMMEDIATE` on SQLite: the write lock
     /// from the first statement).
-    Own {
-        conn: PoolConnection<DB>,
-        begin: &'static str,
-    },
+    Own { conn: Held<DB>, begin: &'static str },
     /// A share of the SQLite writer's batch transaction, in which the writes queued together
     /// commit together; a transaction on it is a savepoint, so a failing write undoes only
     /// its own statements.
-    Batch(OwnedMutexGuard<Transaction<'static, DB>>),
+    Batch(OwnedMutexGuard<Held<DB>>),
+}
+
+/// A connection held for one write or one batch of writes.
+pub(crate) enum Held<DB: Database> {
+    /// Taken from a pool for this write: PostgreSQL's, and the one connection of a SQLite
+    /// database in memory (which reads share).
+    Pooled(PoolConnection<DB>),
+    /// Lent by the SQLite writer, which keeps its connection for good: a connection given back
+    /// to a pool is pinged first (sqlx's rule), a round trip to its thread after every write.
+    Kept(OwnedMutexGuard<PoolConnection<DB>>),
+}
+
+impl<DB: Database> Deref for Held<DB> {
+    type Target = DB::Connection;
+
+    fn deref(&self) -> &DB::Connection {
+        match self {
+            Self::Pooled(conn) => conn,
+            Self::Kept(conn) => conn,
+        }
+    }
+}
+
+impl<DB: Database> DerefMut for Held<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        match self {
+            Self::Pooled(conn) => conn,
+            Self::Kept(conn) => conn,
+        }
+    }
 }
 
 impl<DB: Database> WriteConn<DB> {
@@ -48,7 +75,7 @@ impl<DB: Database> WriteConn<DB> {
     pub(crate) async fn begin(&mut self) -> Result<Transaction<'_, DB>> {
         Ok(match self {
             Self::Own { conn, begin } => sqlx::Connection::begin_with(&mut **conn, *begin).await?,
-            Self::Batch(tx) => sqlx::Connection::begin(&mut ***tx).await?,
+            Self::Batch(held) => sqlx::Connection::begin(&mut ***held).await?,
         })
     }
 }
@@ -59,7 +86,7 @@ impl<DB: Database> Deref for WriteConn<DB> {
     fn deref(&self) -> &DB::Connection {
         match self {
             Self::Own { conn, .. } => conn,
-            Self::Batch(tx) => tx,
+            Self::Batch(held) => held,
         }
     }
 }
@@ -68,7 +95,7 @@ impl<DB: Database> DerefMut for WriteConn<DB> {
     fn deref_mut(&mut self) -> &mut DB::Connection {
         match self {
             Self::Own { conn, .. } => conn,
-            Self::Batch(tx) => tx,
+            Self::Batch(held) => held,
         }
     }
 }

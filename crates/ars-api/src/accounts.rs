@@ -11,12 +11,9 @@ use crate::ApiError;
 
 /// The threads password hashes run on: one per core, for the server's life. Each argon2 hash
 /// holds its memory cost (19 MiB) while it runs and keeps a core busy, so more at once only
-/// queue on the cores; hashes beyond them wait in the pool's queue, without a thread. And the
-/// system allocator keeps what a thread's arena once held: hashed on whichever blocking thread
-/// was free, a burst of logins left the server holding a hash's memory in every arena that ever
-/// had one (48 logins, 8 at a time: over 800 MiB for good). On these few threads, each keeping
-/// its memory (`credentials`), it holds one hash's memory per core. `None` if the threads could
-/// not be started.
+/// queue on the cores; hashes beyond them wait in the pool's queue, without a thread: at most
+/// one hash's memory per core while logins come, none once they stop (`credentials` maps a
+/// hash's memory for it and gives it back). `None` if the threads could not be started.
 fn hashing_pool() -> Option<&'static rayon_core::ThreadPool> {
     static POOL: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {

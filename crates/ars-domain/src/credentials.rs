@@ -3,8 +3,6 @@
 //! Hashing is CPU-bound (argon2 is slow on purpose): async callers must run
 //! [`hash_password`] and [`verify_password`] on a blocking thread.
 
-use std::cell::RefCell;
-
 use argon2::password_hash::{
     self, Decimal, Ident, Output, ParamsString, PasswordHash, PasswordHasher, PasswordVerifier,
     Salt, SaltString, errors::InvalidValue, rand_core::OsRng,
@@ -19,27 +17,37 @@ use sha2::{Digest, Sha256};
 pub const TOKEN_PREFIX: &str = "ars_";
 
 /// The most memory a stored hash may ask of a verification: 256 MiB (argon2's `m` in KiB).
-/// Our hashes ask 19 MiB; a hash asking more never verifies rather than taking the memory. A
-/// thread keeps the most memory a hash asked of it (stored hashes are the server's own).
+/// Our hashes ask 19 MiB; a hash asking more never verifies rather than taking the memory.
 const MAX_M_COST: u32 = 256 * 1024;
+
+/// A hash's memory is asked of the allocator with room for at least this much (33 MiB), past
+/// glibc's highest mmap threshold (32 MiB on 64-bit): a request that large is always mapped
+/// afresh and unmapped when freed, and the threshold never rises past it. Only the blocks the
+/// hash uses are written, so only they become resident, and only while it runs. A 19 MiB
+/// request, as `argon2` makes by default, came once the threshold had risen from whichever
+/// arena had freed the last one and stayed there: a burst of logins left the server holding
+/// hundreds of MiB; kept by each hashing thread instead, 19 MiB stayed resident per thread.
+const MAPPED_BYTES: usize = 33 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 #[error("password hashing failed: {0}")]
 pub struct HashError(String);
 
-thread_local! {
-    /// The hashing memory of this thread, kept between hashes. Allocated afresh for every hash
-    /// (as `argon2` does by default), 19 MiB came and went through the system allocator, which
-    /// kept it in whichever of its arenas had it last: a burst of logins left the server holding
-    /// hundreds of MiB. Kept per thread, a thread that hashes holds one hash's memory, always.
-    static MEMORY: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+/// `blocks` blocks of hashing memory, zeroed, in an allocation the system maps for it and gets
+/// back when it is dropped (see [`MAPPED_BYTES`]).
+fn hashing_memory(blocks: usize) -> Vec<Block> {
+    let room = blocks.max(MAPPED_BYTES / std::mem::size_of::<Block>());
+    let mut memory = Vec::with_capacity(room);
+    memory.resize(blocks, Block::default());
+    memory
 }
 
-/// argon2 (the algorithm, version and parameters of the hash at hand) on this thread's kept
-/// memory (see [`MEMORY`]): what [`PasswordHasher`] and so [`PasswordVerifier`] compute.
-struct KeptMemory;
+/// argon2 (the algorithm, version and parameters of the hash at hand) on memory mapped for the
+/// hash and given back after it (see [`MAPPED_BYTES`]): what [`PasswordHasher`] and so
+/// [`PasswordVerifier`] compute.
+struct MappedMemory;
 
-impl PasswordHasher for KeptMemory {
+impl PasswordHasher for MappedMemory {
     type Params = Params;
 
     fn hash_password_customized<'a>(
@@ -69,18 +77,9 @@ impl PasswordHasher for KeptMemory {
         let blocks = params.block_count();
         let output_len = params.output_len().unwrap_or(Params::DEFAULT_OUTPUT_LEN);
         let argon2 = Argon2::new(algorithm, version, params.clone());
-        let output = MEMORY.with_borrow_mut(|memory| {
-            if memory.len() < blocks {
-                memory.resize(blocks, Block::default());
-            }
-            Output::init_with(output_len, |out| {
-                Ok(argon2.hash_password_into_with_memory(
-                    password,
-                    salt_bytes,
-                    out,
-                    &mut memory[..blocks],
-                )?)
-            })
+        let mut memory = hashing_memory(blocks);
+        let output = Output::init_with(output_len, |out| {
+            Ok(argon2.hash_password_into_with_memory(password, salt_bytes, out, &mut memory)?)
         })?;
         Ok(PasswordHash {
             algorithm: algorithm.ident(),
@@ -95,7 +94,7 @@ impl PasswordHasher for KeptMemory {
 /// Hashes a password with argon2id and a random salt (PHC string format).
 pub fn hash_password(password: &str) -> Result<String, HashError> {
     let salt = SaltString::generate(&mut OsRng);
-    KeptMemory
+    MappedMemory
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
         .map_err(|e| HashError(e.to_string()))
@@ -104,7 +103,7 @@ pub fn hash_password(password: &str) -> Result<String, HashError> {
 /// Checks a password against a stored PHC hash; a malformed hash never verifies.
 pub fn verify_password(password: &str, stored_hash: &str) -> bool {
     PasswordHash::new(stored_hash).is_ok_and(|hash| {
-        KeptMemory
+        MappedMemory
             .verify_password(password.as_bytes(), &hash)
             .is_ok()
     })
@@ -185,24 +184,16 @@ mod tests {
         }
         .to_string();
         assert!(!verify_password("anything", &hash));
-        assert!(MEMORY.with_borrow(Vec::len) <= Params::DEFAULT.block_count());
     }
 
     #[test]
-    fn a_thread_keeps_one_hashs_memory_between_hashes() {
-        std::thread::spawn(|| {
-            let hash = hash_password("correct horse").unwrap();
-            let kept = MEMORY.with_borrow(|m| (m.len(), m.as_ptr()));
-            assert_eq!(kept.0, Params::DEFAULT.block_count());
-            assert!(verify_password("correct horse", &hash));
-            assert_eq!(
-                MEMORY.with_borrow(|m| (m.len(), m.as_ptr())),
-                kept,
-                "the same memory"
-            );
-        })
-        .join()
-        .unwrap();
+    fn hashing_memory_is_asked_past_the_allocators_mmap_threshold_and_holds_the_hashs_blocks() {
+        let blocks = Params::DEFAULT.block_count();
+        let memory = hashing_memory(blocks);
+        assert_eq!(memory.len(), blocks);
+        assert!(memory.capacity() * std::mem::size_of::<Block>() > 32 * 1024 * 1024);
+        let larger = MAPPED_BYTES / std::mem::size_of::<Block>() + 1;
+        assert_eq!(hashing_memory(larger).len(), larger);
     }
 
     #[test]

@@ -6,13 +6,18 @@
 //!   child whose model answers after 1 s; total wall time and the process's peak RSS. Run each
 //!   N in its own process so the peak belongs to it.
 //!
-//! Both report the store's writes and its writer's commits; with `ARS_BENCH_STATEMENTS=1`, also
+//! Both report the store's writes and its writer's commits, and `turn` the process's context
+//! switches and CPU time per turn (`support/work.rs`: counts that a busy neighbour on the
+//! machine does not blur as it does wall times); with `ARS_BENCH_STATEMENTS=1`, also
 //! every SQL statement run (each a round trip to a connection's thread), by text and count
 //! (counting slows the run: leave it off for timings).
 //!
 //! `cargo bench -p ars-runtime --bench subagents -- fanout 10000`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/work.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -243,14 +248,21 @@ async fn main() {
         }
         _ => {
             let mut latencies = Vec::with_capacity(n);
+            let (switches, cpu) = support::work("self");
             for thread in threads {
                 let t = Instant::now();
                 turn(thread).await;
                 latencies.push(t.elapsed());
             }
+            let (switches_after, cpu_after) = support::work("self");
             latencies.sort();
             println!(
                 "turn: N = {n} parent turns, one synchronous `task` each, zero-latency models"
+            );
+            println!(
+                "turn: per turn, {:.0} context switches and {:.2} ms of CPU",
+                switches_after.saturating_sub(switches) as f64 / n.max(1) as f64,
+                (cpu_after.saturating_sub(cpu)).as_secs_f64() * 1e3 / n.max(1) as f64
             );
             println!(
                 "turn: median {:.2} ms, p99 {:.2} ms",

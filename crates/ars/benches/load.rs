@@ -7,7 +7,8 @@
 //! - cold start: process spawn → the first answer (`/api/health`), and → a login's token;
 //! - idle RSS, after start and a login, after a burst of logins, and after the load;
 //! - `GET /api/agent` requests/s from 32 clients (HTTP/1.1 and HTTP/2);
-//! - create thread + start run + wait, one at a time (p50/p99) and from N clients (runs/s);
+//! - create thread + start run + wait, one at a time (p50/p99, and the server's context switches
+//!   and CPU time per run) and from N clients (runs/s);
 //! - one run streamed to S SSE subscribers: publish (the event's `at`) → receive, p50/p99/max,
 //!   and how many of the expected events arrived.
 //!
@@ -19,6 +20,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../../ars-runtime/benches/support/work.rs"]
+mod support;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -395,17 +398,23 @@ async fn bench(name: &str, postgres: bool, args: &Args) {
         one_run(&client, &base, &token).await;
     }
     let mut took = Vec::new();
+    let (switches, cpu) = support::work(&pid.to_string());
     for _ in 0..args.sequential {
         let t = Instant::now();
         one_run(&client, &base, &token).await;
         took.push(ms(t.elapsed()));
     }
+    let (switches_after, cpu_after) = support::work(&pid.to_string());
     took.sort_by(f64::total_cmp);
+    let runs = args.sequential.max(1) as f64;
     println!(
-        "thread + run + wait, sequential: p50 {:.2} ms, p99 {:.2} ms (n = {})",
+        "thread + run + wait, sequential: p50 {:.2} ms, p99 {:.2} ms (n = {}); the server, per \
+         run: {:.0} context switches, {:.2} ms of CPU",
         pct(&took, 0.5),
         pct(&took, 0.99),
-        args.sequential
+        args.sequential,
+        switches_after.saturating_sub(switches) as f64 / runs,
+        cpu_after.saturating_sub(cpu).as_secs_f64() * 1e3 / runs
     );
 
     // The same from N clients.

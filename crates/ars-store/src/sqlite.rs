@@ -295,6 +295,30 @@ mod tests {
         })
     }
 
+    /// Queues a user's creation (`before`) and then the write `body` behind a held writer, so
+    /// the two go in one batch; answers what each answered.
+    async fn batched_with_before<F>(
+        store: &SqliteStore,
+        body: impl FnOnce(WriteConn<Sqlite>) -> F + Send + 'static,
+    ) -> (Result<ars_domain::User>, Result<()>)
+    where
+        F: std::future::Future<Output = Result<()>> + Send + 'static,
+    {
+        let held = hold_the_writer(store);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let before = {
+            let store = store.clone();
+            tokio::spawn(async move { store.create_user(user("before")).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let written = {
+            let store = store.clone();
+            tokio::spawn(async move { store.write("batched", body).await })
+        };
+        held.await.unwrap();
+        (before.await.unwrap(), written.await.unwrap())
+    }
+
     #[tokio::test]
     async fn writes_queued_together_commit_in_one_transaction_and_each_answers_its_own() {
         let (store, _dir) = fresh().await;
@@ -354,31 +378,17 @@ mod tests {
             })
             .await
             .unwrap();
-        let held = hold_the_writer(&store);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let before = {
-            let store = store.clone();
-            tokio::spawn(async move { store.create_user(user("before")).await })
-        };
-        tokio::time::sleep(Duration::from_millis(20)).await;
         // A deferred foreign key is checked at COMMIT: the batch's commit fails, and SQLite
         // leaves its transaction open.
-        let orphan = {
-            let store = store.clone();
-            tokio::spawn(async move {
-                store
-                    .write("orphan", |mut conn| async move {
-                        sqlx::query("INSERT INTO child (parent) VALUES (42)")
-                            .execute(&mut *conn)
-                            .await?;
-                        Ok(())
-                    })
-                    .await
-            })
-        };
-        held.await.unwrap();
-        assert!(orphan.await.unwrap().is_err());
-        assert!(before.await.unwrap().is_err(), "its batch did not commit");
+        let (before, orphan) = batched_with_before(&store, |mut conn| async move {
+            sqlx::query("INSERT INTO child (parent) VALUES (42)")
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        })
+        .await;
+        assert!(orphan.is_err());
+        assert!(before.is_err(), "its batch did not commit");
         assert!(store.user_credentials("before").await.unwrap().is_none());
         // The next writes commit for real: the readers (other connections) see them.
         store.create_user(user("after")).await.unwrap();
@@ -401,30 +411,16 @@ mod tests {
     #[tokio::test]
     async fn a_write_that_panics_rolls_back_its_batch_and_the_writer_goes_on() {
         let (store, _dir) = fresh().await;
-        let held = hold_the_writer(&store);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let before = {
-            let store = store.clone();
-            tokio::spawn(async move { store.create_user(user("before")).await })
-        };
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let panics = {
-            let store = store.clone();
-            tokio::spawn(async move {
-                store
-                    .write("panics", |_conn| async {
-                        if true {
-                            panic!("a write that panics halfway");
-                        }
-                        Ok(())
-                    })
-                    .await
-            })
-        };
-        held.await.unwrap();
-        assert!(panics.await.unwrap().is_err());
+        let (before, panics) = batched_with_before(&store, |_conn| async {
+            if true {
+                panic!("a write that panics halfway");
+            }
+            Ok(())
+        })
+        .await;
+        assert!(panics.is_err());
         assert!(
-            before.await.unwrap().is_err(),
+            before.is_err(),
             "its batch did not commit, so the write with it answers an error"
         );
         assert!(store.user_credentials("before").await.unwrap().is_none());

@@ -5,14 +5,15 @@ use async_trait::async_trait;
 use futures::StreamExt;
 
 use crate::{
-    EventError, EventKind, KnowledgeEvent, KnowledgeEventStream, RunEvent, RunRef, ThreadEvent,
-    ThreadEventStream,
+    EventError, EventKind, KnowledgeEvent, KnowledgeEventStream, RunEvent, RunRef, SharedEvent,
+    ThreadEvent, ThreadEventStream,
 };
 
 /// A run's events from some id on: replayed ones first, then live ones, ending right after the
 /// terminal event. An `Err` item (e.g. [`EventError::NotRetained`] when the subscriber fell behind
-/// the retained window) is always the last item.
-pub type EventStream = futures::stream::BoxStream<'static, Result<RunEvent, EventError>>;
+/// the retained window) is always the last item. Events come shared ([`SharedEvent`]): a bus
+/// hands every subscriber of a run the one copy it holds, where it can.
+pub type EventStream = futures::stream::BoxStream<'static, Result<SharedEvent, EventError>>;
 
 /// Carries run events from the runtime to any number of subscribers, with replay; and thread
 /// and knowledge events (see [`crate::topic`]) to whoever follows a thread or a knowledge base

@@ -33,7 +33,8 @@ use tokio::time::Instant;
 use crate::bus::{Cursor, Step};
 use crate::{
     EventBus, EventError, EventKind, EventStream, KnowledgeEvent, KnowledgeEventStream,
-    LocalKnowledgeTopics, LocalTopics, RunEvent, RunRef, ThreadEvent, ThreadEventStream,
+    LocalKnowledgeTopics, LocalTopics, RunEvent, RunRef, SharedEvent, ThreadEvent,
+    ThreadEventStream,
 };
 
 /// Most events a subscriber copies out of a log per lock, so one slow reader of a long log does
@@ -70,7 +71,9 @@ impl Default for InProcessConfig {
 
 /// What the bus counts for one retained event against the memory budget: the length of its
 /// JSON (the text it carries, plus keys and ids spelled out, which roughly covers its heap
-/// allocations) plus the size of the `RunEvent` value itself in the log.
+/// allocations) plus the size of the `RunEvent` value itself in the log. A run someone streamed
+/// also holds its events' JSON text ([`SharedEvent::json`]), which this does not count: at most
+/// as much again, for the runs people watch.
 pub fn estimated_size(event: &RunEvent) -> usize {
     /// Counts bytes instead of keeping them, so estimating allocates nothing.
     struct Count(usize);
@@ -131,8 +134,9 @@ struct RunState {
 }
 
 struct RunLog {
-    /// Retained events; ids are consecutive, so `events[i].id == oldest + i`.
-    events: VecDeque<RunEvent>,
+    /// Retained events; ids are consecutive, so `events[i].id == oldest + i`. Shared: a
+    /// subscriber copies a pointer out of the log, not the event.
+    events: VecDeque<SharedEvent>,
     /// The id of the last event published (0 before the first).
     last_id: u64,
     /// The [`estimated_size`] of `events`, kept as they come and go.
@@ -145,7 +149,7 @@ impl RunLog {
     /// Up to `limit` retained events with id > `after`, oldest first. If events right after
     /// `after` were dropped, the first one returned is newer than `after + 1`, which the
     /// subscriber's [`Cursor`] reports as a gap.
-    fn after(&self, after: u64, limit: usize) -> impl Iterator<Item = &RunEvent> {
+    fn after(&self, after: u64, limit: usize) -> impl Iterator<Item = &SharedEvent> {
         let oldest = self.events.front().map_or(self.last_id + 1, |e| e.id);
         let skip =
             usize::try_from(after.saturating_add(1).saturating_sub(oldest)).unwrap_or(usize::MAX);
@@ -263,7 +267,7 @@ impl EventBus for InProcessBus {
             };
             log.last_id = event.id;
             log.bytes += estimated_size(&event);
-            log.events.push_back(event.clone());
+            log.events.push_back(SharedEvent::from(event.clone()));
             while log.events.len() > self.shared.config.max_events_per_run {
                 if let Some(dropped) = log.events.pop_front() {
                     log.bytes -= estimated_size(&dropped);
@@ -310,7 +314,7 @@ impl EventBus for InProcessBus {
             if after.saturating_add(1) < oldest {
                 return Err(EventError::NotRetained);
             }
-            let backlog: VecDeque<RunEvent> = log.after(after, READ_BATCH).cloned().collect();
+            let backlog: VecDeque<SharedEvent> = log.after(after, READ_BATCH).cloned().collect();
             (backlog, state.changed.subscribe())
         };
 
@@ -369,12 +373,12 @@ struct Follower {
     changed: watch::Receiver<u64>,
     cursor: Cursor,
     /// Events read from the log and not yet delivered.
-    pending: VecDeque<RunEvent>,
+    pending: VecDeque<SharedEvent>,
 }
 
 impl Follower {
     /// The next event, an error, or `None` once the terminal event was delivered.
-    async fn next(&mut self) -> Option<Result<RunEvent, EventError>> {
+    async fn next(&mut self) -> Option<Result<SharedEvent, EventError>> {
         loop {
             if self.cursor.done {
                 return None;
@@ -453,6 +457,42 @@ mod tests {
             .unwrap();
         tokio::time::advance(Duration::from_secs(24 * 60 * 60)).await;
         assert!(bus.subscribe(run.run_id, 0).await.is_ok());
+    }
+
+    /// A run streamed to many subscribers is one copy of each event and one JSON text of it,
+    /// whether a subscriber replays the event or hears it live.
+    #[tokio::test]
+    async fn every_subscriber_of_a_run_reads_the_one_copy_of_each_event() {
+        let bus = bus(Duration::from_secs(60));
+        let run = RunRef::top_level(RunId::new(), ThreadId::new());
+        bus.publish(&run, EventKind::status(RunStatus::Running))
+            .await
+            .unwrap();
+        let mut live = bus.subscribe(run.run_id, 0).await.unwrap();
+        bus.publish(
+            &run,
+            EventKind::MessageDelta {
+                text: "你好".into(),
+            },
+        )
+        .await
+        .unwrap();
+        bus.publish(&run, EventKind::status(RunStatus::Success))
+            .await
+            .unwrap();
+        let replayed: Vec<SharedEvent> = bus
+            .subscribe(run.run_id, 0)
+            .await
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        let live: Vec<SharedEvent> = live.by_ref().map(Result::unwrap).collect().await;
+        assert_eq!(live.len(), 3);
+        for (heard, read) in live.iter().zip(&replayed) {
+            assert!(std::ptr::eq::<RunEvent>(&**heard, &**read), "{heard:?}");
+            assert!(std::ptr::eq(heard.json().unwrap(), read.json().unwrap()));
+        }
     }
 
     /// A bus whose finished runs may hold `budget` estimated bytes.

@@ -6,6 +6,8 @@
 //!
 //! - [`event`]: the event types, the wire shape the API serializes as-is.
 //! - [`bus`]: the object-safe [`EventBus`] trait.
+//! - [`shared`]: [`SharedEvent`], a published event as every subscriber of its run receives it:
+//!   one copy and one JSON text for all of them.
 //! - [`in_process`]: [`InProcessBus`], memory only, for the embedded single-process server.
 //! - [`redis_bus`]: [`RedisBus`], Redis Streams, for several instances sharing one Redis.
 //! - [`control`]: the [`ControlChannel`] between instances (cancel a run, a run ended), in
@@ -26,6 +28,7 @@ pub mod event;
 pub mod in_process;
 pub mod knowledge;
 pub mod redis_bus;
+pub mod shared;
 pub mod thread;
 pub mod topic;
 
@@ -36,5 +39,6 @@ pub use event::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
 pub use in_process::{DEFAULT_MEMORY_BUDGET, InProcessBus, InProcessConfig, estimated_size};
 pub use knowledge::{KnowledgeEvent, KnowledgeEventStream, LocalKnowledgeTopics};
 pub use redis_bus::{RedisBus, RedisConfig};
+pub use shared::SharedEvent;
 pub use thread::{LocalTopics, THREAD_BACKLOG, ThreadEvent, ThreadEventStream};
 pub use topic::{TOPIC_BACKLOG, TopicStream, Topics};

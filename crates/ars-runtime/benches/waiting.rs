@@ -129,7 +129,7 @@ async fn steer_one(
     let mut events = bus.subscribe(run.id, 0).await.unwrap();
     let (mut sent, mut turn_end, mut read) = (None, None, None);
     while let Some(Ok(event)) = events.next().await {
-        match event.kind {
+        match event.into_event().kind {
             EventKind::MessageDelta { .. } if sent.is_none() => {
                 let input = ars_domain::RunInput::new("and another thing").unwrap();
                 let at = Instant::now();

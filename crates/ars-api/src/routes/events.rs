@@ -26,7 +26,7 @@ use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use ars_events::RunEvent;
+use ars_events::SharedEvent;
 
 use super::runs::owned_run;
 use crate::extract::ApiQuery;
@@ -93,12 +93,14 @@ pub struct RunEventMessage {
     data: String,
 }
 
-/// One run event as one SSE message.
-fn sse_event(event: &RunEvent) -> Result<Event, axum::Error> {
-    Event::default()
+/// One run event as one SSE message. Its `data:` is the event's shared JSON text: a run
+/// streamed to a thousand subscribers is serialized once, not once for each of them.
+fn sse_event(event: &SharedEvent) -> Result<Event, axum::Error> {
+    let json = event.json().map_err(axum::Error::new)?;
+    Ok(Event::default()
         .event(event.kind.name())
         .id(event.id.to_string())
-        .json_data(event)
+        .data(json))
 }
 
 /// The last message of a stream that cannot go on (run events here, thread events too).

@@ -10,31 +10,33 @@
 //! entry's id + 1), the append and the trim are atomic across instances. The terminal event
 //! sets the key's TTL to `retention`; Redis then forgets the run on its own.
 //!
-//! Subscribing checks the retained window, then reads with `XREAD BLOCK` on a dedicated
-//! connection per subscriber (a blocked read would stall every other command multiplexed on a
-//! shared one). Publishing and the window check share one auto-reconnecting connection.
+//! Subscribing checks the retained window, then follows the run's mirror on this instance
+//! (`mirror`): one reader per run, with `XREAD BLOCK` on a dedicated connection (a blocked read
+//! would stall every other command multiplexed on a shared one), whose events every subscriber
+//! here shares. Publishing and the window check share one auto-reconnecting connection.
 //!
 //! Thread and knowledge events go over pub/sub instead (`topics`): they are never replayed.
 
+mod mirror;
 mod topics;
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ars_domain::{KnowledgeBaseId, RunId, ThreadId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
-use redis::streams::{StreamId, StreamRangeReply, StreamReadOptions, StreamReadReply};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::streams::{StreamId, StreamRangeReply};
 use redis::{AsyncCommands, AsyncConnectionConfig, Client, Script};
 use serde::{Deserialize, Serialize};
 
-use crate::bus::{Cursor, Step};
 use crate::{
     EventBus, EventError, EventKind, EventStream, KnowledgeEvent, KnowledgeEventStream, RunEvent,
     RunRef, ThreadEvent, ThreadEventStream,
 };
+use mirror::{Mirrors, Reading};
 
 /// How long one `XREAD` waits for new events before the subscriber checks the run still exists
 /// (an expired run would otherwise be waited on forever).
@@ -82,6 +84,9 @@ pub struct RedisBus {
     shared: ConnectionManager,
     config: RedisConfig,
     publish: Script,
+    /// What this instance reads of the runs it streams, one reader per run for all of its
+    /// subscribers here.
+    mirrors: Arc<Mirrors>,
 }
 
 /// An event as stored: everything but the id, which is the entry id.
@@ -124,12 +129,19 @@ impl RedisBus {
             shared,
             config,
             publish: Script::new(include_str!("publish.lua")),
+            mirrors: Arc::default(),
         })
     }
 
     /// The stream key of a run.
     fn events_key(&self, run_id: RunId) -> String {
         format!("{}:run:{run_id}:events", self.config.key_prefix)
+    }
+
+    /// How many runs this instance reads for its subscribers now (for tests and metrics: a
+    /// run nobody here follows holds no reader).
+    pub fn mirrored_runs(&self) -> usize {
+        self.mirrors.mirrored()
     }
 
     fn retention_ms(&self) -> u64 {
@@ -199,26 +211,29 @@ impl EventBus for RedisBus {
             return Ok(futures::stream::empty().boxed());
         }
 
-        let conn = self
-            .client
-            .get_multiplexed_async_connection_with_config(
-                &AsyncConnectionConfig::new()
-                    .set_connection_timeout(CONNECT_TIMEOUT)
-                    .set_response_timeout(READ_BLOCK + RESPONSE_TIMEOUT),
-            )
-            .await
-            .map_err(EventError::backend)?;
-        let follower = Follower {
-            conn,
-            key,
-            cursor: Cursor::new(after),
-            pending: VecDeque::new(),
+        let mirror = match self.mirrors.join(run_id, after) {
+            Some(mirror) => mirror,
+            None => {
+                // A blocked `XREAD` would stall every other command multiplexed on a shared
+                // connection: the mirror reads on one of its own.
+                let conn = self
+                    .client
+                    .get_multiplexed_async_connection_with_config(
+                        &AsyncConnectionConfig::new()
+                            .set_connection_timeout(CONNECT_TIMEOUT)
+                            .set_response_timeout(READ_BLOCK + RESPONSE_TIMEOUT),
+                    )
+                    .await
+                    .map_err(EventError::backend)?;
+                self.mirrors
+                    .start(run_id, key, after, self.config.max_len, conn)
+            }
         };
         Ok(
-            futures::stream::unfold(Some(follower), |follower| async move {
-                let mut follower = follower?;
-                match follower.next().await? {
-                    Ok(event) => Some((Ok(event), Some(follower))),
+            futures::stream::unfold(Some(Reading::new(mirror, after)), |reading| async move {
+                let mut reading = reading?;
+                match reading.next().await? {
+                    Ok(event) => Some((Ok(event), Some(reading))),
                     // An error is the last item.
                     Err(err) => Some((Err(err), None)),
                 }
@@ -271,63 +286,6 @@ impl EventBus for RedisBus {
         kb: KnowledgeBaseId,
     ) -> Result<KnowledgeEventStream, EventError> {
         topics::follow(self, self.knowledge_channel(kb), KnowledgeEvent::decode).await
-    }
-}
-
-/// One subscription: its own connection and its progress through the run's stream.
-struct Follower {
-    conn: MultiplexedConnection,
-    key: String,
-    cursor: Cursor,
-    /// Events read and not yet delivered.
-    pending: VecDeque<RunEvent>,
-}
-
-impl Follower {
-    /// The next event, an error, or `None` once the terminal event was delivered.
-    async fn next(&mut self) -> Option<Result<RunEvent, EventError>> {
-        loop {
-            if self.cursor.done {
-                return None;
-            }
-            while let Some(event) = self.pending.pop_front() {
-                match self.cursor.advance(&event) {
-                    Step::Deliver => return Some(Ok(event)),
-                    Step::Skip => {}
-                    Step::Gap => return Some(Err(EventError::NotRetained)),
-                }
-            }
-            if let Err(err) = self.read().await {
-                return Some(Err(err));
-            }
-        }
-    }
-
-    /// Reads the entries after the cursor into `pending`, waiting up to [`READ_BLOCK`].
-    async fn read(&mut self) -> Result<(), EventError> {
-        let options = StreamReadOptions::default()
-            .block(READ_BLOCK.as_millis().try_into().unwrap_or(usize::MAX))
-            .count(READ_BATCH);
-        let reply: Option<StreamReadReply> = self
-            .conn
-            .xread_options(&[&self.key], &[format!("0-{}", self.cursor.last)], &options)
-            .await
-            .map_err(EventError::backend)?;
-        for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
-            self.pending.push_back(decode(&entry)?);
-        }
-        if self.pending.is_empty() {
-            // Nothing within the block time. If the run expired meanwhile nothing ever will.
-            let exists: bool = self
-                .conn
-                .exists(&self.key)
-                .await
-                .map_err(EventError::backend)?;
-            if !exists {
-                return Err(EventError::NotRetained);
-            }
-        }
-        Ok(())
     }
 }
 

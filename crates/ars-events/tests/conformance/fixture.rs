@@ -6,7 +6,7 @@ use std::time::Duration;
 use ars_domain::{RunId, RunStatus, ThreadId};
 use ars_events::{
     ControlChannel, EventBus, EventError, EventKind, EventStream, InProcessBus, InProcessConfig,
-    LocalChannel, RedisBus, RedisChannel, RedisConfig, RunEvent, RunRef,
+    LocalChannel, RedisBus, RedisChannel, RedisConfig, RunEvent, RunRef, SharedEvent,
 };
 use futures::StreamExt;
 
@@ -188,6 +188,9 @@ pub async fn collect_results(stream: EventStream) -> Vec<Result<RunEvent, EventE
     tokio::time::timeout(STREAM_TIMEOUT, stream.collect::<Vec<_>>())
         .await
         .expect("the stream did not end")
+        .into_iter()
+        .map(|item| item.map(SharedEvent::into_event))
+        .collect()
 }
 
 /// Reads the next `n` events, failing if the stream ends, errs or hangs first.
@@ -199,7 +202,7 @@ pub async fn take(stream: &mut EventStream, n: usize) -> Vec<RunEvent> {
             .expect("the stream hung")
             .expect("the stream ended early")
             .expect("the stream yielded an error");
-        events.push(next);
+        events.push(next.into_event());
     }
     events
 }

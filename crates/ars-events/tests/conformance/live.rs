@@ -2,6 +2,9 @@
 
 use std::sync::Arc;
 
+use ars_events::{EventStream, SharedEvent};
+use futures::StreamExt;
+
 use crate::fixture::{Fixture, Options, collect, delta, ids, new_run, running, success, take};
 
 /// Events the racing publisher sends, the terminal one included.
@@ -108,4 +111,65 @@ pub async fn check_two_instances_share_a_run(fx: &Fixture) {
     ));
     assert_eq!(collect(on_peer).await, std::slice::from_ref(&terminal));
     assert_eq!(collect(on_bus).await, [terminal]);
+}
+
+/// Subscribers of a run on one instance read one copy of each event (and one JSON text of it),
+/// however many they are and whether they join before, during or after the run.
+pub async fn check_subscribers_of_a_run_on_one_instance_share_each_event(fx: &Fixture) {
+    let bus = fx.bus().await;
+    let run = new_run();
+    bus.publish(&run, running()).await.unwrap();
+    let mut early = bus.subscribe(run.run_id, 0).await.unwrap();
+    let mut resumed = bus.subscribe(run.run_id, 1).await.unwrap();
+    for n in 0..3 {
+        bus.publish(&run, delta(n)).await.unwrap();
+    }
+    bus.publish(&run, success()).await.unwrap();
+    // Read up to the terminal event and held: a stream not yet ended keeps its run's reading.
+    let early_events = read_shared(&mut early, 5).await;
+    let resumed_events = read_shared(&mut resumed, 4).await;
+    let mut late = bus.subscribe(run.run_id, 0).await.unwrap();
+    let late_events = read_shared(&mut late, 5).await;
+    for (n, event) in early_events.iter().enumerate() {
+        for other in [
+            Some(&late_events[n]),
+            n.checked_sub(1).map(|m| &resumed_events[m]),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            assert_eq!(other.id, event.id);
+            assert!(std::ptr::eq(other.json().unwrap(), event.json().unwrap()));
+        }
+    }
+}
+
+/// A subscriber asking for events older than every other subscriber of the run gets them all.
+pub async fn check_a_subscriber_from_before_the_others_gets_every_event(fx: &Fixture) {
+    let bus = fx.bus().await;
+    let run = new_run();
+    bus.publish(&run, running()).await.unwrap();
+    for n in 0..4 {
+        bus.publish(&run, delta(n)).await.unwrap();
+    }
+    let mut resumed = bus.subscribe(run.run_id, 3).await.unwrap();
+    let mut whole = bus.subscribe(run.run_id, 0).await.unwrap();
+    bus.publish(&run, success()).await.unwrap();
+    assert_eq!(ids(&take(&mut resumed, 3).await), vec![4, 5, 6]);
+    assert_eq!(ids(&take(&mut whole, 6).await), (1..=6).collect::<Vec<_>>());
+    assert!(whole.next().await.is_none());
+}
+
+/// The next `n` events of `stream` as the bus handed them out.
+async fn read_shared(stream: &mut EventStream, n: usize) -> Vec<SharedEvent> {
+    let mut events = Vec::with_capacity(n);
+    for _ in 0..n {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), stream.next())
+            .await
+            .expect("the stream hung")
+            .expect("the stream ended early")
+            .expect("the stream yielded an error");
+        events.push(next);
+    }
+    events
 }

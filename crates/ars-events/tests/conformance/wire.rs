@@ -6,6 +6,7 @@ use ars_domain::{
 };
 use ars_events::{EventKind, PREVIEW_CHARS, ParentRef, RunEvent, RunRef, preview};
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::fixture::{Fixture, collect};
@@ -223,4 +224,39 @@ pub async fn check_every_kind_round_trips_through_the_bus(fx: &Fixture) {
     );
     let replayed = collect(bus.subscribe(run.run_id, 0).await.unwrap()).await;
     assert_eq!(replayed, published);
+}
+
+pub async fn check_a_streamed_event_reads_as_the_json_it_serializes_to(fx: &Fixture) {
+    let bus = fx.bus().await;
+    let run = RunRef {
+        run_id: RunId::new(),
+        ..child_run()
+    };
+    for (kind, _) in every_kind() {
+        if !kind.is_terminal() {
+            bus.publish(&run, kind).await.unwrap();
+        }
+    }
+    bus.publish(&run, EventKind::status(RunStatus::Cancelled))
+        .await
+        .unwrap();
+    let mut events = bus.subscribe(run.run_id, 0).await.unwrap();
+    let mut streamed = 0;
+    while let Some(event) = events.next().await {
+        let event = event.unwrap();
+        // Twice: the second read is the text the first one kept.
+        for _ in 0..2 {
+            assert_eq!(
+                event.json().unwrap(),
+                serde_json::to_string(&*event).unwrap()
+            );
+        }
+        streamed += 1;
+    }
+    let published = every_kind()
+        .iter()
+        .filter(|(kind, _)| !kind.is_terminal())
+        .count()
+        + 1;
+    assert_eq!(streamed, published);
 }

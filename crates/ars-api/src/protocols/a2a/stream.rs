@@ -139,7 +139,7 @@ pub(super) async fn respond(state: &AppState, id: Value, run: Run) -> Response {
             };
             match next {
                 Some(Ok(event)) => {
-                    let out = reading.of(event.kind).await;
+                    let out = reading.of(event.into_event().kind).await;
                     if !out.is_empty() {
                         return Some((futures::stream::iter(out), reading));
                     }

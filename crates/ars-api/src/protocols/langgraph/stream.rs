@@ -233,7 +233,7 @@ async fn events(spec: StreamSpec) -> Result<impl Stream<Item = Event> + Send + '
         loop {
             match reading.events.next().await {
                 Some(Ok(event)) => {
-                    let out = reading.of(event).await;
+                    let out = reading.of(event.into_event()).await;
                     if !out.is_empty() || reading.done {
                         return Some((futures::stream::iter(out), reading));
                     }

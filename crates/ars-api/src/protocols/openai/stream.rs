@@ -89,7 +89,7 @@ pub(crate) async fn pieces(
                     return Some((piece, reading));
                 }
             };
-            match event.kind {
+            match event.into_event().kind {
                 EventKind::MessageStarted {
                     role: MessageRole::Assistant,
                 } => reading.streamed.clear(),

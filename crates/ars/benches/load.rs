@@ -10,11 +10,13 @@
 //! - create thread + start run + wait, one at a time (p50/p99, and the server's context switches
 //!   and CPU time per run) and from N clients (runs/s);
 //! - one run streamed to S SSE subscribers: publish (the event's `at`) → receive, p50/p99/max,
-//!   and how many of the expected events arrived.
+//!   how many of the expected events arrived, and the CPU time the server and the readers (this
+//!   process) spent per delta delivered.
 //!
 //! `cargo bench -p ars --bench load -- [sequential runs] [clients] [concurrent runs]
 //! [subscribers]` (defaults 300, 32, 2000, 1000). Release build: `cargo bench` builds the
-//! binary in the bench profile. `ARS_BENCH_BIN=<path>` runs another build's `ars` instead.
+//! binary in the bench profile. `ARS_BENCH_BIN=<path>` runs another build's `ars` instead;
+//! `ARS_BENCH_SSE_WORDS=N` streams N deltas instead of 20 (to profile the server streaming).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -168,10 +170,24 @@ where
     (all, started.elapsed())
 }
 
+/// What the SSE readers read of an event.
+#[derive(serde::Deserialize)]
+struct Probe<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    at: Option<&'a str>,
+    status: Option<&'a str>,
+}
+
 /// One run streamed to `subscribers` SSE readers (HTTP/1.1, one connection each).
 async fn fan_out(base: &str, token: &str, subscribers: usize) -> (Vec<f64>, usize, usize) {
-    const WORDS: usize = 20;
-    let text = (0..WORDS)
+    // `ARS_BENCH_SSE_WORDS` streams a longer run (one delta per word, 25 ms apart), to profile
+    // the server while it streams.
+    let words: usize = std::env::var("ARS_BENCH_SSE_WORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    let text = (0..words)
         .map(|i| format!("w{i}"))
         .collect::<Vec<_>>()
         .join(" ");
@@ -218,25 +234,21 @@ async fn fan_out(base: &str, token: &str, subscribers: usize) -> (Vec<f64>, usiz
                 let mut deltas = 0usize;
                 while let Some(Ok(event)) = events.next().await {
                     let received = Utc::now();
-                    let Ok(body) = serde_json::from_str::<Value>(&event.data) else {
+                    // Only the fields the bench reads, borrowed: the client reads a thousand
+                    // streams on the server's two cores, and must not be what is measured.
+                    let Ok(body) = serde_json::from_str::<Probe>(&event.data) else {
                         continue;
                     };
-                    if body["type"] == "message_delta" {
+                    if body.kind == "message_delta" {
                         deltas += 1;
-                        if let Some(at) = body["at"]
-                            .as_str()
-                            .and_then(|a| a.parse::<DateTime<Utc>>().ok())
-                        {
+                        if let Some(at) = body.at.and_then(|a| a.parse::<DateTime<Utc>>().ok()) {
                             delays.push(
                                 (received - at).num_microseconds().unwrap_or(0) as f64 / 1000.0,
                             );
                         }
                     }
-                    if body["type"] == "run_status"
-                        && matches!(
-                            body["status"].as_str(),
-                            Some("success" | "error" | "cancelled")
-                        )
+                    if body.kind == "run_status"
+                        && matches!(body.status, Some("success" | "error" | "cancelled"))
                     {
                         break;
                     }
@@ -253,7 +265,7 @@ async fn fan_out(base: &str, token: &str, subscribers: usize) -> (Vec<f64>, usiz
         delivered += n;
     }
     delays.sort_by(f64::total_cmp);
-    (delays, delivered, subscribers * WORDS)
+    (delays, delivered, subscribers * words)
 }
 
 struct Started {
@@ -436,15 +448,23 @@ async fn bench(name: &str, postgres: bool, args: &Args) {
         );
     }
 
-    // SSE fan-out.
+    // SSE fan-out, with what it cost the server and the readers (this process) per delivery.
+    let (server_before, client_before) = (support::work(&pid.to_string()), support::work("self"));
     let (delays, delivered, expected) = fan_out(&base, &token, args.subscribers).await;
+    let (server_after, client_after) = (support::work(&pid.to_string()), support::work("self"));
+    let per_delivery = |before: (u64, Duration), after: (u64, Duration)| {
+        after.1.saturating_sub(before.1).as_secs_f64() * 1e6 / delivered.max(1) as f64
+    };
     println!(
         "one run to {} SSE subscribers: {delivered}/{expected} deltas delivered, publish → receive \
-         p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+         p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; CPU per delta delivered: the server {:.1} µs, \
+         the readers {:.1} µs",
         args.subscribers,
         pct(&delays, 0.5),
         pct(&delays, 0.99),
-        delays.last().copied().unwrap_or(f64::NAN)
+        delays.last().copied().unwrap_or(f64::NAN),
+        per_delivery(server_before, server_after),
+        per_delivery(client_before, client_after),
     );
     println!("RSS after the load: {:.1} MiB", rss_mib(pid));
     let _ = started.server.terminate();

@@ -56,6 +56,7 @@ mod control;
 mod conversations;
 mod error;
 mod group_commit;
+mod kept;
 mod knowledge;
 mod mcp;
 pub mod metrics;

@@ -3,10 +3,11 @@
 use std::str::FromStr;
 
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
 use crate::Result;
+use crate::kept::Connections;
 use crate::sql_store::impl_store;
 use crate::write::{Held, WriteConn};
 
@@ -39,8 +40,8 @@ const KB_CHANGES_LOCK: i64 = 0x4152_535f_4b42_4348;
 /// The PostgreSQL implementation of [`crate::Store`]: a cheap `Clone` handle (a pool).
 #[derive(Clone, Debug)]
 pub struct PgStore {
-    /// Reads and writes alike.
-    pool: PgPool,
+    /// Reads and writes alike, on connections kept between uses (see [`crate::kept`]).
+    pool: Connections<Postgres>,
     /// The writes made through any clone of this store.
     writes: std::sync::Arc<crate::write::WriteCounts>,
 }
@@ -78,7 +79,7 @@ impl PgStore {
             .await?;
         MIGRATOR.run(&pool).await?;
         Ok(Self {
-            pool,
+            pool: Connections::keeping(pool, Some(PING_IDLE_AFTER)),
             writes: std::sync::Arc::default(),
         })
     }
@@ -99,7 +100,7 @@ impl PgStore {
         crate::write::detached(operation, async move {
             let conn = pool.acquire().await?;
             body(WriteConn::Own {
-                conn: Held::Pooled(conn),
+                conn: Held::Lent(conn),
                 begin: "BEGIN",
             })
             .await
@@ -169,11 +170,11 @@ mod tests {
         let sized = PgStore::connect_with(pg_schema_options(&url, &schema), 3)
             .await
             .unwrap();
-        assert_eq!(sized.pool.options().get_max_connections(), 3);
+        assert_eq!(sized.pool.pool().options().get_max_connections(), 3);
         let none = PgStore::connect_with(pg_schema_options(&url, &schema), 0)
             .await
             .unwrap();
-        assert_eq!(none.pool.options().get_max_connections(), 1);
+        assert_eq!(none.pool.pool().options().get_max_connections(), 1);
     }
 
     #[tokio::test]

@@ -36,6 +36,7 @@ use sqlx::{Sqlite, SqliteConnection};
 use crate::Result;
 use crate::checkpoint::{BACKSTOP_PAGES, Checkpointer};
 use crate::group_commit::Writer;
+use crate::kept::Connections;
 use crate::sql_store::impl_store;
 use crate::write::WriteConn;
 
@@ -52,9 +53,10 @@ const MAX_READERS: u32 = 8;
 /// The SQLite implementation of [`crate::Store`]: a cheap `Clone` handle (pools and an `Arc`).
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    /// Read-only connections for every read; WAL lets them run beside the writer. For an
-    /// in-memory database this is the same one connection as `writer`.
-    pool: SqlitePool,
+    /// Read-only connections for every read, kept between reads (see [`crate::kept`]); WAL
+    /// lets them run beside the writer. For an in-memory database this is the same one
+    /// connection as `writer`'s, given back to its pool after each read.
+    pool: Connections<Sqlite>,
     /// The queue to the writer task, which writes on a pool of exactly one connection (and
     /// keeps it, for a file): writers wait in-process, in order, rather than in SQLite's busy
     /// handler.
@@ -135,7 +137,7 @@ impl SqliteStore {
             migrate(&pool).await?;
             return Ok(Self {
                 writer: Writer::start(pool.clone(), true),
-                pool,
+                pool: Connections::giving_back(pool),
                 _checkpointer: None,
                 writes: Arc::default(),
             });
@@ -161,7 +163,7 @@ impl SqliteStore {
             .connect_with(options.read_only(true))
             .await?;
         Ok(Self {
-            pool,
+            pool: Connections::keeping(pool, None),
             writer: Writer::start(writer, false),
             _checkpointer: Some(Arc::new(checkpointer)),
             writes: Arc::default(),

@@ -26,6 +26,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Database, Transaction};
 use tokio::sync::OwnedMutexGuard;
 
+use crate::kept::Lent;
 use crate::{Result, StoreError, metrics};
 
 /// The connection a write's body writes on.
@@ -42,12 +43,15 @@ pub(crate) enum WriteConn<DB: Database> {
 
 /// A connection held for one write or one batch of writes.
 pub(crate) enum Held<DB: Database> {
-    /// Taken from a pool for this write: PostgreSQL's, and the one connection of a SQLite
-    /// database in memory (which reads share).
+    /// Taken from a pool for this write: the one connection of a SQLite database in memory
+    /// (which reads share).
     Pooled(PoolConnection<DB>),
     /// Lent by the SQLite writer, which keeps its connection for good: a connection given back
     /// to a pool is pinged first (sqlx's rule), a round trip to its thread after every write.
     Kept(OwnedMutexGuard<PoolConnection<DB>>),
+    /// Lent for this write by the store's kept connections (PostgreSQL's: see
+    /// [`crate::kept`]).
+    Lent(Lent<DB>),
 }
 
 impl<DB: Database> Deref for Held<DB> {
@@ -57,6 +61,7 @@ impl<DB: Database> Deref for Held<DB> {
         match self {
             Self::Pooled(conn) => conn,
             Self::Kept(conn) => conn,
+            Self::Lent(conn) => conn,
         }
     }
 }
@@ -66,6 +71,7 @@ impl<DB: Database> DerefMut for Held<DB> {
         match self {
             Self::Pooled(conn) => conn,
             Self::Kept(conn) => conn,
+            Self::Lent(conn) => conn,
         }
     }
 }

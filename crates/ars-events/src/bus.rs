@@ -1,5 +1,7 @@
 //! The `EventBus` seam: publish a run's events, subscribe from an event id.
 
+use std::collections::VecDeque;
+
 use ars_domain::{KnowledgeBaseId, RunId, ThreadId};
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -118,7 +120,7 @@ pub(crate) struct Cursor {
 
 /// What to do with an event read from the log.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Step {
+enum Step {
     /// The next event in sequence: deliver it.
     Deliver,
     /// Already delivered (a re-read overlapped): drop it silently.
@@ -135,8 +137,27 @@ impl Cursor {
         }
     }
 
+    /// The next item `pending` (events read from a log, oldest first) holds for this
+    /// subscription: the next event in sequence (those already delivered are dropped on the
+    /// way) or `NotRetained` at a gap. `None` once `pending` is used up, or once the terminal
+    /// event was delivered.
+    pub(crate) fn next_from(
+        &mut self,
+        pending: &mut VecDeque<SharedEvent>,
+    ) -> Option<Result<SharedEvent, EventError>> {
+        while !self.done {
+            let event = pending.pop_front()?;
+            match self.advance(&event) {
+                Step::Deliver => return Some(Ok(event)),
+                Step::Skip => {}
+                Step::Gap => return Some(Err(EventError::NotRetained)),
+            }
+        }
+        None
+    }
+
     /// Classifies `event` and, when it is the next one, advances past it.
-    pub(crate) fn advance(&mut self, event: &RunEvent) -> Step {
+    fn advance(&mut self, event: &RunEvent) -> Step {
         if event.id <= self.last {
             Step::Skip
         } else if Some(event.id) == self.last.checked_add(1) {

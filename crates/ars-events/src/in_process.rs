@@ -30,7 +30,7 @@ use futures::StreamExt;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::bus::{Cursor, Step};
+use crate::bus::Cursor;
 use crate::{
     EventBus, EventError, EventKind, EventStream, KnowledgeEvent, KnowledgeEventStream,
     LocalKnowledgeTopics, LocalTopics, RunEvent, RunRef, SharedEvent, ThreadEvent,
@@ -383,12 +383,8 @@ impl Follower {
             if self.cursor.done {
                 return None;
             }
-            while let Some(event) = self.pending.pop_front() {
-                match self.cursor.advance(&event) {
-                    Step::Deliver => return Some(Ok(event)),
-                    Step::Skip => {}
-                    Step::Gap => return Some(Err(EventError::NotRetained)),
-                }
+            if let Some(item) = self.cursor.next_from(&mut self.pending) {
+                return Some(item);
             }
             // Mark the current version seen *before* reading the log: a publish that lands
             // after the read then still wakes us below.

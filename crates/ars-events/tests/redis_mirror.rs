@@ -58,6 +58,17 @@ impl Redis {
             .unwrap()
     }
 
+    /// A bus, a run it has started, and how many clients Redis had connected then.
+    async fn running(&self) -> (RedisBus, RunRef, usize) {
+        let bus = self.bus().await;
+        let run = RunRef::top_level(RunId::new(), ThreadId::new());
+        bus.publish(&run, EventKind::status(RunStatus::Running))
+            .await
+            .unwrap();
+        let clients = self.clients().await;
+        (bus, run, clients)
+    }
+
     async fn forget_keys(&self) {
         let mut conn = redis::Client::open(self.url.as_str())
             .unwrap()
@@ -75,12 +86,7 @@ impl Redis {
 async fn a_thousand_subscribers_of_a_run_read_it_on_one_connection() {
     let Some(redis) = Redis::new() else { return };
     let _serial = SERIAL.lock().await;
-    let bus = redis.bus().await;
-    let run = RunRef::top_level(RunId::new(), ThreadId::new());
-    bus.publish(&run, EventKind::status(RunStatus::Running))
-        .await
-        .unwrap();
-    let before = redis.clients().await;
+    let (bus, run, before) = redis.running().await;
     let mut streams = Vec::new();
     for _ in 0..1_000 {
         streams.push(bus.subscribe(run.run_id, 0).await.unwrap());
@@ -115,12 +121,7 @@ async fn a_thousand_subscribers_of_a_run_read_it_on_one_connection() {
 async fn a_run_nobody_follows_any_more_holds_no_reader() {
     let Some(redis) = Redis::new() else { return };
     let _serial = SERIAL.lock().await;
-    let bus = redis.bus().await;
-    let run = RunRef::top_level(RunId::new(), ThreadId::new());
-    bus.publish(&run, EventKind::status(RunStatus::Running))
-        .await
-        .unwrap();
-    let before = redis.clients().await;
+    let (bus, run, before) = redis.running().await;
     let first = bus.subscribe(run.run_id, 0).await.unwrap();
     let second = bus.subscribe(run.run_id, 0).await.unwrap();
     assert_eq!(bus.mirrored_runs(), 1);

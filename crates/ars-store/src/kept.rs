@@ -159,6 +159,14 @@ impl<DB: Database> Lent<DB> {
     pub(crate) fn discard(mut self) {
         self.conn = None;
     }
+
+    /// What a query on this connection gave, the connection kept only if it succeeded.
+    fn settle<T>(self, result: sqlx::Result<T>) -> sqlx::Result<T> {
+        if result.is_err() {
+            self.discard();
+        }
+        result
+    }
 }
 
 impl<DB: Database> Drop for Lent<DB> {
@@ -211,13 +219,8 @@ where
         futures::stream::once(async move {
             let mut conn = connections.acquire().await?;
             let all: sqlx::Result<Vec<_>> = (&mut *conn).fetch_many(query).try_collect().await;
-            match all {
-                Ok(all) => Ok(futures::stream::iter(all.into_iter().map(Ok))),
-                Err(err) => {
-                    conn.discard();
-                    Err(err)
-                }
-            }
+            let all = conn.settle(all)?;
+            Ok::<_, sqlx::Error>(futures::stream::iter(all.into_iter().map(Ok)))
         })
         .try_flatten()
         .boxed()
@@ -230,13 +233,8 @@ where
         let connections = self.clone();
         Box::pin(async move {
             let mut conn = connections.acquire().await?;
-            match (&mut *conn).fetch_optional(query).await {
-                Ok(row) => Ok(row),
-                Err(err) => {
-                    conn.discard();
-                    Err(err)
-                }
-            }
+            let result = (&mut *conn).fetch_optional(query).await;
+            conn.settle(result)
         })
     }
 
@@ -248,13 +246,8 @@ where
         let connections = self.clone();
         Box::pin(async move {
             let mut conn = connections.acquire().await?;
-            match (&mut *conn).prepare_with(sql, parameters).await {
-                Ok(statement) => Ok(statement),
-                Err(err) => {
-                    conn.discard();
-                    Err(err)
-                }
-            }
+            let result = (&mut *conn).prepare_with(sql, parameters).await;
+            conn.settle(result)
         })
     }
 
@@ -262,13 +255,8 @@ where
         let connections = self.clone();
         Box::pin(async move {
             let mut conn = connections.acquire().await?;
-            match (&mut *conn).describe(sql).await {
-                Ok(described) => Ok(described),
-                Err(err) => {
-                    conn.discard();
-                    Err(err)
-                }
-            }
+            let result = (&mut *conn).describe(sql).await;
+            conn.settle(result)
         })
     }
 }

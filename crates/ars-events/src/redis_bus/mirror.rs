@@ -24,7 +24,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::{READ_BATCH, READ_BLOCK, decode};
-use crate::bus::{Cursor, Step};
+use crate::bus::Cursor;
 use crate::{EventError, SharedEvent};
 
 /// The mirrors of one bus (shared by its clones), by run.
@@ -247,12 +247,8 @@ impl Reading {
             if self.cursor.done {
                 return None;
             }
-            while let Some(event) = self.pending.pop_front() {
-                match self.cursor.advance(&event) {
-                    Step::Deliver => return Some(Ok(event)),
-                    Step::Skip => {}
-                    Step::Gap => return Some(Err(EventError::NotRetained)),
-                }
+            if let Some(item) = self.cursor.next_from(&mut self.pending) {
+                return Some(item);
             }
             // Marked seen before the log is read: a write after the read still wakes us.
             self.changed.borrow_and_update();

@@ -27,11 +27,11 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use sqlx::pool::PoolConnection;
-use sqlx::{Sqlite, SqlitePool, TransactionManager};
+use sqlx::{Sqlite, TransactionManager};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-use crate::write::{Held, WriteConn};
+use crate::kept::Connections;
+use crate::write::WriteConn;
 use crate::{Result, StoreError, metrics};
 
 /// The most writes one transaction commits.
@@ -66,18 +66,13 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer task on `pool`, whose one connection it writes on: kept for good
-    /// when nothing else uses that pool (a database file's writer), else (`shared`: a database
-    /// in memory, whose one connection reads share) taken for each round.
-    pub(crate) fn start(pool: SqlitePool, shared: bool) -> Self {
+    /// Starts the writer task on `connections`, a pool of one connection: kept between rounds
+    /// when nothing else uses it (a database file's writer), else given back after each (a
+    /// database in memory, whose one connection reads share); see [`crate::kept`].
+    pub(crate) fn start(connections: Connections<Sqlite>) -> Self {
         let (queue, jobs) = mpsc::channel(QUEUE);
         let rounds = Arc::new(AtomicU64::new(0));
-        let source = if shared {
-            Source::Pooled(pool)
-        } else {
-            Source::Kept { pool, kept: None }
-        };
-        tokio::spawn(write_loop(source, jobs, Arc::clone(&rounds)));
+        tokio::spawn(write_loop(connections, jobs, Arc::clone(&rounds)));
         Self { queue, rounds }
     }
 
@@ -136,63 +131,34 @@ fn stopped() -> StoreError {
     StoreError::Invalid("a store write failed before it could answer".into())
 }
 
-/// Where the writer's connection comes from.
-enum Source {
-    /// A database file's writer pool, whose one connection the writer takes once and keeps
-    /// (`kept`, taken again after a round that left it unusable).
-    Kept {
-        pool: SqlitePool,
-        kept: Option<Arc<Mutex<PoolConnection<Sqlite>>>>,
-    },
-    /// An in-memory database's one connection, which reads share: taken for each round and
-    /// given back after it.
-    Pooled(SqlitePool),
-}
-
-impl Source {
-    /// The connection for one round.
-    async fn take(&mut self) -> Result<Held<Sqlite>> {
-        match self {
-            Self::Pooled(pool) => Ok(Held::Pooled(pool.acquire().await?)),
-            Self::Kept { pool, kept } => {
-                let conn = match kept {
-                    Some(conn) => Arc::clone(conn),
-                    None => Arc::clone(kept.insert(Arc::new(Mutex::new(pool.acquire().await?)))),
-                };
-                Ok(Held::Kept(conn.lock_owned().await))
-            }
-        }
-    }
-
-    /// Lets go of the kept connection after a round that could not end its transaction: the
-    /// pool closes it if it does not answer, and the next round takes one afresh.
-    fn discard(&mut self) {
-        if let Self::Kept { kept, .. } = self {
-            *kept = None;
-        }
-    }
-}
-
-async fn write_loop(mut source: Source, mut jobs: mpsc::Receiver<Job>, rounds: Arc<AtomicU64>) {
+async fn write_loop(
+    connections: Connections<Sqlite>,
+    mut jobs: mpsc::Receiver<Job>,
+    rounds: Arc<AtomicU64>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
         rounds.fetch_add(1, Ordering::Relaxed);
         if batch.len() == 1 {
             if let Some(job) = batch.pop() {
-                alone(&mut source, job).await;
+                alone(&connections, job).await;
             }
         } else {
-            together(&mut source, batch.drain(..)).await;
+            together(&connections, batch.drain(..)).await;
         }
     }
 }
 
 /// One write on the writer connection, in its own transaction (or statement).
-async fn alone(source: &mut Source, job: Job) {
-    let conn = source.take().await.map(|conn| WriteConn::Own {
-        conn,
-        begin: BEGIN_IMMEDIATE,
-    });
+async fn alone(connections: &Connections<Sqlite>, job: Job) {
+    let conn = connections
+        .acquire()
+        .await
+        .map_err(StoreError::from)
+        .map(|conn| WriteConn::Own {
+            conn,
+            begin: BEGIN_IMMEDIATE,
+        });
     // A body that panics drops its caller's answer: the caller learns it failed.
     if let Ok(tell) = AssertUnwindSafe(job(conn)).catch_unwind().await {
         metrics::committed(1);
@@ -201,8 +167,8 @@ async fn alone(source: &mut Source, job: Job) {
 }
 
 /// Several writes in one transaction, each in a savepoint of its own, committed once.
-async fn together(source: &mut Source, jobs: impl Iterator<Item = Job>) {
-    let began = match source.take().await {
+async fn together(connections: &Connections<Sqlite>, jobs: impl Iterator<Item = Job>) {
+    let began = match connections.acquire().await {
         Ok(mut conn) => Manager::begin(&mut conn, Some(BEGIN_IMMEDIATE.into()))
             .await
             .map(|()| conn)
@@ -241,19 +207,17 @@ async fn together(source: &mut Source, jobs: impl Iterator<Item = Job>) {
                 Manager::commit(&mut conn).await.map_err(|e| e.to_string())
             };
             // A batch that did not commit is rolled back, so the connection leaves this round
-            // outside any transaction, or is not used again.
+            // outside any transaction, or is not kept: sqlx closes it if it does not answer,
+            // and the next round takes one afresh.
             if committed.is_err() && Manager::rollback(&mut conn).await.is_err() {
-                drop(conn);
-                source.discard();
+                conn.discard();
             }
             committed
         }
         // Every body gives its connection back when it ends. One that kept it holds the
-        // batch's transaction open: its connection is not used again.
-        Err(_) => {
-            source.discard();
-            Err("a write of its batch kept its connection".to_string())
-        }
+        // batch's transaction open, and the writer's one connection with it: the next round
+        // waits for it (as long as the pool's acquire timeout) and fails if it never comes.
+        Err(_) => Err("a write of its batch kept its connection".to_string()),
     };
     if committed.is_ok() {
         metrics::committed(tells.len());

@@ -3,7 +3,9 @@
 //! sqlx 0.8 pings every connection given back to its pool before anyone may take it again
 //! (`PoolConnection`'s drop): one more round trip to PostgreSQL, or to a SQLite connection's
 //! thread, after every statement run on the pool — half the round trips of a read-heavy
-//! request. [`Connections`] takes connections from the sqlx pool (which opens them, bounds
+//! request. Every connection the store uses goes through here: the SQLite writer's one
+//! (kept for good), SQLite's readers, and PostgreSQL's for reads and writes alike.
+//! [`Connections`] takes connections from the sqlx pool (which opens them, bounds
 //! their number and, for PostgreSQL, pings one that sat idle before handing it out) and keeps
 //! those given back in a list of its own instead of returning them. Holding one is a
 //! [`Lent`]; dropping it puts the connection back on the list, unless it still has work queued

@@ -9,7 +9,7 @@ use sqlx::{PgConnection, Postgres};
 use crate::Result;
 use crate::kept::Connections;
 use crate::sql_store::impl_store;
-use crate::write::{Held, WriteConn};
+use crate::write::WriteConn;
 
 /// The PostgreSQL schema, embedded at compile time.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
@@ -100,7 +100,7 @@ impl PgStore {
         crate::write::detached(operation, async move {
             let conn = pool.acquire().await?;
             body(WriteConn::Own {
-                conn: Held::Lent(conn),
+                conn,
                 begin: "BEGIN",
             })
             .await

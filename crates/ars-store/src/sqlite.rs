@@ -135,9 +135,10 @@ impl SqliteStore {
                 .connect_with(options.create_if_missing(true))
                 .await?;
             migrate(&pool).await?;
+            let connections = Connections::giving_back(pool);
             return Ok(Self {
-                writer: Writer::start(pool.clone(), true),
-                pool: Connections::giving_back(pool),
+                writer: Writer::start(connections.clone()),
+                pool: connections,
                 _checkpointer: None,
                 writes: Arc::default(),
             });
@@ -164,7 +165,7 @@ impl SqliteStore {
             .await?;
         Ok(Self {
             pool: Connections::keeping(pool, None),
-            writer: Writer::start(writer, false),
+            writer: Writer::start(Connections::keeping(writer, None)),
             _checkpointer: Some(Arc::new(checkpointer)),
             writes: Arc::default(),
         })

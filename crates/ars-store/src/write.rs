@@ -22,7 +22,6 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use sqlx::pool::PoolConnection;
 use sqlx::{Database, Transaction};
 use tokio::sync::OwnedMutexGuard;
 
@@ -34,46 +33,11 @@ pub(crate) enum WriteConn<DB: Database> {
     /// A connection of its own: PostgreSQL's writes, and a SQLite write alone in the queue.
     /// A transaction on it starts with `begin` (`BEGIN IMMEDIATE` on SQLite: the write lock
     /// from the first statement).
-    Own { conn: Held<DB>, begin: &'static str },
+    Own { conn: Lent<DB>, begin: &'static str },
     /// A share of the SQLite writer's batch transaction, in which the writes queued together
     /// commit together; a transaction on it is a savepoint, so a failing write undoes only
     /// its own statements.
-    Batch(OwnedMutexGuard<Held<DB>>),
-}
-
-/// A connection held for one write or one batch of writes.
-pub(crate) enum Held<DB: Database> {
-    /// Taken from a pool for this write: the one connection of a SQLite database in memory
-    /// (which reads share).
-    Pooled(PoolConnection<DB>),
-    /// Lent by the SQLite writer, which keeps its connection for good: a connection given back
-    /// to a pool is pinged first (sqlx's rule), a round trip to its thread after every write.
-    Kept(OwnedMutexGuard<PoolConnection<DB>>),
-    /// Lent for this write by the store's kept connections (PostgreSQL's: see
-    /// [`crate::kept`]).
-    Lent(Lent<DB>),
-}
-
-impl<DB: Database> Deref for Held<DB> {
-    type Target = DB::Connection;
-
-    fn deref(&self) -> &DB::Connection {
-        match self {
-            Self::Pooled(conn) => conn,
-            Self::Kept(conn) => conn,
-            Self::Lent(conn) => conn,
-        }
-    }
-}
-
-impl<DB: Database> DerefMut for Held<DB> {
-    fn deref_mut(&mut self) -> &mut DB::Connection {
-        match self {
-            Self::Pooled(conn) => conn,
-            Self::Kept(conn) => conn,
-            Self::Lent(conn) => conn,
-        }
-    }
+    Batch(OwnedMutexGuard<Lent<DB>>),
 }
 
 impl<DB: Database> WriteConn<DB> {

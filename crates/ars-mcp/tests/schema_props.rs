@@ -116,8 +116,15 @@ fn instance() -> impl Strategy<Value = Value> {
     })
 }
 
+/// One case at a time across this binary's tests: the allocator's limit is one for the whole
+/// process, so cases of two tests side by side would each be held to what the other left.
+static ONE_CASE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Reads `schema` and checks each instance against it on a thread with a 1 MiB stack.
 fn read_and_check(schema: Value, instances: Vec<Value>) -> bool {
+    let _one = ONE_CASE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     ALLOCATOR
         .set_limit(ALLOCATOR.allocated().saturating_add(MEMORY))
         .expect("a limit above what is allocated");

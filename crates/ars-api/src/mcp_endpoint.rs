@@ -44,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 use ars_domain::{Agent, Caller, RunInput, RunInputError, RunStatus, Thread, ThreadId, User};
 use ars_events::EventKind;
 use ars_runtime::{StartRun, Waited};
-use ars_store::AgentFilter;
+use ars_store::{AgentFilter, AgentKinds};
 
 use crate::{ApiError, AppState, Auth};
 
@@ -191,7 +191,7 @@ impl AgentsServer {
     async fn agents(&self, caller: &Caller) -> Result<Vec<Agent>, ErrorData> {
         let filter = AgentFilter {
             visible_to: Some(caller.id),
-            include_subagents: false,
+            kinds: AgentKinds::Chat,
         };
         let agents = self
             .state

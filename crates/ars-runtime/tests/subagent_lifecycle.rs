@@ -346,7 +346,7 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
         .store
         .list_agents(ars_store::AgentFilter {
             visible_to: None,
-            include_subagents: true,
+            kinds: ars_store::AgentKinds::Subagents,
         })
         .await
         .unwrap()

@@ -270,6 +270,53 @@ async fn a_projection_holds_exactly_the_listed_skills() {
     assert!(listed(&fx, &fx.scope, "/home/gem/skills").await.is_empty());
 }
 
+/// Every run projects its user's skills; once they are in place, a projection that keeps them
+/// all writes nothing (each manifest write is a new file renamed over the old one).
+#[tokio::test]
+async fn a_projection_that_changes_no_skill_writes_no_manifest() {
+    use std::os::unix::fs::MetadataExt;
+    let fx = fixture().await;
+    let (sb, user) = (&fx.sandbox, fx.scope.user_id);
+    let manifest = fx.skills().parent().unwrap().join("skills.manifest");
+    let inode = || fs::metadata(&manifest).unwrap().ino();
+    sb.project_skills(
+        user,
+        vec![
+            skill("one", "1", &[("SKILL.md", "one")]),
+            skill("two", "1", &[("SKILL.md", "two")]),
+        ],
+    )
+    .await
+    .unwrap();
+    let written = inode();
+    fs::write(fx.skills().join("stray.txt"), "stray").unwrap();
+
+    sb.project_skills(user, vec![keep("one", "1"), keep("two", "1")])
+        .await
+        .unwrap();
+    assert_eq!(inode(), written, "the manifest was written again");
+    // What is not a skill still goes, and the projection reads as before.
+    assert_eq!(
+        listed(&fx, &fx.scope, "/home/gem/skills").await,
+        ["one", "two"]
+    );
+    assert_eq!(
+        sb.projected_skills(user).await.unwrap(),
+        versions(&[("one", "1"), ("two", "1")])
+    );
+
+    // Keeping fewer skills than the manifest names is a change: it is written.
+    sb.project_skills(user, vec![keep("one", "1")])
+        .await
+        .unwrap();
+    assert_ne!(inode(), written);
+    assert_eq!(
+        sb.projected_skills(user).await.unwrap(),
+        versions(&[("one", "1")])
+    );
+    assert_eq!(listed(&fx, &fx.scope, "/home/gem/skills").await, ["one"]);
+}
+
 #[tokio::test]
 async fn keeping_a_skill_that_is_not_projected_is_refused() {
     let fx = fixture().await;

@@ -16,6 +16,12 @@
 //! As many connections are lent at once as the pool may open (a semaphore of as many permits,
 //! taken within the pool's acquire timeout), so taking one from the pool never waits on a
 //! connection kept idle here.
+//!
+//! The pool's `max_lifetime` and `idle_timeout` hold for kept connections too (sqlx applies
+//! them only to connections in its own pool): one held since it came from the pool longer than
+//! the lifetime goes back to it when given back (sqlx closes it there), and kept ones idle
+//! longer than the timeout are closed when a connection is next lent — the warmest is lent
+//! first, so under a light load those below it are the ones that retire.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -65,16 +71,25 @@ struct Shared<DB: Database> {
     /// A connection idle this long is pinged before it is lent (the server or the network may
     /// have dropped it meanwhile); `None`: never (a local SQLite file cannot drop).
     ping_idle_after: Option<Duration>,
+    /// The pool's: a connection held longer than this since it came from the pool is not kept.
+    max_lifetime: Option<Duration>,
+    /// The pool's: a kept connection idle this long is closed.
+    idle_timeout: Option<Duration>,
 }
 
 struct Idle<DB: Database> {
     conn: PoolConnection<DB>,
+    /// When it was given back.
     since: Instant,
+    /// When it came from the pool.
+    taken: Instant,
 }
 
 /// One connection, lent until dropped.
 pub(crate) struct Lent<DB: Database> {
     conn: Option<PoolConnection<DB>>,
+    /// When the connection came from the pool.
+    taken: Instant,
     shared: Arc<Shared<DB>>,
     /// Released after the connection is back on the idle list (fields drop after `drop`).
     _permit: OwnedSemaphorePermit,
@@ -96,7 +111,9 @@ impl<DB: Database> Connections<DB> {
     }
 
     fn new(pool: Pool<DB>, keep: bool, ping_idle_after: Option<Duration>) -> Self {
-        let permits = usize::try_from(pool.options().get_max_connections()).unwrap_or(1);
+        let options = pool.options();
+        let permits = usize::try_from(options.get_max_connections()).unwrap_or(1);
+        let (max_lifetime, idle_timeout) = (options.get_max_lifetime(), options.get_idle_timeout());
         Self {
             shared: Arc::new(Shared {
                 pool,
@@ -104,6 +121,8 @@ impl<DB: Database> Connections<DB> {
                 permits: Arc::new(Semaphore::new(permits.max(1))),
                 keep,
                 ping_idle_after,
+                max_lifetime,
+                idle_timeout,
             }),
         }
     }
@@ -123,11 +142,17 @@ impl<DB: Database> Connections<DB> {
                 .await
                 .map_err(|_| sqlx::Error::PoolTimedOut)?
                 .map_err(|_| sqlx::Error::PoolClosed)?;
+        self.retire_idle();
         loop {
             let idle = lock(&self.shared.idle).pop();
-            let Some(Idle { mut conn, since }) = idle else {
+            let Some(Idle {
+                mut conn,
+                since,
+                taken,
+            }) = idle
+            else {
                 let conn = self.shared.pool.acquire().await?;
-                return Ok(self.lend(conn, permit));
+                return Ok(self.lend(conn, Instant::now(), permit));
             };
             let stale = self
                 .shared
@@ -135,16 +160,42 @@ impl<DB: Database> Connections<DB> {
                 .is_some_and(|after| since.elapsed() >= after);
             // A connection that does not answer is dropped (sqlx closes it); the next is tried.
             if !stale || conn.ping().await.is_ok() {
-                return Ok(self.lend(conn, permit));
+                return Ok(self.lend(conn, taken, permit));
             }
         }
     }
 
-    fn lend(&self, conn: PoolConnection<DB>, permit: OwnedSemaphorePermit) -> Lent<DB> {
+    fn lend(
+        &self,
+        conn: PoolConnection<DB>,
+        taken: Instant,
+        permit: OwnedSemaphorePermit,
+    ) -> Lent<DB> {
         Lent {
             conn: Some(conn),
+            taken,
             shared: Arc::clone(&self.shared),
             _permit: permit,
+        }
+    }
+
+    /// Closes the kept connections idle longer than the pool's idle timeout (the list's
+    /// bottom: the first given back).
+    fn retire_idle(&self) {
+        let Some(timeout) = self.shared.idle_timeout else {
+            return;
+        };
+        let retired: Vec<Idle<DB>> = {
+            let mut idle = lock(&self.shared.idle);
+            let stale = idle.partition_point(|i| i.since.elapsed() >= timeout);
+            idle.drain(..stale).collect()
+        };
+        for Idle { conn, .. } in retired {
+            tokio::spawn(async move {
+                if let Err(err) = conn.close().await {
+                    tracing::debug!(%err, "closing an idle connection failed");
+                }
+            });
         }
     }
 
@@ -174,13 +225,18 @@ impl<DB: Database> Lent<DB> {
 impl<DB: Database> Drop for Lent<DB> {
     fn drop(&mut self) {
         let Some(conn) = self.conn.take() else { return };
-        if self.shared.keep && !conn.should_flush() {
+        let expired = self
+            .shared
+            .max_lifetime
+            .is_some_and(|lifetime| self.taken.elapsed() >= lifetime);
+        if self.shared.keep && !conn.should_flush() && !expired {
             lock(&self.shared.idle).push(Idle {
                 conn,
                 since: Instant::now(),
+                taken: self.taken,
             });
         }
-        // Otherwise `conn` drops here, back to the pool.
+        // Otherwise `conn` drops here, back to the pool (which closes one past its lifetime).
     }
 }
 
@@ -272,15 +328,47 @@ mod tests {
     use crate::test_support::{pg_new_schema, pg_schema_options, pg_url};
 
     async fn pg(max: u32) -> Option<Connections<Postgres>> {
+        pg_with(PgPoolOptions::new().max_connections(max)).await
+    }
+
+    async fn pg_with(options: PgPoolOptions) -> Option<Connections<Postgres>> {
         let url = pg_url()?;
         let schema = pg_new_schema(&url).await;
-        let pool = PgPoolOptions::new()
-            .max_connections(max)
+        let pool = options
             .acquire_timeout(Duration::from_millis(300))
             .connect_with(pg_schema_options(&url, &schema))
             .await
             .unwrap();
         Some(Connections::keeping(pool, Some(Duration::from_secs(1))))
+    }
+
+    async fn lent_backend(conn: &mut Lent<Postgres>) -> i32 {
+        let (pid,): (i32,) = sqlx::query_as("SELECT pg_backend_pid()")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap();
+        pid
+    }
+
+    /// Whether the PostgreSQL backend `pid` is still connected.
+    async fn connected(connections: &Connections<Postgres>, pid: i32) -> bool {
+        let (found,): (bool,) =
+            sqlx::query_as("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
+                .bind(pid)
+                .fetch_one(connections)
+                .await
+                .unwrap();
+        found
+    }
+
+    async fn eventually_gone(connections: &Connections<Postgres>, pid: i32) {
+        for _ in 0..100 {
+            if !connected(connections, pid).await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("backend {pid} is still connected");
     }
 
     async fn backend(connections: &Connections<Postgres>) -> i32 {
@@ -327,6 +415,53 @@ mod tests {
         );
         assert_eq!(connections.idle(), 1);
         assert_eq!(connections.pool().num_idle(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_kept_connection_past_the_pools_max_lifetime_is_closed() {
+        let options = PgPoolOptions::new()
+            .max_connections(2)
+            .max_lifetime(Duration::from_millis(300));
+        let Some(connections) = pg_with(options).await else {
+            return;
+        };
+        let first = backend(&connections).await;
+        assert_eq!(
+            backend(&connections).await,
+            first,
+            "kept within its lifetime"
+        );
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        // Lent once more (the lifetime counts from the pool, not from its last use), then
+        // not kept: the next query has a new one and the old one is closed.
+        backend(&connections).await;
+        let next = backend(&connections).await;
+        assert_ne!(next, first);
+        eventually_gone(&connections, first).await;
+    }
+
+    #[tokio::test]
+    async fn kept_connections_idle_past_the_pools_idle_timeout_are_closed() {
+        let options = PgPoolOptions::new()
+            .max_connections(3)
+            .idle_timeout(Duration::from_millis(300));
+        let Some(connections) = pg_with(options).await else {
+            return;
+        };
+        // Two connections at once, both kept.
+        let (mut a, mut b) = (
+            connections.acquire().await.unwrap(),
+            connections.acquire().await.unwrap(),
+        );
+        let (first, second) = (lent_backend(&mut a).await, lent_backend(&mut b).await);
+        drop((a, b));
+        assert_eq!(connections.idle(), 2);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let now = backend(&connections).await;
+        assert!(now != first && now != second, "an idle one was lent again");
+        assert_eq!(connections.idle(), 1, "only the new one is kept");
+        eventually_gone(&connections, first).await;
+        eventually_gone(&connections, second).await;
     }
 
     #[tokio::test]

@@ -76,7 +76,7 @@ mod usage;
 mod write;
 
 pub use accounts::{AccountStore, NewToken, NewUser, UserUpdate};
-pub use agents::{AgentFilter, AgentStore};
+pub use agents::{AgentFilter, AgentKinds, AgentStore};
 pub use control::PgControl;
 pub use conversations::{ConversationStore, ThreadCursor};
 pub use error::{StoreError, Unreplaceable};

@@ -22,7 +22,7 @@ use ars_domain::{
     ToolCallRecord, User,
 };
 use ars_runtime::{Runtime, StartRun, Waited};
-use ars_store::AgentFilter;
+use ars_store::{AgentFilter, AgentKinds};
 
 use crate::{ApiError, AppState};
 
@@ -46,7 +46,11 @@ pub(crate) async fn usable_agents(
 ) -> Result<Vec<Agent>, ApiError> {
     let filter = AgentFilter {
         visible_to: Some(caller.id),
-        include_subagents: with_subagents,
+        kinds: if with_subagents {
+            AgentKinds::All
+        } else {
+            AgentKinds::Chat
+        },
     };
     Ok(state
         .store

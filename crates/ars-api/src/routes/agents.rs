@@ -15,7 +15,7 @@ use ars_domain::{
     Agent, AgentConfig, AgentDraft, AgentId, AgentInput, Backend, Caller, ResolvedContext,
     ShareConfig,
 };
-use ars_store::AgentFilter;
+use ars_store::{AgentFilter, AgentKinds};
 
 use super::patch::PatchOver;
 use super::sharing::{self, check_share_users};
@@ -151,7 +151,11 @@ pub async fn list_agents(
     let caller = auth.caller();
     let filter = AgentFilter {
         visible_to: sharing::visible_to(&caller),
-        include_subagents: query.include_subagents,
+        kinds: if query.include_subagents {
+            AgentKinds::All
+        } else {
+            AgentKinds::Chat
+        },
     };
     let agents = state.store.list_agents(filter).await?;
     Ok(Json(agents.into_iter().map(AgentView::from).collect()))

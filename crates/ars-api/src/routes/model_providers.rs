@@ -27,7 +27,7 @@ use ars_domain::model_provider::TokenPrices;
 use ars_domain::{ModelProvider, ModelProviderId, ModelProviderKind, UserId};
 use ars_models::ProviderSource;
 use ars_runtime::ModelSnapshot;
-use ars_store::AgentFilter;
+use ars_store::{AgentFilter, AgentKinds};
 
 use super::patch::{Patch, PatchOver};
 use crate::extract::ApiJson;
@@ -233,7 +233,7 @@ pub(crate) async fn agents_by_provider(
         .store
         .list_agents(AgentFilter {
             visible_to: None,
-            include_subagents: true,
+            kinds: AgentKinds::All,
         })
         .await?;
     let mut counts = BTreeMap::new();

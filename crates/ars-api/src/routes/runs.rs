@@ -263,10 +263,15 @@ pub async fn wait_run(
         ));
     }
     let run = owned_run(&state, &auth, &id).await?;
-    let waited = state
-        .runtime
-        .wait_for_turn(run.id, Duration::from_secs(timeout_s))
-        .await?;
+    // An ended run stays as it ended: the row just read is the answer.
+    let waited = if run.status.is_terminal() {
+        Waited::Finished(run)
+    } else {
+        state
+            .runtime
+            .wait_for_turn(run.id, Duration::from_secs(timeout_s))
+            .await?
+    };
     Ok(Json(WaitReply {
         wait_timed_out: matches!(&waited, Waited::StillRunning(run) if run.status != RunStatus::Waiting),
         run: waited.into_run().into(),

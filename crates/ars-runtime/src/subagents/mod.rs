@@ -28,7 +28,7 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 
 use ars_domain::{Agent, Caller, Lineage, Run, Thread, Usage, UserId};
-use ars_store::{AgentFilter, Store, StoreError};
+use ars_store::{AgentFilter, AgentKinds, Store, StoreError};
 
 use crate::feed::RunObserver;
 use crate::middleware::Middleware;
@@ -149,7 +149,7 @@ pub async fn allowed_subagents(
 ) -> Vec<Agent> {
     let filter = AgentFilter {
         visible_to: (!caller.is_admin()).then_some(caller.id),
-        include_subagents: true,
+        kinds: AgentKinds::Subagents,
     };
     let visible: Vec<Agent> = match store.list_agents(filter).await {
         Ok(agents) => agents

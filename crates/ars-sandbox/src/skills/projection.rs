@@ -5,7 +5,9 @@
 //! it, so the agent never sees it. It is rewritten before a projection changes anything, to
 //! name only the skills that stay as they are, and again at the end: after a crash half way
 //! it may forget a skill (which the next projection then writes again), but it never claims a
-//! version that is not on disk.
+//! version that is not on disk. A projection that changes no skill (every run's, once the
+//! user's skills are in place) writes no manifest: each write is a new file renamed over the
+//! old, and creating an inode per run is most of what a projection would cost.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -89,7 +91,11 @@ pub(crate) fn project(
         }
         kept.insert(skill.name.clone(), skill.version.clone());
     }
-    write_manifest(&home, &kept).map_err(root_err)?;
+    // Every skill kept as the manifest already names it: the manifest stays as it is.
+    let unchanged = kept.len() == skills.len() && kept == current;
+    if !unchanged {
+        write_manifest(&home, &kept).map_err(root_err)?;
+    }
 
     for skill in skills {
         let Some(files) = &skill.files else { continue };
@@ -124,6 +130,9 @@ pub(crate) fn project(
         tree::remove(&projection, &name).map_err(|err| {
             SandboxError::io(&format!("{SKILLS_ROOT}/{}", name.to_string_lossy()), &err)
         })?;
+    }
+    if unchanged {
+        return Ok(());
     }
 
     let all = skills

@@ -16,8 +16,19 @@ pub struct AgentFilter {
     /// Only agents this user can see (`ars_domain::Caller::can_view` for a non-admin);
     /// `None` lists every agent (admins).
     pub visible_to: Option<UserId>,
-    /// Whether subagents are included; normal agents always are.
-    pub include_subagents: bool,
+    /// Which kinds of agent.
+    pub kinds: AgentKinds,
+}
+
+/// The kinds of agent a list returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentKinds {
+    /// Agents people chat with: no subagents.
+    Chat,
+    /// Subagents only: what a run may delegate to.
+    Subagents,
+    /// Both.
+    All,
 }
 
 /// Agents: the row and its shares change together.

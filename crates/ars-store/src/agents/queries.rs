@@ -23,6 +23,16 @@ macro_rules! listed_agents_filter {
     };
 }
 
+/// The subagents a list returns. `$1`: the viewing user's id, or NULL for every subagent.
+macro_rules! listed_subagents_filter {
+    () => {
+        concat!(
+            "is_subagent AND ",
+            visible_to!("agents", "agent_shares", "agent_id", "$1")
+        )
+    };
+}
+
 pub(crate) const INSERT_AGENT: &str = "INSERT INTO agents \
      (id, slug, name, description, backend_id, is_subagent, config_json, visibility, owner_id, \
       is_default, is_builtin, created_at, updated_at) \
@@ -62,6 +72,23 @@ pub(crate) const LIST_AGENTS_SHARES: &str = listed_shares!(
     "agent_shares",
     "agent_id",
     listed_agents_filter!()
+);
+
+/// [`LIST_AGENTS`] of subagents alone (what a run may delegate to), in the same order.
+pub(crate) const LIST_SUBAGENTS: &str = concat!(
+    "SELECT ",
+    agent_columns!(),
+    " FROM agents WHERE ",
+    listed_subagents_filter!(),
+    " ORDER BY is_builtin DESC, name, id"
+);
+
+/// The shares of every agent [`LIST_SUBAGENTS`] returns for the same binds.
+pub(crate) const LIST_SUBAGENTS_SHARES: &str = listed_shares!(
+    "agents",
+    "agent_shares",
+    "agent_id",
+    listed_subagents_filter!()
 );
 
 pub(crate) const DELETE_AGENT: &str = "DELETE FROM agents WHERE id = $1";

@@ -101,11 +101,21 @@ macro_rules! impl_agent_store {
                 &self,
                 filter: $crate::AgentFilter,
             ) -> $crate::Result<Vec<ars_domain::Agent>> {
+                use $crate::agents::queries as q;
+                let (rows, shares, include_subagents) = match filter.kinds {
+                    $crate::AgentKinds::Chat => {
+                        (q::LIST_AGENTS, q::LIST_AGENTS_SHARES, Some(false))
+                    }
+                    $crate::AgentKinds::All => (q::LIST_AGENTS, q::LIST_AGENTS_SHARES, Some(true)),
+                    $crate::AgentKinds::Subagents => {
+                        (q::LIST_SUBAGENTS, q::LIST_SUBAGENTS_SHARES, None)
+                    }
+                };
                 self.list_shared::<$crate::agents::rows::AgentRow>(
-                    $crate::agents::queries::LIST_AGENTS,
-                    $crate::agents::queries::LIST_AGENTS_SHARES,
+                    rows,
+                    shares,
                     filter.visible_to,
-                    Some(filter.include_subagents),
+                    include_subagents,
                 )
                 .await
             }

@@ -7,7 +7,7 @@ use ars_domain::{
     RunLineage, RunOutcome, RunStatus, ShareConfig, SkillContent, SkillFile, Thread, Usage, User,
     UserId,
 };
-use ars_store::{AgentFilter, NewUser, Store};
+use ars_store::{AgentFilter, AgentKinds, NewUser, Store};
 
 /// A plain user named `name`, whose password hash is `hash-of-<name>`.
 pub async fn user(store: &dyn Store, name: &str) -> User {
@@ -63,7 +63,7 @@ pub fn shares(
 pub fn everything() -> AgentFilter {
     AgentFilter {
         visible_to: None,
-        include_subagents: true,
+        kinds: AgentKinds::All,
     }
 }
 

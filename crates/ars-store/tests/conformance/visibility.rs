@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use ars_domain::ids::GENERAL_PURPOSE_ID;
 use ars_domain::{Agent, AgentDraft, Backend, Caller, Role, Skill, Visibility};
-use ars_store::{AgentFilter, SkillFilter, Store};
+use ars_store::{AgentFilter, AgentKinds, SkillFilter, Store};
 
 use crate::fixtures::{draft, everything, new_skill, shares, user};
 
@@ -50,7 +50,7 @@ pub async fn check_list_filter_matrix(store: &dyn Store) {
     assert_eq!(all.len(), 9);
     let normal = AgentFilter {
         visible_to: None,
-        include_subagents: false,
+        kinds: AgentKinds::Chat,
     };
     let expected: Vec<Agent> = all.iter().filter(|a| !a.is_subagent).cloned().collect();
     assert_eq!(store.list_agents(normal).await.unwrap(), expected);
@@ -60,15 +60,22 @@ pub async fn check_list_filter_matrix(store: &dyn Store) {
             id: viewer.id,
             role: Role::User,
         };
-        for include_subagents in [true, false] {
+        for kinds in [AgentKinds::All, AgentKinds::Chat, AgentKinds::Subagents] {
             let filter = AgentFilter {
                 visible_to: Some(viewer.id),
-                include_subagents,
+                kinds,
             };
             let got = store.list_agents(filter).await.unwrap();
             let expected: Vec<Agent> = all
                 .iter()
-                .filter(|a| caller.can_view(a) && (include_subagents || !a.is_subagent))
+                .filter(|a| {
+                    caller.can_view(a)
+                        && match kinds {
+                            AgentKinds::All => true,
+                            AgentKinds::Chat => !a.is_subagent,
+                            AgentKinds::Subagents => a.is_subagent,
+                        }
+                })
                 .cloned()
                 .collect();
             assert_eq!(got, expected, "{} {filter:?}", viewer.username);
@@ -79,7 +86,7 @@ pub async fn check_list_filter_matrix(store: &dyn Store) {
     let visible = |viewer: &ars_domain::User| {
         let filter = AgentFilter {
             visible_to: Some(viewer.id),
-            include_subagents: true,
+            kinds: AgentKinds::All,
         };
         async move { store.list_agents(filter).await.unwrap() }
     };
@@ -120,12 +127,27 @@ pub async fn check_list_filter_matrix(store: &dyn Store) {
     );
     let chat_list = AgentFilter {
         visible_to: Some(stranger.id),
-        include_subagents: false,
+        kinds: AgentKinds::Chat,
     };
     assert_eq!(
         slugs(&store.list_agents(chat_list).await.unwrap()),
         ["public-defaultbackend"].into()
     );
+    let subagents = AgentFilter {
+        visible_to: Some(stranger.id),
+        kinds: AgentKinds::Subagents,
+    };
+    assert_eq!(
+        slugs(&store.list_agents(subagents).await.unwrap()),
+        ["general-purpose", "public-subagentbackend"].into()
+    );
+    // An admin's list of subagents: every subagent, in the list's order.
+    let every_subagent = AgentFilter {
+        visible_to: None,
+        kinds: AgentKinds::Subagents,
+    };
+    let expected: Vec<Agent> = all.iter().filter(|a| a.is_subagent).cloned().collect();
+    assert_eq!(store.list_agents(every_subagent).await.unwrap(), expected);
 }
 
 pub async fn check_list_order(store: &dyn Store) {

@@ -46,11 +46,7 @@ pub(crate) async fn usable_agents(
 ) -> Result<Vec<Agent>, ApiError> {
     let filter = AgentFilter {
         visible_to: Some(caller.id),
-        kinds: if with_subagents {
-            AgentKinds::All
-        } else {
-            AgentKinds::Chat
-        },
+        kinds: AgentKinds::chat_or_all(with_subagents),
     };
     Ok(state
         .store

@@ -151,11 +151,7 @@ pub async fn list_agents(
     let caller = auth.caller();
     let filter = AgentFilter {
         visible_to: sharing::visible_to(&caller),
-        kinds: if query.include_subagents {
-            AgentKinds::All
-        } else {
-            AgentKinds::Chat
-        },
+        kinds: AgentKinds::chat_or_all(query.include_subagents),
     };
     let agents = state.store.list_agents(filter).await?;
     Ok(Json(agents.into_iter().map(AgentView::from).collect()))

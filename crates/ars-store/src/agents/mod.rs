@@ -31,6 +31,17 @@ pub enum AgentKinds {
     All,
 }
 
+impl AgentKinds {
+    /// The agents people chat with, and the subagents too when `include_subagents`.
+    pub fn chat_or_all(include_subagents: bool) -> Self {
+        if include_subagents {
+            Self::All
+        } else {
+            Self::Chat
+        }
+    }
+}
+
 /// Agents: the row and its shares change together.
 #[async_trait]
 pub trait AgentStore: Send + Sync {

@@ -154,7 +154,9 @@ pub async fn allowed_subagents(
     let visible: Vec<Agent> = match store.list_agents(filter).await {
         Ok(agents) => agents
             .into_iter()
-            .filter(|a| a.is_subagent && caller.can_view(a))
+            // The store answers the subagents the caller can see; checked again here, so a
+            // listing mistake never mounts one they cannot.
+            .filter(|a| caller.can_view(a))
             .collect(),
         Err(e) => {
             tracing::error!(error = %e, "cannot list subagents; none mounted");

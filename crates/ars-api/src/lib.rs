@@ -24,8 +24,6 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderName, Request};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
-use utoipa::OpenApi;
-use utoipa_axum::router::OpenApiRouter;
 
 use ars_domain::ContextDefaults;
 use ars_domain::user::PasswordPolicy;
@@ -184,16 +182,9 @@ fn mcp_router(state: &AppState) -> Router<AppState> {
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// The API routes and their OpenAPI document, before state is attached.
-fn api_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi()).nest("/api", routes::router())
-}
-
 /// The OpenAPI 3.1 document of every endpoint, generated from the handlers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    let mut doc = api_router().into_openapi();
-    openapi::state_rules(&mut doc);
-    doc
+    routes::router().split().1.document()
 }
 
 /// The whole application: API routes, the web UI (with JSON 404s under `/api`), body limit,
@@ -201,20 +192,25 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 pub fn app(state: AppState) -> Router {
     let limit = state.config.body_limit;
     let ui = state.config.ui;
-    let (router, mut doc) = api_router().split_for_parts();
-    openapi::state_rules(&mut doc);
-    openapi::state_runtime_catalog(&mut doc, &state.runtime.tool_names());
-    openapi::state_password_minimum(&mut doc, state.config.password_policy.min_chars);
-    let doc = Arc::new(doc);
-    router
+    let (routes, docs) = routes::router().split();
+    // Written when first asked for: most servers never are, and writing it costs megabytes.
+    let docs = Arc::new(docs);
+    Router::new()
+        .nest("/api", routes)
         .route(
             "/api/openapi.json",
             axum::routing::get(move |State(state): State<AppState>, auth: Option<Auth>| {
-                let doc = Arc::clone(&doc);
+                let docs = Arc::clone(&docs);
                 async move {
+                    let mut doc = docs
+                        .served(|doc| {
+                            openapi::state_runtime_catalog(doc, &state.runtime.tool_names());
+                            let min_chars = state.config.password_policy.min_chars;
+                            openapi::state_password_minimum(doc, min_chars);
+                        })
+                        .clone();
                     // The providers in force when asked: an admin adds and removes them at
                     // run time, and agent writes naming any other are refused.
-                    let mut doc = (*doc).clone();
                     let snapshot = state.runtime.model_snapshot().await?;
                     let names: Vec<String> = snapshot
                         .registry

@@ -256,6 +256,49 @@ async fn openapi_document_covers_every_endpoint_and_the_error_shape() {
     }
 }
 
+/// The routes and the document are written from one table, the document only when asked for:
+/// each operation it states is one the server routes, and asking twice answers the same.
+#[tokio::test]
+async fn every_operation_the_document_states_is_routed() {
+    let app = TestApp::spawn().await;
+    let first = app.call(Method::GET, "/api/openapi.json", None, None).await;
+    let again = app.call(Method::GET, "/api/openapi.json", None, None).await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(first.body, again.body);
+    let paths = first.body["paths"].as_object().unwrap();
+    assert!(paths.len() > 50, "{} paths", paths.len());
+    let mut operations = 0;
+    for (path, item) in paths {
+        // A sample value for every path parameter, `{*rest}` ones too.
+        let concrete: String = path
+            .split('/')
+            .map(|segment| {
+                if segment.starts_with('{') {
+                    "x1"
+                } else {
+                    segment
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        for method in ["get", "put", "post", "delete", "patch"] {
+            if item.get(method).is_none() {
+                continue;
+            }
+            operations += 1;
+            let verb = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let r = app.call(verb, &concrete, None, None).await;
+            assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+            assert_ne!(
+                r.body["error"]["reason"], "no_such_endpoint",
+                "{method} {path}: {}",
+                r.body
+            );
+        }
+    }
+    assert!(operations > paths.len(), "{operations} operations");
+}
+
 #[tokio::test]
 async fn me_shows_the_workspace_against_its_quota() {
     let app = TestApp::spawn().await;

@@ -3,10 +3,17 @@
 //! `sharing` (agents, skills, MCP servers and knowledge bases under the sharing model).
 
 use std::convert::Infallible;
+use std::sync::OnceLock;
 
+use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::handler::Handler;
+use axum::routing::MethodRouter;
+use utoipa::OpenApi as _;
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::path::HttpMethod;
+use utoipa_axum::PathItemExt;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
-use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::extract::BodyLimit;
@@ -35,8 +42,141 @@ mod users;
 
 pub(crate) use thread_events::{ThreadNotice, ThreadSnapshot};
 
-pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+/// The type `#[utoipa::path]` writes beside handler `a::b::c`, which knows its path, methods
+/// and part of the document: `a::b::__path_c`.
+macro_rules! path_of {
+    ([$($prefix:ident)*] $last:ident) => {
+        ::utoipa_axum::paste! { $($prefix::)* [<__path_ $last>] }
+    };
+    ([$($prefix:ident)*] $head:ident :: $($rest:tt)+) => {
+        path_of!([$($prefix)* $head] $($rest)+)
+    };
+}
+
+/// `utoipa_axum::routes!` in two halves: the handlers' axum routes now, from their paths and
+/// methods alone, and their part of the OpenAPI document as a function called only when the
+/// document is built ([`ApiDocs`]). Writing the document touches every schema's code and
+/// allocates megabytes; a server that is never asked for it does neither.
+macro_rules! routes {
+    ($($($segment:ident)::+),+ $(,)?) => {
+        Entry::documented_by(|| ::utoipa_axum::routes!($($($segment)::+),+))
+            $(.on(
+                <path_of!([] $($segment)::+) as ::utoipa::Path>::path(),
+                <path_of!([] $($segment)::+) as ::utoipa::Path>::methods(),
+                $($segment)::+,
+            ))+
+    };
+}
+
+/// One entry of the route table: the handlers of one path, and how to write their part of the
+/// OpenAPI document.
+pub(crate) struct Entry {
+    paths: Vec<String>,
+    method_router: MethodRouter<AppState>,
+    docs: fn() -> UtoipaMethodRouter<AppState>,
+}
+
+impl Entry {
+    fn documented_by(docs: fn() -> UtoipaMethodRouter<AppState>) -> Self {
+        Self {
+            paths: Vec::new(),
+            method_router: MethodRouter::new(),
+            docs,
+        }
+    }
+
+    /// Routes `handler` at `path` for each of `methods`.
+    fn on<H, T>(mut self, path: String, methods: Vec<HttpMethod>, handler: H) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        for method in methods {
+            self.method_router = self
+                .method_router
+                .on(method.to_method_filter(), handler.clone());
+        }
+        if !self.paths.contains(&path) {
+            self.paths.push(path);
+        }
+        self
+    }
+
+    fn layer_routes(
+        mut self,
+        layer: impl FnOnce(MethodRouter<AppState>) -> MethodRouter<AppState>,
+    ) -> Self {
+        self.method_router = layer(self.method_router);
+        self
+    }
+}
+
+/// The API's route table: its axum routes, and the entries' documentation functions.
+pub(crate) struct RouteTable {
+    router: Router<AppState>,
+    docs: Vec<fn() -> UtoipaMethodRouter<AppState>>,
+}
+
+impl RouteTable {
+    fn new() -> Self {
+        Self {
+            router: Router::new(),
+            docs: Vec::new(),
+        }
+    }
+
+    fn routes(mut self, entry: Entry) -> Self {
+        for path in &entry.paths {
+            self.router = self.router.route(path, entry.method_router.clone());
+        }
+        self.docs.push(entry.docs);
+        self
+    }
+
+    /// The routes, and what writes their document.
+    pub(crate) fn split(self) -> (Router<AppState>, ApiDocs) {
+        let docs = ApiDocs {
+            entries: self.docs,
+            written: OnceLock::new(),
+        };
+        (self.router, docs)
+    }
+}
+
+/// What writes the route table's OpenAPI document, on demand, and the document once written.
+pub(crate) struct ApiDocs {
+    entries: Vec<fn() -> UtoipaMethodRouter<AppState>>,
+    written: OnceLock<OpenApi>,
+}
+
+impl ApiDocs {
+    /// The OpenAPI 3.1 document of the table's routes under `/api`, with the rules their
+    /// schemas cannot state themselves.
+    pub(crate) fn document(&self) -> OpenApi {
+        let routes = self
+            .entries
+            .iter()
+            .fold(OpenApiRouter::new(), |router, docs| router.routes(docs()));
+        let mut doc = OpenApiRouter::<AppState>::with_openapi(crate::openapi::ApiDoc::openapi())
+            .nest("/api", routes)
+            .into_openapi();
+        crate::openapi::state_rules(&mut doc);
+        doc
+    }
+
+    /// The document as served: written the first time it is asked for, and `finish`ed then.
+    pub(crate) fn served(&self, finish: impl FnOnce(&mut OpenApi)) -> &OpenApi {
+        self.written.get_or_init(|| {
+            let mut doc = self.document();
+            finish(&mut doc);
+            doc
+        })
+    }
+}
+
+/// The route table, under `/`; the server nests it under `/api`.
+pub(crate) fn router() -> RouteTable {
+    RouteTable::new()
         .routes(routes!(health::health))
         .routes(routes!(auth::login))
         .routes(routes!(auth::logout))
@@ -152,22 +292,20 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Skill uploads are archives, larger than any JSON body: their route has its own limit
 /// (which the 413 message states, through [`BodyLimit`]).
-fn skills_upload_limit(
-    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
-) -> UtoipaMethodRouter<AppState> {
+fn skills_upload_limit(entry: Entry) -> Entry {
     let limit = skills::UPLOAD_BODY_LIMIT;
-    let method_router = method_router
-        .layer::<_, Infallible>(DefaultBodyLimit::max(limit))
-        .layer::<_, Infallible>(axum::Extension(BodyLimit(limit)));
-    (schemas, paths, method_router)
+    entry.layer_routes(|method_router| {
+        method_router
+            .layer::<_, Infallible>(DefaultBodyLimit::max(limit))
+            .layer::<_, Infallible>(axum::Extension(BodyLimit(limit)))
+    })
 }
 
 /// Document uploads measure themselves (each file against the per-document limit, the whole
 /// against the knowledge base's), so the 413 names the file or the knowledge base and its
 /// limit: the general body limit does not apply to them.
-fn unlimited_body(
-    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
-) -> UtoipaMethodRouter<AppState> {
-    let method_router = method_router.layer::<_, Infallible>(DefaultBodyLimit::disable());
-    (schemas, paths, method_router)
+fn unlimited_body(entry: Entry) -> Entry {
+    entry.layer_routes(|method_router| {
+        method_router.layer::<_, Infallible>(DefaultBodyLimit::disable())
+    })
 }

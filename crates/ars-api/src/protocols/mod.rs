@@ -53,7 +53,7 @@ pub(crate) async fn usable_agents(
         .list_agents(filter)
         .await?
         .into_iter()
-        .filter(|agent| (with_subagents || !agent.is_subagent) && caller.can_view(agent))
+        .filter(|agent| caller.can_view(agent))
         .collect())
 }
 

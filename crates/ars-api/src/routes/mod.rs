@@ -70,7 +70,7 @@ macro_rules! routes {
 
 /// One entry of the route table: the handlers of one path, and how to write their part of the
 /// OpenAPI document.
-pub(crate) struct Entry {
+struct Entry {
     paths: Vec<String>,
     method_router: MethodRouter<AppState>,
     docs: fn() -> UtoipaMethodRouter<AppState>,
@@ -102,6 +102,7 @@ impl Entry {
         self
     }
 
+    /// Wraps the entry's routes in `layer` (its document is the same).
     fn layer_routes(
         mut self,
         layer: impl FnOnce(MethodRouter<AppState>) -> MethodRouter<AppState>,

@@ -102,6 +102,65 @@ async fn parent_and_child_with_different_skills_each_list_their_own_and_read_the
     assert!(child_read.contains("BODY-one"), "{child_read}");
 }
 
+/// Every run refreshes the user's projection, and skips the work when it already names every
+/// wanted version: a skill edited or deleted between two runs is what the next run reads.
+#[tokio::test]
+async fn a_skill_edited_or_deleted_between_runs_is_what_the_next_run_reads() {
+    let h = skills_harness().await;
+    shared_skill(&h, "one").await;
+    shared_skill(&h, "two").await;
+    let context = AgentContext {
+        model: Some(scripted(json!([
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "/home/gem/skills/one/SKILL.md"}}]},
+            {"text": "PROMPT {{system_prompt}} READ {{last_tool_result}}"}
+        ]))),
+        tools: Some(vec!["read_file".into()]),
+        ..AgentContext::default()
+    };
+    let agent = h.agent("reader", Backend::Default, context).await;
+    let thread = h.thread_of(&agent, &h.caller.clone()).await;
+    let read = |run: ars_domain::Run| {
+        assert_eq!(run.status, RunStatus::Success, "{run:?}");
+        run.output.unwrap()
+    };
+    let first = read(h.finish(&thread, "go").await);
+    assert!(first.contains("BODY-one"), "{first}");
+    // Unchanged: the same files again.
+    let again = read(h.finish(&thread, "go").await);
+    assert!(again.contains("BODY-one"), "{again}");
+
+    let one = h.store.skill_by_name("one").await.unwrap().unwrap();
+    let text = "---\nname: one\ndescription: the one skill\n---\nEDITED-one\n";
+    let content = SkillContent {
+        name: "one".into(),
+        description: "the one skill".into(),
+        license: None,
+        compatibility: None,
+        metadata: Default::default(),
+        allowed_tools: Vec::new(),
+        version: "v-one-2".into(),
+        files: vec![SkillFile {
+            path: "SKILL.md".into(),
+            content: text.as_bytes().to_vec(),
+        }],
+    };
+    h.store
+        .replace_skill_content(one.id, &content)
+        .await
+        .unwrap();
+    let edited = read(h.finish(&thread, "go").await);
+    assert!(
+        edited.contains("EDITED-one") && !edited.contains("BODY-one"),
+        "{edited}"
+    );
+
+    h.store.delete_skill(one.id).await.unwrap();
+    let deleted = read(h.finish(&thread, "go").await);
+    let (prompt, read_back) = deleted.split_once("READ").unwrap();
+    assert!(!listed(prompt, "one") && listed(prompt, "two"), "{prompt}");
+    assert!(!read_back.contains("EDITED-one"), "{read_back}");
+}
+
 /// A thread of a normal agent with `skills` (None: inherited) that answers its system prompt.
 async fn prompt_thread(h: &Harness, skills: Option<Vec<&str>>) -> Thread {
     let slug = format!(

@@ -151,6 +151,11 @@ impl PgStore {
 
     /// The UTC day of a `timestamptz`.
     const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_POSTGRES;
+
+    /// PostgreSQL's text of a statement the two databases spell differently.
+    fn dialect(statement: &crate::shares::Dialects) -> &'static str {
+        statement.postgres
+    }
 }
 
 impl_store!(PgStore, Postgres, "postgres");

@@ -1,6 +1,7 @@
 //! The one piece the four shared resources (agents, skills, MCP servers, knowledge bases) have
-//! in common: who sees a row ([`visible_to!`]), their share rows (read with the row, written and
-//! replaced in the resource's own transaction) and the joining of listed rows with their shares.
+//! in common: who sees a row ([`visible_to!`]) and their share rows — read with the row in the
+//! same statement ([`with_shares!`], so a read or a list is one round trip), written and
+//! replaced in the resource's own transaction.
 //!
 //! A resource names its share table once ([`ShareTable`], built by [`share_table!`]) and its row
 //! type says how it becomes the domain type ([`SharedRow`]); everything else is here, so the
@@ -8,8 +9,6 @@
 //!
 //! **Invariant:** the visibility filter ([`visible_to!`]) is `ars_domain::Caller::can_view` for
 //! a non-admin caller; the conformance suite checks the two agree for every shared resource.
-
-use std::collections::HashMap;
 
 use ars_domain::{ShareConfig, UserId, Visibility};
 
@@ -74,9 +73,7 @@ macro_rules! share_table {
     ($shares:literal, $key:literal) => {
         $crate::shares::ShareTable {
             of: concat!(
-                "SELECT ",
-                $key,
-                " AS resource_id, user_id, role FROM ",
+                "SELECT user_id, role FROM ",
                 $shares,
                 " WHERE ",
                 $key,
@@ -95,31 +92,69 @@ macro_rules! share_table {
 }
 pub(crate) use share_table;
 
-/// The share rows of every `$table` row that `$filter` (SQL text, with the list's binds)
-/// selects: one statement beside the list's own, not one per row.
-macro_rules! listed_shares {
-    ($table:literal, $shares:literal, $key:literal, $filter:expr) => {
+/// A statement whose text differs between the two databases: each store runs its own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dialects {
+    pub(crate) sqlite: &'static str,
+    pub(crate) postgres: &'static str,
+}
+
+/// Column `shares` of a `$table` row: the JSON array of its share rows in `$shares` (keyed by
+/// `$key`) as `[user_id, role]` pairs, `[]` for none. SQL has no portable JSON aggregate, so
+/// each database spells it its own way (`$dialect`: `sqlite` or `postgres`).
+macro_rules! shares_column {
+    (sqlite, $table:literal, $shares:literal, $key:literal) => {
         concat!(
-            "SELECT ",
-            $key,
-            " AS resource_id, user_id, role FROM ",
+            "(SELECT json_group_array(json_array(s.user_id, s.role)) FROM ",
             $shares,
-            " WHERE ",
+            " s WHERE s.",
             $key,
-            " IN (SELECT id FROM ",
+            " = ",
             $table,
-            " WHERE ",
-            $filter,
-            ")"
+            ".id) AS shares"
+        )
+    };
+    (postgres, $table:literal, $shares:literal, $key:literal) => {
+        concat!(
+            "(SELECT COALESCE(json_agg(json_build_array(s.user_id, s.role)), '[]'::json) FROM ",
+            $shares,
+            " s WHERE s.",
+            $key,
+            " = ",
+            $table,
+            ".id) AS shares"
         )
     };
 }
-pub(crate) use listed_shares;
+pub(crate) use shares_column;
 
-/// A row of a share table; `resource_id` is the shared resource's id.
+/// The statement `$select` (a select list) `, shares` `$rest` (its `FROM …` onwards) in both
+/// databases' [`Dialects`]: the rows of the shared resource `$table` each read with its share
+/// rows ([`shares_column!`]) in one statement, so a read is one round trip and the shares are
+/// those of the row as it was read.
+macro_rules! with_shares {
+    (($table:literal, $shares:literal, $key:literal), $select:expr, $rest:expr) => {
+        $crate::shares::Dialects {
+            sqlite: concat!(
+                $select,
+                ", ",
+                $crate::shares::shares_column!(sqlite, $table, $shares, $key),
+                $rest
+            ),
+            postgres: concat!(
+                $select,
+                ", ",
+                $crate::shares::shares_column!(postgres, $table, $shares, $key),
+                $rest
+            ),
+        }
+    };
+}
+pub(crate) use with_shares;
+
+/// A row of a share table (of one resource).
 #[derive(sqlx::FromRow)]
 pub(crate) struct ShareRow {
-    resource_id: String,
     user_id: String,
     role: String,
 }
@@ -130,7 +165,7 @@ pub(crate) trait SharedRow: Sized + Send + Sync + Unpin {
     /// The domain type.
     type Resource;
 
-    /// The stored id text, to find this row's shares.
+    /// The stored id text, to read this row's shares.
     fn id(&self) -> &str;
 
     /// The resource, with `shares` being exactly this row's share rows (in any order).
@@ -160,24 +195,40 @@ pub(crate) fn share_config(
     Ok(share_config.normalized())
 }
 
-/// Joins listed rows with the share rows of all of them, keeping the rows' order.
-pub(crate) fn assemble<R: SharedRow>(
-    rows: Vec<R>,
-    shares: Vec<ShareRow>,
-) -> Result<Vec<R::Resource>> {
-    let mut by_resource: HashMap<String, Vec<ShareRow>> = HashMap::new();
-    for share in shares {
-        by_resource
-            .entry(share.resource_id.clone())
-            .or_default()
-            .push(share);
-    }
-    rows.into_iter()
-        .map(|row| {
-            let shares = by_resource.remove(row.id()).unwrap_or_default();
-            row.into_resource(shares)
+/// A shared resource's row read by a [`with_shares!`] statement: its columns, and its share
+/// rows from column `shares`.
+pub(crate) struct WithShares<R> {
+    row: R,
+    shares: Vec<(String, String)>,
+}
+
+impl<'r, R, DbRow> sqlx::FromRow<'r, DbRow> for WithShares<R>
+where
+    DbRow: sqlx::Row,
+    R: sqlx::FromRow<'r, DbRow>,
+    &'r str: sqlx::ColumnIndex<DbRow>,
+    sqlx::types::Json<Vec<(String, String)>>:
+        sqlx::Decode<'r, DbRow::Database> + sqlx::Type<DbRow::Database>,
+{
+    fn from_row(row: &'r DbRow) -> std::result::Result<Self, sqlx::Error> {
+        let sqlx::types::Json(shares) = row.try_get("shares")?;
+        Ok(Self {
+            row: R::from_row(row)?,
+            shares,
         })
-        .collect()
+    }
+}
+
+impl<R: SharedRow> WithShares<R> {
+    /// The resource, with the share rows read with it.
+    pub(crate) fn into_resource(self) -> Result<R::Resource> {
+        let shares = self
+            .shares
+            .into_iter()
+            .map(|(user_id, role)| ShareRow { user_id, role })
+            .collect();
+        self.row.into_resource(shares)
+    }
 }
 
 /// The share rows to write for `share`: one per listed user and role, without duplicates.
@@ -210,34 +261,31 @@ macro_rules! impl_shares {
                 row.into_resource(shares).map(Some)
             }
 
-            /// The shared resource that `sql` selects by its one bind, `key`, with its shares.
+            /// The shared resource that `sql` (a [`with_shares!`] statement) selects by its
+            /// one bind, `key`, with its shares.
             async fn shared_where<R>(
                 &self,
-                table: &$crate::shares::ShareTable,
-                sql: &'static str,
+                sql: &$crate::shares::Dialects,
                 key: &str,
             ) -> $crate::Result<Option<R::Resource>>
             where
                 R: $crate::shares::SharedRow
                     + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
             {
-                let mut conn = self.pool.acquire().await?;
-                let row = sqlx::query_as::<_, R>(sql)
+                sqlx::query_as::<_, $crate::shares::WithShares<R>>(Self::dialect(sql))
                     .bind(key)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-                Self::with_shares(&mut conn, table, row).await
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map($crate::shares::WithShares::into_resource)
+                    .transpose()
             }
 
-            /// The resources a list statement `rows` selects for `viewer` (`$1`; and `$2`,
-            /// `second`, for lists that take one more bind), joined with the share rows the
-            /// statement `shares` selects for the same binds. One connection, so on PostgreSQL
-            /// both statements see the same commits as nearly as they can without a
-            /// transaction.
+            /// The resources a list statement `rows` (a [`with_shares!`] statement) selects
+            /// for `viewer` (`$1`; and `$2`, `second`, for lists that take one more bind),
+            /// each with its shares.
             async fn list_shared<R>(
                 &self,
-                rows: &'static str,
-                shares: &'static str,
+                rows: &$crate::shares::Dialects,
                 viewer: Option<ars_domain::UserId>,
                 second: Option<bool>,
             ) -> $crate::Result<Vec<R::Resource>>
@@ -245,18 +293,18 @@ macro_rules! impl_shares {
                 R: $crate::shares::SharedRow
                     + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
             {
-                let viewer = viewer.map(|user| user.to_string());
-                let mut conn = self.pool.acquire().await?;
-                let mut listed = sqlx::query_as::<_, R>(rows).bind(viewer.clone());
-                let mut their_shares =
-                    sqlx::query_as::<_, $crate::shares::ShareRow>(shares).bind(viewer);
+                let mut listed =
+                    sqlx::query_as::<_, $crate::shares::WithShares<R>>(Self::dialect(rows))
+                        .bind(viewer.map(|user| user.to_string()));
                 if let Some(second) = second {
                     listed = listed.bind(second);
-                    their_shares = their_shares.bind(second);
                 }
-                let rows = listed.fetch_all(&mut *conn).await?;
-                let shares = their_shares.fetch_all(&mut *conn).await?;
-                $crate::shares::assemble(rows, shares)
+                listed
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::shares::WithShares::into_resource)
+                    .collect()
             }
 
             /// Writes the share rows of `share` for resource `id`, replacing any it had, inside
@@ -280,6 +328,29 @@ macro_rules! impl_shares {
                         .await?;
                 }
                 Ok(())
+            }
+
+            /// The resource that `sql` (a [`with_shares!`] statement) selects by `id`, read
+            /// back with its shares inside the write transaction `tx`; then commits.
+            /// `NotFound` (and nothing written) when there is none.
+            async fn commit_read_back<R>(
+                mut tx: sqlx::Transaction<'_, $db>,
+                sql: &$crate::shares::Dialects,
+                id: &str,
+            ) -> $crate::Result<R::Resource>
+            where
+                R: $crate::shares::SharedRow
+                    + for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row>,
+            {
+                let resource =
+                    sqlx::query_as::<_, $crate::shares::WithShares<R>>(Self::dialect(sql))
+                        .bind(id)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .ok_or($crate::StoreError::NotFound)?
+                        .into_resource()?;
+                tx.commit().await?;
+                Ok(resource)
             }
 
             /// `row`, as read back inside the write transaction `tx`, with its shares; then

@@ -11,7 +11,8 @@
 //! - `lock_default_agent`, `lock_users` and `lock_kb_changes`, how it serializes default-agent
 //!   changes, account changes and appends to the knowledge base change log;
 //! - `CLAIM_KB_DOCUMENT`, its variant of the claim query, and `USAGE_ROWS`, of the usage
-//!   roll-up (the day of a timestamp);
+//!   roll-up (the day of a timestamp); `dialect`, its text of a statement written for both
+//!   ([`crate::shares::Dialects`]: a shared resource read with its shares, as JSON);
 //! - `Clone`, cheaply (pools and `Arc`s).
 //!
 //! **Invariant:** every write runs through `write` on the connection it is given (SQLite: the

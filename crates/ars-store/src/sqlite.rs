@@ -211,6 +211,11 @@ impl SqliteStore {
 
     /// RFC 3339 text: the day is its first ten characters.
     const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_SQLITE;
+
+    /// SQLite's text of a statement the two databases spell differently.
+    fn dialect(statement: &crate::shares::Dialects) -> &'static str {
+        statement.sqlite
+    }
 }
 
 /// Creates the directory the database file goes in, so a fresh data directory just works.

@@ -1,7 +1,7 @@
 //! The statements of agents, written once for both databases (`$N` placeholders:
 //! see the crate docs).
 
-use crate::shares::{ShareTable, listed_shares, share_table, visible_to};
+use crate::shares::{Dialects, ShareTable, share_table, visible_to, with_shares};
 
 /// The agent columns, in [`super::rows::AgentRow`] order; unqualified so they also serve
 /// `RETURNING` clauses.
@@ -46,49 +46,46 @@ pub(crate) const UPDATE_AGENT: &str = concat!(
     agent_columns!()
 );
 
-pub(crate) const AGENT_BY_ID: &str =
-    concat!("SELECT ", agent_columns!(), " FROM agents WHERE id = $1");
-
-pub(crate) const AGENT_BY_SLUG: &str =
-    concat!("SELECT ", agent_columns!(), " FROM agents WHERE slug = $1");
-
-pub(crate) const DEFAULT_AGENT: &str =
-    concat!("SELECT ", agent_columns!(), " FROM agents WHERE is_default");
-
-/// Built-in rows first, then by name and id. Names sort by byte order in both databases (the
-/// PostgreSQL column uses the "C" collation), so both stores list in the same order.
-pub(crate) const LIST_AGENTS: &str = concat!(
-    "SELECT ",
-    agent_columns!(),
-    " FROM agents WHERE ",
-    listed_agents_filter!(),
-    " ORDER BY is_builtin DESC, name, id"
+pub(crate) const AGENT_BY_ID: Dialects = with_shares!(
+    ("agents", "agent_shares", "agent_id"),
+    concat!("SELECT ", agent_columns!()),
+    " FROM agents WHERE id = $1"
 );
 
-/// The shares of every agent [`LIST_AGENTS`] returns for the same binds: one query, not one
-/// per agent.
-pub(crate) const LIST_AGENTS_SHARES: &str = listed_shares!(
-    "agents",
-    "agent_shares",
-    "agent_id",
-    listed_agents_filter!()
+pub(crate) const AGENT_BY_SLUG: Dialects = with_shares!(
+    ("agents", "agent_shares", "agent_id"),
+    concat!("SELECT ", agent_columns!()),
+    " FROM agents WHERE slug = $1"
+);
+
+pub(crate) const DEFAULT_AGENT: Dialects = with_shares!(
+    ("agents", "agent_shares", "agent_id"),
+    concat!("SELECT ", agent_columns!()),
+    " FROM agents WHERE is_default"
+);
+
+/// Built-in rows first, then by name and id. Names sort by byte order in both databases (the
+/// PostgreSQL column uses the "C" collation), so both stores list in the same order. Each
+/// with its shares, in the same statement.
+pub(crate) const LIST_AGENTS: Dialects = with_shares!(
+    ("agents", "agent_shares", "agent_id"),
+    concat!("SELECT ", agent_columns!()),
+    concat!(
+        " FROM agents WHERE ",
+        listed_agents_filter!(),
+        " ORDER BY is_builtin DESC, name, id"
+    )
 );
 
 /// [`LIST_AGENTS`] of subagents alone (what a run may delegate to), in the same order.
-pub(crate) const LIST_SUBAGENTS: &str = concat!(
-    "SELECT ",
-    agent_columns!(),
-    " FROM agents WHERE ",
-    listed_subagents_filter!(),
-    " ORDER BY is_builtin DESC, name, id"
-);
-
-/// The shares of every agent [`LIST_SUBAGENTS`] returns for the same binds.
-pub(crate) const LIST_SUBAGENTS_SHARES: &str = listed_shares!(
-    "agents",
-    "agent_shares",
-    "agent_id",
-    listed_subagents_filter!()
+pub(crate) const LIST_SUBAGENTS: Dialects = with_shares!(
+    ("agents", "agent_shares", "agent_id"),
+    concat!("SELECT ", agent_columns!()),
+    concat!(
+        " FROM agents WHERE ",
+        listed_subagents_filter!(),
+        " ORDER BY is_builtin DESC, name, id"
+    )
 );
 
 pub(crate) const DELETE_AGENT: &str = "DELETE FROM agents WHERE id = $1";

@@ -65,13 +65,12 @@ macro_rules! impl_agent_store {
                     let table = &$crate::agents::queries::AGENT_SHARES;
                     Self::replace_shares(&mut tx, table, &id.to_string(), &draft.share_config)
                         .await?;
-                    let row = sqlx::query_as::<_, $crate::agents::rows::AgentRow>(
-                        $crate::agents::queries::AGENT_BY_ID,
+                    Self::commit_read_back::<$crate::agents::rows::AgentRow>(
+                        tx,
+                        &$crate::agents::queries::AGENT_BY_ID,
+                        &id.to_string(),
                     )
-                    .bind(id.to_string())
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                    Self::commit_shared(tx, table, row).await
+                    .await
                 })
                 .await
             }
@@ -81,8 +80,7 @@ macro_rules! impl_agent_store {
                 id: ars_domain::AgentId,
             ) -> $crate::Result<Option<ars_domain::Agent>> {
                 self.shared_where::<$crate::agents::rows::AgentRow>(
-                    &$crate::agents::queries::AGENT_SHARES,
-                    $crate::agents::queries::AGENT_BY_ID,
+                    &$crate::agents::queries::AGENT_BY_ID,
                     &id.to_string(),
                 )
                 .await
@@ -90,8 +88,7 @@ macro_rules! impl_agent_store {
 
             async fn agent_by_slug(&self, slug: &str) -> $crate::Result<Option<ars_domain::Agent>> {
                 self.shared_where::<$crate::agents::rows::AgentRow>(
-                    &$crate::agents::queries::AGENT_SHARES,
-                    $crate::agents::queries::AGENT_BY_SLUG,
+                    &$crate::agents::queries::AGENT_BY_SLUG,
                     slug,
                 )
                 .await
@@ -102,18 +99,13 @@ macro_rules! impl_agent_store {
                 filter: $crate::AgentFilter,
             ) -> $crate::Result<Vec<ars_domain::Agent>> {
                 use $crate::agents::queries as q;
-                let (rows, shares, include_subagents) = match filter.kinds {
-                    $crate::AgentKinds::Chat => {
-                        (q::LIST_AGENTS, q::LIST_AGENTS_SHARES, Some(false))
-                    }
-                    $crate::AgentKinds::All => (q::LIST_AGENTS, q::LIST_AGENTS_SHARES, Some(true)),
-                    $crate::AgentKinds::Subagents => {
-                        (q::LIST_SUBAGENTS, q::LIST_SUBAGENTS_SHARES, None)
-                    }
+                let (rows, include_subagents) = match filter.kinds {
+                    $crate::AgentKinds::Chat => (&q::LIST_AGENTS, Some(false)),
+                    $crate::AgentKinds::All => (&q::LIST_AGENTS, Some(true)),
+                    $crate::AgentKinds::Subagents => (&q::LIST_SUBAGENTS, None),
                 };
                 self.list_shared::<$crate::agents::rows::AgentRow>(
                     rows,
-                    shares,
                     filter.visible_to,
                     include_subagents,
                 )
@@ -186,13 +178,13 @@ macro_rules! impl_agent_store {
             }
 
             async fn default_agent(&self) -> $crate::Result<Option<ars_domain::Agent>> {
-                let mut conn = self.pool.acquire().await?;
-                let row = sqlx::query_as::<_, $crate::agents::rows::AgentRow>(
-                    $crate::agents::queries::DEFAULT_AGENT,
+                sqlx::query_as::<_, $crate::shares::WithShares<$crate::agents::rows::AgentRow>>(
+                    Self::dialect(&$crate::agents::queries::DEFAULT_AGENT),
                 )
-                .fetch_optional(&mut *conn)
-                .await?;
-                Self::with_shares(&mut conn, &$crate::agents::queries::AGENT_SHARES, row).await
+                .fetch_optional(&self.pool)
+                .await?
+                .map($crate::shares::WithShares::into_resource)
+                .transpose()
             }
         }
     };

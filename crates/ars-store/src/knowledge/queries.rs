@@ -5,13 +5,12 @@
 //! locked (`FOR UPDATE SKIP LOCKED`, which SQLite lacks and does not need, its one writer
 //! running claims one at a time). Each store picks its variant as `CLAIM_KB_DOCUMENT`.
 
-use crate::shares::{ShareTable, listed_shares, share_table, visible_to};
+use crate::shares::{Dialects, ShareTable, share_table, visible_to, with_shares};
 
 // Knowledge bases.
 
 /// A knowledge base row with its document counts, in [`super::rows::KnowledgeBaseRow`]
-/// order; the statement continues with a `WHERE` on `knowledge_bases` and must end with
-/// `GROUP BY knowledge_bases.id`.
+/// order (the select list); [`knowledge_base_from!`] follows it.
 macro_rules! knowledge_base_select {
     () => {
         "SELECT knowledge_bases.id AS id, knowledge_bases.slug AS slug, \
@@ -24,8 +23,15 @@ macro_rules! knowledge_base_select {
          CAST(COALESCE(SUM(d.size_bytes), 0) AS BIGINT) AS bytes, \
          COUNT(CASE WHEN d.status = 'pending' THEN 1 END) AS pending, \
          COUNT(CASE WHEN d.status = 'processing' THEN 1 END) AS processing, \
-         COUNT(CASE WHEN d.status = 'error' THEN 1 END) AS failed \
-         FROM knowledge_bases LEFT JOIN kb_documents d ON d.kb_id = knowledge_bases.id"
+         COUNT(CASE WHEN d.status = 'error' THEN 1 END) AS failed"
+    };
+}
+
+/// The tables of [`knowledge_base_select!`]; the statement continues with a `WHERE` on
+/// `knowledge_bases` and must end with `GROUP BY knowledge_bases.id`.
+macro_rules! knowledge_base_from {
+    () => {
+        " FROM knowledge_bases LEFT JOIN kb_documents d ON d.kb_id = knowledge_bases.id"
     };
 }
 
@@ -38,40 +44,51 @@ pub(crate) const INSERT_KNOWLEDGE_BASE: &str = "INSERT INTO knowledge_bases (id,
 pub(crate) const UPDATE_KNOWLEDGE_BASE: &str = "UPDATE knowledge_bases SET name = $2, \
      description = $3, settings = $4, visibility = $5, updated_at = $6 WHERE id = $1";
 
-pub(crate) const KNOWLEDGE_BASE_BY_ID: &str = concat!(
+pub(crate) const KNOWLEDGE_BASE_BY_ID: Dialects = with_shares!(
+    (
+        "knowledge_bases",
+        "knowledge_base_shares",
+        "knowledge_base_id"
+    ),
     knowledge_base_select!(),
-    " WHERE knowledge_bases.id = $1 GROUP BY knowledge_bases.id"
+    concat!(
+        knowledge_base_from!(),
+        " WHERE knowledge_bases.id = $1 GROUP BY knowledge_bases.id"
+    )
 );
 
-pub(crate) const KNOWLEDGE_BASE_BY_SLUG: &str = concat!(
+pub(crate) const KNOWLEDGE_BASE_BY_SLUG: Dialects = with_shares!(
+    (
+        "knowledge_bases",
+        "knowledge_base_shares",
+        "knowledge_base_id"
+    ),
     knowledge_base_select!(),
-    " WHERE knowledge_bases.slug = $1 GROUP BY knowledge_bases.id"
+    concat!(
+        knowledge_base_from!(),
+        " WHERE knowledge_bases.slug = $1 GROUP BY knowledge_bases.id"
+    )
 );
 
 /// `$1`: the viewing user's id, or NULL for every knowledge base. By slug, in byte order in
-/// both databases (the PostgreSQL column uses the "C" collation).
-pub(crate) const LIST_KNOWLEDGE_BASES: &str = concat!(
-    knowledge_base_select!(),
-    " WHERE ",
-    visible_to!(
+/// both databases (the PostgreSQL column uses the "C" collation). Each with its shares.
+pub(crate) const LIST_KNOWLEDGE_BASES: Dialects = with_shares!(
+    (
         "knowledge_bases",
         "knowledge_base_shares",
-        "knowledge_base_id",
-        "$1"
+        "knowledge_base_id"
     ),
-    " GROUP BY knowledge_bases.id ORDER BY knowledge_bases.slug"
-);
-
-/// The shares of every knowledge base [`LIST_KNOWLEDGE_BASES`] returns for the same bind.
-pub(crate) const LIST_KNOWLEDGE_BASES_SHARES: &str = listed_shares!(
-    "knowledge_bases",
-    "knowledge_base_shares",
-    "knowledge_base_id",
-    visible_to!(
-        "knowledge_bases",
-        "knowledge_base_shares",
-        "knowledge_base_id",
-        "$1"
+    knowledge_base_select!(),
+    concat!(
+        knowledge_base_from!(),
+        " WHERE ",
+        visible_to!(
+            "knowledge_bases",
+            "knowledge_base_shares",
+            "knowledge_base_id",
+            "$1"
+        ),
+        " GROUP BY knowledge_bases.id ORDER BY knowledge_bases.slug"
     )
 );
 

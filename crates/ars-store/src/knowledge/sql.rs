@@ -9,17 +9,15 @@ macro_rules! impl_knowledge_store {
             /// Knowledge base `id` as stored inside the write transaction `tx` (its counts
             /// included), which then commits.
             async fn commit_knowledge_base(
-                mut tx: sqlx::Transaction<'_, $db>,
+                tx: sqlx::Transaction<'_, $db>,
                 id: &str,
             ) -> $crate::Result<ars_domain::KnowledgeBase> {
-                let row = sqlx::query_as::<_, $crate::knowledge::rows::KnowledgeBaseRow>(
-                    $crate::knowledge::queries::KNOWLEDGE_BASE_BY_ID,
+                Self::commit_read_back::<$crate::knowledge::rows::KnowledgeBaseRow>(
+                    tx,
+                    &$crate::knowledge::queries::KNOWLEDGE_BASE_BY_ID,
+                    id,
                 )
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let table = &$crate::knowledge::queries::KNOWLEDGE_BASE_SHARES;
-                Self::commit_shared(tx, table, row).await
+                .await
             }
 
             /// Inserts the chunks of document `document_id` (which has none now) of knowledge
@@ -104,8 +102,7 @@ macro_rules! impl_knowledge_store {
                 id: ars_domain::KnowledgeBaseId,
             ) -> $crate::Result<Option<ars_domain::KnowledgeBase>> {
                 self.shared_where::<$crate::knowledge::rows::KnowledgeBaseRow>(
-                    &$crate::knowledge::queries::KNOWLEDGE_BASE_SHARES,
-                    $crate::knowledge::queries::KNOWLEDGE_BASE_BY_ID,
+                    &$crate::knowledge::queries::KNOWLEDGE_BASE_BY_ID,
                     &id.to_string(),
                 )
                 .await
@@ -116,8 +113,7 @@ macro_rules! impl_knowledge_store {
                 slug: &str,
             ) -> $crate::Result<Option<ars_domain::KnowledgeBase>> {
                 self.shared_where::<$crate::knowledge::rows::KnowledgeBaseRow>(
-                    &$crate::knowledge::queries::KNOWLEDGE_BASE_SHARES,
-                    $crate::knowledge::queries::KNOWLEDGE_BASE_BY_SLUG,
+                    &$crate::knowledge::queries::KNOWLEDGE_BASE_BY_SLUG,
                     slug,
                 )
                 .await
@@ -128,8 +124,7 @@ macro_rules! impl_knowledge_store {
                 filter: $crate::KnowledgeBaseFilter,
             ) -> $crate::Result<Vec<ars_domain::KnowledgeBase>> {
                 self.list_shared::<$crate::knowledge::rows::KnowledgeBaseRow>(
-                    $crate::knowledge::queries::LIST_KNOWLEDGE_BASES,
-                    $crate::knowledge::queries::LIST_KNOWLEDGE_BASES_SHARES,
+                    &$crate::knowledge::queries::LIST_KNOWLEDGE_BASES,
                     filter.visible_to,
                     None,
                 )

@@ -1,7 +1,7 @@
 //! The statements of MCP servers and of the sessions of ARS's own MCP endpoint, written once
 //! for both databases (`$N` placeholders: see the crate docs).
 
-use crate::shares::{ShareTable, listed_shares, share_table, visible_to};
+use crate::shares::{Dialects, ShareTable, share_table, visible_to, with_shares};
 
 /// The MCP server columns, in [`super::rows::McpServerRow`] order; unqualified so they
 /// also serve `RETURNING` clauses.
@@ -27,34 +27,28 @@ pub(crate) const UPDATE_MCP_SERVER: &str = concat!(
     mcp_server_columns!()
 );
 
-pub(crate) const MCP_SERVER_BY_ID: &str = concat!(
-    "SELECT ",
-    mcp_server_columns!(),
+pub(crate) const MCP_SERVER_BY_ID: Dialects = with_shares!(
+    ("mcp_servers", "mcp_server_shares", "mcp_server_id"),
+    concat!("SELECT ", mcp_server_columns!()),
     " FROM mcp_servers WHERE id = $1"
 );
 
-pub(crate) const MCP_SERVER_BY_SLUG: &str = concat!(
-    "SELECT ",
-    mcp_server_columns!(),
+pub(crate) const MCP_SERVER_BY_SLUG: Dialects = with_shares!(
+    ("mcp_servers", "mcp_server_shares", "mcp_server_id"),
+    concat!("SELECT ", mcp_server_columns!()),
     " FROM mcp_servers WHERE slug = $1"
 );
 
 /// `$1`: the viewing user's id, or NULL for every server. By slug, in byte order in both
-/// databases (the PostgreSQL column uses the "C" collation).
-pub(crate) const LIST_MCP_SERVERS: &str = concat!(
-    "SELECT ",
-    mcp_server_columns!(),
-    " FROM mcp_servers WHERE ",
-    visible_to!("mcp_servers", "mcp_server_shares", "mcp_server_id", "$1"),
-    " ORDER BY slug"
-);
-
-/// The shares of every server [`LIST_MCP_SERVERS`] returns for the same bind.
-pub(crate) const LIST_MCP_SERVERS_SHARES: &str = listed_shares!(
-    "mcp_servers",
-    "mcp_server_shares",
-    "mcp_server_id",
-    visible_to!("mcp_servers", "mcp_server_shares", "mcp_server_id", "$1")
+/// databases (the PostgreSQL column uses the "C" collation). Each with its shares.
+pub(crate) const LIST_MCP_SERVERS: Dialects = with_shares!(
+    ("mcp_servers", "mcp_server_shares", "mcp_server_id"),
+    concat!("SELECT ", mcp_server_columns!()),
+    concat!(
+        " FROM mcp_servers WHERE ",
+        visible_to!("mcp_servers", "mcp_server_shares", "mcp_server_id", "$1"),
+        " ORDER BY slug"
+    )
 );
 
 /// The share rows of MCP servers.

@@ -53,8 +53,7 @@ macro_rules! impl_mcp_store {
                 id: ars_domain::McpServerId,
             ) -> $crate::Result<Option<ars_domain::McpServer>> {
                 self.shared_where::<$crate::mcp::rows::McpServerRow>(
-                    &$crate::mcp::queries::MCP_SERVER_SHARES,
-                    $crate::mcp::queries::MCP_SERVER_BY_ID,
+                    &$crate::mcp::queries::MCP_SERVER_BY_ID,
                     &id.to_string(),
                 )
                 .await
@@ -65,8 +64,7 @@ macro_rules! impl_mcp_store {
                 slug: &str,
             ) -> $crate::Result<Option<ars_domain::McpServer>> {
                 self.shared_where::<$crate::mcp::rows::McpServerRow>(
-                    &$crate::mcp::queries::MCP_SERVER_SHARES,
-                    $crate::mcp::queries::MCP_SERVER_BY_SLUG,
+                    &$crate::mcp::queries::MCP_SERVER_BY_SLUG,
                     slug,
                 )
                 .await
@@ -77,8 +75,7 @@ macro_rules! impl_mcp_store {
                 filter: $crate::McpServerFilter,
             ) -> $crate::Result<Vec<ars_domain::McpServer>> {
                 self.list_shared::<$crate::mcp::rows::McpServerRow>(
-                    $crate::mcp::queries::LIST_MCP_SERVERS,
-                    $crate::mcp::queries::LIST_MCP_SERVERS_SHARES,
+                    &$crate::mcp::queries::LIST_MCP_SERVERS,
                     filter.visible_to,
                     None,
                 )

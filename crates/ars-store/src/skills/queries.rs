@@ -1,7 +1,7 @@
 //! The statements of skills and their files, written once for both databases (`$N`
 //! placeholders: see the crate docs).
 
-use crate::shares::{ShareTable, listed_shares, share_table, visible_to};
+use crate::shares::{Dialects, ShareTable, share_table, visible_to, with_shares};
 
 /// The skill columns, in [`super::rows::SkillRow`] order; unqualified so they also serve
 /// `RETURNING` clauses.
@@ -34,28 +34,29 @@ pub(crate) const UPDATE_SKILL_VISIBILITY: &str = concat!(
 
 pub(crate) const SKILL_NAME: &str = "SELECT name FROM skills WHERE id = $1";
 
-pub(crate) const SKILL_BY_ID: &str =
-    concat!("SELECT ", skill_columns!(), " FROM skills WHERE id = $1");
-
-pub(crate) const SKILL_BY_NAME: &str =
-    concat!("SELECT ", skill_columns!(), " FROM skills WHERE name = $1");
-
-/// `$1`: the viewing user's id, or NULL for every skill. By name, in byte order in both
-/// databases (the PostgreSQL column uses the "C" collation); names are unique.
-pub(crate) const LIST_SKILLS: &str = concat!(
-    "SELECT ",
-    skill_columns!(),
-    " FROM skills WHERE ",
-    visible_to!("skills", "skill_shares", "skill_id", "$1"),
-    " ORDER BY name"
+pub(crate) const SKILL_BY_ID: Dialects = with_shares!(
+    ("skills", "skill_shares", "skill_id"),
+    concat!("SELECT ", skill_columns!()),
+    " FROM skills WHERE id = $1"
 );
 
-/// The shares of every skill [`LIST_SKILLS`] returns for the same bind.
-pub(crate) const LIST_SKILLS_SHARES: &str = listed_shares!(
-    "skills",
-    "skill_shares",
-    "skill_id",
-    visible_to!("skills", "skill_shares", "skill_id", "$1")
+pub(crate) const SKILL_BY_NAME: Dialects = with_shares!(
+    ("skills", "skill_shares", "skill_id"),
+    concat!("SELECT ", skill_columns!()),
+    " FROM skills WHERE name = $1"
+);
+
+/// `$1`: the viewing user's id, or NULL for every skill. By name, in byte order in both
+/// databases (the PostgreSQL column uses the "C" collation); names are unique. Each with its
+/// shares.
+pub(crate) const LIST_SKILLS: Dialects = with_shares!(
+    ("skills", "skill_shares", "skill_id"),
+    concat!("SELECT ", skill_columns!()),
+    concat!(
+        " FROM skills WHERE ",
+        visible_to!("skills", "skill_shares", "skill_id", "$1"),
+        " ORDER BY name"
+    )
 );
 
 /// Files and shares go with the row (ON DELETE CASCADE), in the same statement.

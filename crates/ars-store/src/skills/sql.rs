@@ -57,13 +57,12 @@ macro_rules! impl_skill_store {
                     let table = &$crate::skills::queries::SKILL_SHARES;
                     Self::replace_shares(&mut tx, table, &id, &new.share_config).await?;
                     Self::insert_skill_files(&mut tx, &id, &content.files).await?;
-                    let row = sqlx::query_as::<_, $crate::skills::rows::SkillRow>(
-                        $crate::skills::queries::SKILL_BY_ID,
+                    Self::commit_read_back::<$crate::skills::rows::SkillRow>(
+                        tx,
+                        &$crate::skills::queries::SKILL_BY_ID,
+                        &id,
                     )
-                    .bind(&id)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                    Self::commit_shared(tx, table, Some(row)).await
+                    .await
                 })
                 .await
             }
@@ -73,8 +72,7 @@ macro_rules! impl_skill_store {
                 id: ars_domain::SkillId,
             ) -> $crate::Result<Option<ars_domain::Skill>> {
                 self.shared_where::<$crate::skills::rows::SkillRow>(
-                    &$crate::skills::queries::SKILL_SHARES,
-                    $crate::skills::queries::SKILL_BY_ID,
+                    &$crate::skills::queries::SKILL_BY_ID,
                     &id.to_string(),
                 )
                 .await
@@ -82,8 +80,7 @@ macro_rules! impl_skill_store {
 
             async fn skill_by_name(&self, name: &str) -> $crate::Result<Option<ars_domain::Skill>> {
                 self.shared_where::<$crate::skills::rows::SkillRow>(
-                    &$crate::skills::queries::SKILL_SHARES,
-                    $crate::skills::queries::SKILL_BY_NAME,
+                    &$crate::skills::queries::SKILL_BY_NAME,
                     name,
                 )
                 .await
@@ -94,8 +91,7 @@ macro_rules! impl_skill_store {
                 filter: $crate::SkillFilter,
             ) -> $crate::Result<Vec<ars_domain::Skill>> {
                 self.list_shared::<$crate::skills::rows::SkillRow>(
-                    $crate::skills::queries::LIST_SKILLS,
-                    $crate::skills::queries::LIST_SKILLS_SHARES,
+                    &$crate::skills::queries::LIST_SKILLS,
                     filter.visible_to,
                     None,
                 )

@@ -646,3 +646,47 @@ pub async fn check_knowledge_base_schema_rejects_forbidden_rows<S: Store + RawSq
     }
     assert_eq!(store.kb_chunks(stored[0].id).await.unwrap().len(), 1);
 }
+
+/// Every read of a knowledge base (by id, by slug, listed) answers exactly its share rows,
+/// with its document counts.
+pub async fn check_every_read_of_a_knowledge_base_answers_exactly_its_shares(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let mut listed = Vec::new();
+    for i in 0..30 {
+        listed.push(user(store, &format!("listed-{i:02}")).await.id);
+    }
+    let manager = user(store, "manager").await.id;
+    let many = shares(Visibility::Users, &listed, &[manager]);
+    let wide = KnowledgeBaseFields {
+        share_config: many.clone(),
+        ..fields("wide")
+    };
+    let wide = store
+        .create_knowledge_base(KnowledgeBaseId::new(), &wide, Some(owner.id))
+        .await
+        .unwrap();
+    assert_eq!(wide.fields.share_config, many.clone().normalized());
+    knowledge_base(store, "bare").await;
+    assert_eq!(
+        store.knowledge_base(wide.id).await.unwrap(),
+        Some(wide.clone())
+    );
+    assert_eq!(
+        store.knowledge_base_by_slug("wide").await.unwrap(),
+        Some(wide.clone())
+    );
+    let all = store
+        .list_knowledge_bases(KnowledgeBaseFilter { visible_to: None })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1], wide);
+    assert_eq!(all[0].fields.share_config, Default::default());
+    let theirs = store
+        .list_knowledge_bases(KnowledgeBaseFilter {
+            visible_to: Some(manager),
+        })
+        .await
+        .unwrap();
+    assert_eq!(theirs, vec![wide]);
+}

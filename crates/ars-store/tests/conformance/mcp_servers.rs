@@ -384,3 +384,46 @@ pub async fn check_mcp_sessions_and_calls(store: &dyn Store) {
     );
     assert_eq!(store.mcp_session_owner("unknown").await.unwrap(), None);
 }
+
+/// Every read of an MCP server (by id, by slug, listed) answers exactly its share rows.
+pub async fn check_every_read_of_an_mcp_server_answers_exactly_its_shares(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let mut listed = Vec::new();
+    for i in 0..30 {
+        listed.push(user(store, &format!("listed-{i:02}")).await.id);
+    }
+    let manager = user(store, "manager").await.id;
+    let many = shares(Visibility::Users, &listed, &[manager]);
+    let wide = McpServerFields {
+        share_config: many.clone(),
+        ..stdio("wide")
+    };
+    let wide = store
+        .create_mcp_server(McpServerId::new(), &wide, Some(owner.id))
+        .await
+        .unwrap();
+    assert_eq!(wide.fields.share_config, many.clone().normalized());
+    store
+        .create_mcp_server(McpServerId::new(), &stdio("bare"), Some(owner.id))
+        .await
+        .unwrap();
+    assert_eq!(store.mcp_server(wide.id).await.unwrap(), Some(wide.clone()));
+    assert_eq!(
+        store.mcp_server_by_slug("wide").await.unwrap(),
+        Some(wide.clone())
+    );
+    let all = store
+        .list_mcp_servers(McpServerFilter { visible_to: None })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1], wide);
+    assert_eq!(all[0].fields.share_config, Default::default());
+    let theirs = store
+        .list_mcp_servers(McpServerFilter {
+            visible_to: Some(listed[29]),
+        })
+        .await
+        .unwrap();
+    assert_eq!(theirs, vec![wide]);
+}

@@ -7,7 +7,7 @@ use ars_domain::ids::GENERAL_PURPOSE_ID;
 use ars_domain::{Agent, AgentDraft, Backend, Caller, Role, Skill, Visibility};
 use ars_store::{AgentFilter, AgentKinds, SkillFilter, Store};
 
-use crate::fixtures::{draft, everything, new_skill, shares, user};
+use crate::fixtures::{draft, everything, new_skill, shares, subagent_draft, user};
 
 fn slugs(agents: &[Agent]) -> BTreeSet<&str> {
     agents.iter().map(|a| a.slug.as_str()).collect()
@@ -259,4 +259,92 @@ pub async fn check_skills_list_by_name_in_byte_order(store: &dyn Store) {
         skill_names(&all),
         ["Alpha", "Zulu", "alpha", "beta", "说明"]
     );
+}
+
+/// Every read of a shared resource — by id, by its name or slug, the default agent, every
+/// list — answers exactly the share rows it holds: many of both roles, or none beside them.
+pub async fn check_every_read_of_a_shared_resource_answers_exactly_its_shares(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let mut listed = Vec::new();
+    for i in 0..40 {
+        listed.push(user(store, &format!("listed-{i:02}")).await.id);
+    }
+    let managers = [
+        user(store, "manager-a").await.id,
+        user(store, "manager-b").await.id,
+        user(store, "manager-c").await.id,
+    ];
+    let many = shares(Visibility::Users, &listed, &managers);
+    let want = many.clone().normalized();
+    let none = shares(Visibility::Public, &[], &[]);
+
+    // Agents: a chat agent and a subagent with many shares, each beside one with none.
+    let wide = AgentDraft {
+        share_config: many.clone(),
+        is_default: true,
+        ..draft("wide")
+    };
+    let wide = store.create_agent(&wide, Some(owner.id)).await.unwrap();
+    assert_eq!(wide.share_config, want);
+    let bare = AgentDraft {
+        share_config: none.clone(),
+        ..draft("bare")
+    };
+    store.create_agent(&bare, Some(owner.id)).await.unwrap();
+    let wide_sub = AgentDraft {
+        share_config: many.clone(),
+        ..subagent_draft("wide-sub")
+    };
+    store.create_agent(&wide_sub, Some(owner.id)).await.unwrap();
+    let by_id = store.agent(wide.id).await.unwrap().unwrap();
+    assert_eq!(by_id, wide);
+    assert_eq!(
+        store.agent_by_slug("wide").await.unwrap(),
+        Some(wide.clone())
+    );
+    assert_eq!(store.default_agent().await.unwrap(), Some(wide.clone()));
+    for kinds in [AgentKinds::All, AgentKinds::Chat, AgentKinds::Subagents] {
+        for visible_to in [None, Some(listed[7]), Some(managers[2])] {
+            let got = store
+                .list_agents(AgentFilter { visible_to, kinds })
+                .await
+                .unwrap();
+            for agent in &got {
+                let expected = match agent.slug.as_str() {
+                    "wide" | "wide-sub" => &want,
+                    _ => &none,
+                };
+                assert_eq!(&agent.share_config, expected, "{} in {kinds:?}", agent.slug);
+            }
+            assert!(!got.is_empty(), "{kinds:?} for {visible_to:?}");
+        }
+    }
+
+    // Skills.
+    let skill = store
+        .create_skill(&new_skill("wide-skill", Some(owner.id), many.clone()))
+        .await
+        .unwrap();
+    assert_eq!(skill.share_config, want);
+    store
+        .create_skill(&new_skill("bare-skill", Some(owner.id), none.clone()))
+        .await
+        .unwrap();
+    assert_eq!(store.skill(skill.id).await.unwrap(), Some(skill.clone()));
+    assert_eq!(
+        store.skill_by_name("wide-skill").await.unwrap(),
+        Some(skill.clone())
+    );
+    for visible_to in [None, Some(listed[39]), Some(managers[0])] {
+        let got = store.list_skills(SkillFilter { visible_to }).await.unwrap();
+        assert_eq!(got.len(), 2, "{visible_to:?}");
+        for listed_skill in got {
+            let expected = if listed_skill.id == skill.id {
+                &want
+            } else {
+                &none
+            };
+            assert_eq!(&listed_skill.share_config, expected);
+        }
+    }
 }

@@ -147,9 +147,16 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     [follow, loadTotal, showRunEnd],
   );
 
-  /** Shows a thread as read, and follows its latest run while that is active. */
+  /**
+   * Shows a thread as read, and follows its latest run while that is active: from the run's
+   * resume point when `resume` (a page that opens the thread, whose stored point was saved
+   * before this read began), else from the run's first event. A read again while this page
+   * follows the run may have begun before events this page applied (and saved as the resume
+   * point): resuming after them would drop what the read missed, so it replays the run, which
+   * the transcript merges by message id.
+   */
   const show = useCallback(
-    ({ messages, latest: last }: Awaited<ReturnType<typeof loadThread>>) => {
+    ({ messages, latest: last }: Awaited<ReturnType<typeof loadThread>>, resume: boolean) => {
       // Read again (after a run, a lost stream): the latest page takes the place of what it
       // covers, the earlier pages already read stay.
       pages.current = mergeLatestMessages(pages.current, messages, MESSAGE_PAGE);
@@ -161,7 +168,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       // A run that already failed says why, as if it had been watched; a cancel the user chose
       // is not a failure.
       if (last?.error && last.status !== "cancelled") showRunEnd(last);
-      if (last && !isTerminalStatus(last.status)) attach(last.id, loadResumePoint(last.id));
+      if (last && !isTerminalStatus(last.status)) attach(last.id, resume ? loadResumePoint(last.id) : 0);
     },
     [reset, attach, loadTotal, showRunEnd],
   );
@@ -171,7 +178,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       const id = latest.current.threadId;
       if (!id) return;
       loadThread(id)
-        .then((loaded) => latest.current.threadId === id && show(loaded))
+        .then((loaded) => latest.current.threadId === id && show(loaded, false))
         .catch((failure: unknown) => setError(errorMessage(failure)));
     };
   }, [show]);
@@ -183,7 +190,7 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     if (!threadId) return;
     let live = true;
     loadThread(threadId)
-      .then((loaded) => live && show(loaded))
+      .then((loaded) => live && show(loaded, true))
       .catch((failure: unknown) => live && setError(errorMessage(failure)))
       .finally(() => live && setLoading(false));
     return () => {

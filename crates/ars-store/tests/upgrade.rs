@@ -550,3 +550,54 @@ async fn an_upgraded_database_stores_knowledge_bases_of_its_old_users(
     );
     assert_eq!(store.kb_change_head().await.unwrap(), 1);
 }
+
+/// No index of the schema (as an upgraded SQLite database has it) is a leading part of
+/// another full index on its table: the longer one answers every lookup the shorter did, and
+/// the shorter only costs each insert and update a B-tree write. Unique and partial indexes
+/// state rules or cover other rows, so they stand on their own.
+#[tokio::test]
+async fn no_index_is_a_leading_part_of_another_on_its_table() {
+    use sqlx::Row;
+
+    let (store, dir) = sqlite_upgraded().await;
+    drop(store);
+    let url = format!("sqlite://{}", dir.path().join("ars.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let rows = sqlx::query(
+        "SELECT m.name AS tbl, il.name AS idx, il.\"unique\" AS uniq, il.partial AS partial, \
+         ii.name AS col FROM sqlite_master m, pragma_index_list(m.name) il, \
+         pragma_index_info(il.name) ii WHERE m.type = 'table' ORDER BY tbl, idx, ii.seqno",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    // table → index → (unique or partial, its columns in order)
+    let mut indexes: BTreeMap<String, BTreeMap<String, (bool, Vec<String>)>> = BTreeMap::new();
+    for row in rows {
+        let special = row.get::<bool, _>("uniq") || row.get::<bool, _>("partial");
+        let index = indexes
+            .entry(row.get("tbl"))
+            .or_default()
+            .entry(row.get("idx"))
+            .or_insert_with(|| (special, Vec::new()));
+        index.1.push(row.get("col"));
+    }
+    assert!(indexes["runs"].contains_key("runs_user_created"));
+    let mut redundant = Vec::new();
+    for (table, of_table) in &indexes {
+        for (short, (short_special, short_cols)) in of_table {
+            for (long, (long_special, long_cols)) in of_table {
+                if short != long
+                    && !short_special
+                    && !long_special
+                    && long_cols.starts_with(short_cols)
+                {
+                    redundant.push(format!(
+                        "{table}: {short} {short_cols:?} leads {long} {long_cols:?}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(redundant.is_empty(), "{redundant:#?}");
+}

@@ -59,6 +59,26 @@ pub fn shares(
     }
 }
 
+/// `users` many new users listed and `managers` new managers (as `listed-NN` and
+/// `manager-NN`): the share config of a resource shared widely (`Users` visibility), with the
+/// listed users and the managers, in the order made.
+pub async fn wide_shares(
+    store: &dyn Store,
+    users: usize,
+    managers: usize,
+) -> (ShareConfig, Vec<UserId>, Vec<UserId>) {
+    let mut listed = Vec::new();
+    for i in 0..users {
+        listed.push(user(store, &format!("listed-{i:02}")).await.id);
+    }
+    let mut managing = Vec::new();
+    for i in 0..managers {
+        managing.push(user(store, &format!("manager-{i:02}")).await.id);
+    }
+    let config = shares(ars_domain::Visibility::Users, &listed, &managing);
+    (config, listed, managing)
+}
+
 /// Every agent, subagents included, as an admin lists them.
 pub fn everything() -> AgentFilter {
     AgentFilter {

@@ -15,7 +15,7 @@ use ars_domain::{
 use ars_store::test_support::RawSql;
 use ars_store::{Deleted, KnowledgeBaseFilter, Store, StoreError, Written};
 
-use crate::fixtures::{shares, user};
+use crate::fixtures::{shares, user, wide_shares};
 
 /// How long claims in these checks hold a document.
 pub(crate) const LEASE: Duration = Duration::from_secs(60);
@@ -651,12 +651,7 @@ pub async fn check_knowledge_base_schema_rejects_forbidden_rows<S: Store + RawSq
 /// with its document counts.
 pub async fn check_every_read_of_a_knowledge_base_answers_exactly_its_shares(store: &dyn Store) {
     let owner = user(store, "owner").await;
-    let mut listed = Vec::new();
-    for i in 0..30 {
-        listed.push(user(store, &format!("listed-{i:02}")).await.id);
-    }
-    let manager = user(store, "manager").await.id;
-    let many = shares(Visibility::Users, &listed, &[manager]);
+    let (many, _, managers) = wide_shares(store, 30, 1).await;
     let wide = KnowledgeBaseFields {
         share_config: many.clone(),
         ..fields("wide")
@@ -684,7 +679,7 @@ pub async fn check_every_read_of_a_knowledge_base_answers_exactly_its_shares(sto
     assert_eq!(all[0].fields.share_config, Default::default());
     let theirs = store
         .list_knowledge_bases(KnowledgeBaseFilter {
-            visible_to: Some(manager),
+            visible_to: Some(managers[0]),
         })
         .await
         .unwrap();

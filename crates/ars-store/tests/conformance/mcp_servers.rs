@@ -10,7 +10,7 @@ use ars_domain::{
 use ars_store::test_support::RawSql;
 use ars_store::{Bound, Deleted, McpServerFilter, Store, StoreError};
 
-use crate::fixtures::{shares, user};
+use crate::fixtures::{shares, user, wide_shares};
 
 fn stdio(slug: &str) -> McpServerFields {
     McpServerFields {
@@ -388,12 +388,7 @@ pub async fn check_mcp_sessions_and_calls(store: &dyn Store) {
 /// Every read of an MCP server (by id, by slug, listed) answers exactly its share rows.
 pub async fn check_every_read_of_an_mcp_server_answers_exactly_its_shares(store: &dyn Store) {
     let owner = user(store, "owner").await;
-    let mut listed = Vec::new();
-    for i in 0..30 {
-        listed.push(user(store, &format!("listed-{i:02}")).await.id);
-    }
-    let manager = user(store, "manager").await.id;
-    let many = shares(Visibility::Users, &listed, &[manager]);
+    let (many, listed, _) = wide_shares(store, 30, 1).await;
     let wide = McpServerFields {
         share_config: many.clone(),
         ..stdio("wide")

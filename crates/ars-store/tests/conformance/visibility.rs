@@ -7,7 +7,7 @@ use ars_domain::ids::GENERAL_PURPOSE_ID;
 use ars_domain::{Agent, AgentDraft, Backend, Caller, Role, Skill, Visibility};
 use ars_store::{AgentFilter, AgentKinds, SkillFilter, Store};
 
-use crate::fixtures::{draft, everything, new_skill, shares, subagent_draft, user};
+use crate::fixtures::{draft, everything, new_skill, shares, subagent_draft, user, wide_shares};
 
 fn slugs(agents: &[Agent]) -> BTreeSet<&str> {
     agents.iter().map(|a| a.slug.as_str()).collect()
@@ -265,16 +265,7 @@ pub async fn check_skills_list_by_name_in_byte_order(store: &dyn Store) {
 /// list — answers exactly the share rows it holds: many of both roles, or none beside them.
 pub async fn check_every_read_of_a_shared_resource_answers_exactly_its_shares(store: &dyn Store) {
     let owner = user(store, "owner").await;
-    let mut listed = Vec::new();
-    for i in 0..40 {
-        listed.push(user(store, &format!("listed-{i:02}")).await.id);
-    }
-    let managers = [
-        user(store, "manager-a").await.id,
-        user(store, "manager-b").await.id,
-        user(store, "manager-c").await.id,
-    ];
-    let many = shares(Visibility::Users, &listed, &managers);
+    let (many, listed, managers) = wide_shares(store, 40, 3).await;
     let want = many.clone().normalized();
     let none = shares(Visibility::Public, &[], &[]);
 

@@ -1,5 +1,5 @@
 import { act, renderHook, waitFor } from "@testing-library/react";
-import { beforeEach, describe, expect, test, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import type { Message } from "../api/types";
 import { MESSAGE_PAGE } from "./pages";
 import type { Item } from "./transcript";
@@ -14,6 +14,7 @@ interface Query {
 const server = vi.hoisted(() => ({
   messages: [] as Message[],
   queries: [] as Query[],
+  runs: [] as { id: string; status: string }[],
 }));
 
 vi.mock("../api", () => {
@@ -28,7 +29,7 @@ vi.mock("../api", () => {
     unwrap: async (request: Promise<{ data: unknown }>) => (await request).data,
     api: {
       GET: async (path: string, options: { params: { query?: Query } }) => {
-        if (path === "/api/threads/{id}/runs") return { data: [] };
+        if (path === "/api/threads/{id}/runs") return { data: server.runs };
         if (path !== "/api/threads/{id}/messages") throw new Error(`unexpected GET ${path}`);
         const query = options.params.query ?? {};
         server.queries.push(query);
@@ -60,6 +61,8 @@ const shownSeqs = (items: readonly Item[]) =>
 beforeEach(() => {
   server.messages = [];
   server.queries = [];
+  server.runs = [];
+  window.sessionStorage.clear();
 });
 
 describe("a long conversation", () => {
@@ -105,5 +108,42 @@ describe("a long conversation", () => {
     expect(server.queries.at(-1)).toEqual({ limit: MESSAGE_PAGE });
     expect(shownSeqs(result.current.transcript.items)).toEqual(range(1, MESSAGE_PAGE + 52).map((m) => m.seq));
     expect(result.current.hasEarlier).toBe(false);
+  });
+});
+
+describe("a run followed while the thread is open", () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  /** The `Last-Event-ID` of each connection to the run's event stream, in order (none: 0). */
+  function streamConnections() {
+    const resumedAfter: number[] = [];
+    vi.stubGlobal("fetch", (url: string, init: RequestInit & { headers: Record<string, string> }) => {
+      expect(url).toBe("/api/runs/r1/events");
+      resumedAfter.push(Number(init.headers["Last-Event-ID"] ?? 0));
+      // Open until the page stops following it.
+      return new Promise((_, reject) =>
+        init.signal?.addEventListener("abort", () => reject(new Error("aborted"))),
+      );
+    });
+    return resumedAfter;
+  }
+
+  test("an opened thread resumes its run where the stored point says; a read again replays it", async () => {
+    server.messages = range(1, 3);
+    server.runs = [{ id: "r1", status: "running" }];
+    window.sessionStorage.setItem("ars.run-resume.r1", "7");
+    const resumedAfter = streamConnections();
+    const { result, unmount } = renderHook(() => useThreadChat("t1", () => {}));
+    await waitFor(() => expect(resumedAfter).toEqual([7]));
+
+    // Read again while following (another run is adopted): the read may have begun before
+    // events this page applied and saved as its point, so the run is followed from its start.
+    act(() =>
+      result.current.adoptRun({ id: "r2", status: "running" } as Parameters<
+        typeof result.current.adoptRun
+      >[0]),
+    );
+    await waitFor(() => expect(resumedAfter).toEqual([7, 0]));
+    unmount();
   });
 });

@@ -557,30 +557,65 @@ async fn an_upgraded_database_stores_knowledge_bases_of_its_old_users(
 /// state rules or cover other rows, so they stand on their own.
 #[tokio::test]
 async fn no_index_is_a_leading_part_of_another_on_its_table() {
-    use sqlx::Row;
-
     let (store, dir) = sqlite_upgraded().await;
     drop(store);
     let url = format!("sqlite://{}", dir.path().join("ars.db").display());
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let rows = sqlx::query(
-        "SELECT m.name AS tbl, il.name AS idx, il.\"unique\" AS uniq, il.partial AS partial, \
-         ii.name AS col FROM sqlite_master m, pragma_index_list(m.name) il, \
-         pragma_index_info(il.name) ii WHERE m.type = 'table' ORDER BY tbl, idx, ii.seqno",
+    let columns: Vec<(String, String, bool, String)> = sqlx::query_as(
+        "SELECT m.name, il.name, il.\"unique\" OR il.partial, ii.name \
+         FROM sqlite_master m, pragma_index_list(m.name) il, pragma_index_info(il.name) ii \
+         WHERE m.type = 'table' ORDER BY m.name, il.name, ii.seqno",
     )
     .fetch_all(&pool)
     .await
     .unwrap();
+    assert_no_leading_parts(columns);
+}
+
+/// The same rule on PostgreSQL's schema (skipped without `ARS_TEST_DATABASE_URL`); an index on
+/// an expression stands on its own too.
+#[tokio::test]
+async fn no_index_is_a_leading_part_of_another_on_its_table_on_postgresql() {
+    use ars_store::test_support::{
+        pg_drop_schema, pg_new_schema, pg_open_schema, pg_schema_options, pg_url,
+    };
+    use sqlx::Connection;
+
+    let Some(url) = pg_url() else { return };
+    let schema = pg_new_schema(&url).await;
+    drop(pg_open_schema(&url, &schema).await);
+    let mut conn = sqlx::PgConnection::connect_with(&pg_schema_options(&url, &schema))
+        .await
+        .unwrap();
+    let columns: sqlx::Result<Vec<(String, String, bool, String)>> = sqlx::query_as(
+        "SELECT t.relname::text, i.relname::text, \
+         ix.indisunique OR ix.indpred IS NOT NULL OR ix.indexprs IS NOT NULL, a.attname::text \
+         FROM pg_index ix JOIN pg_class i ON i.oid = ix.indexrelid \
+         JOIN pg_class t ON t.oid = ix.indrelid \
+         JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = current_schema() \
+         CROSS JOIN LATERAL unnest(ix.indkey) WITH ORDINALITY AS k(attnum, ord) \
+         JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum \
+         ORDER BY 1, 2, k.ord",
+    )
+    .fetch_all(&mut conn)
+    .await;
+    conn.close().await.unwrap();
+    pg_drop_schema(&url, &schema).await;
+    assert_no_leading_parts(columns.unwrap());
+}
+
+/// Fails naming every index (of `(table, index, unique or partial, column)` rows, each
+/// index's columns in order) whose columns lead another full index of its table.
+fn assert_no_leading_parts(columns: Vec<(String, String, bool, String)>) {
     // table → index → (unique or partial, its columns in order)
     let mut indexes: BTreeMap<String, BTreeMap<String, (bool, Vec<String>)>> = BTreeMap::new();
-    for row in rows {
-        let special = row.get::<bool, _>("uniq") || row.get::<bool, _>("partial");
+    for (table, index, special, column) in columns {
         let index = indexes
-            .entry(row.get("tbl"))
+            .entry(table)
             .or_default()
-            .entry(row.get("idx"))
+            .entry(index)
             .or_insert_with(|| (special, Vec::new()));
-        index.1.push(row.get("col"));
+        index.1.push(column);
     }
     assert!(indexes["runs"].contains_key("runs_user_created"));
     let mut redundant = Vec::new();

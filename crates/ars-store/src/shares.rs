@@ -159,6 +159,15 @@ pub(crate) struct ShareRow {
     role: String,
 }
 
+impl ShareRow {
+    pub(crate) fn new(user_id: String, role: &str) -> Self {
+        Self {
+            user_id,
+            role: role.to_owned(),
+        }
+    }
+}
+
 /// The row of a shared resource, which becomes its domain type together with its share rows.
 /// (`Send + Sync + Unpin`, as every row is, so the helpers' futures may hold one.)
 pub(crate) trait SharedRow: Sized + Send + Sync + Unpin {
@@ -308,26 +317,43 @@ macro_rules! impl_shares {
             }
 
             /// Writes the share rows of `share` for resource `id`, replacing any it had, inside
-            /// the caller's write transaction.
+            /// the caller's write transaction; answers the rows written (what a read of them
+            /// would answer: see [`Self::commit_written`]).
             async fn replace_shares(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 table: &$crate::shares::ShareTable,
                 id: &str,
                 share: &ars_domain::ShareConfig,
-            ) -> $crate::Result<()> {
+            ) -> $crate::Result<Vec<$crate::shares::ShareRow>> {
                 sqlx::query(table.delete)
                     .bind(id)
                     .execute(&mut *conn)
                     .await?;
+                let mut written = Vec::new();
                 for (user, role) in $crate::shares::share_rows(share) {
+                    let user = user.to_string();
                     sqlx::query(table.insert)
                         .bind(id)
-                        .bind(user.to_string())
+                        .bind(&user)
                         .bind(role)
                         .execute(&mut *conn)
                         .await?;
+                    written.push($crate::shares::ShareRow::new(user, role));
                 }
-                Ok(())
+                Ok(written)
+            }
+
+            /// `row`, as written inside the write transaction `tx` together with exactly the
+            /// share rows `shares` (as [`Self::replace_shares`] answered them: not read back);
+            /// then commits.
+            async fn commit_written<R: $crate::shares::SharedRow>(
+                tx: sqlx::Transaction<'_, $db>,
+                row: R,
+                shares: Vec<$crate::shares::ShareRow>,
+            ) -> $crate::Result<R::Resource> {
+                let resource = row.into_resource(shares)?;
+                tx.commit().await?;
+                Ok(resource)
             }
 
             /// The resource that `sql` (a [`with_shares!`] statement) selects by `id`, read

@@ -136,9 +136,10 @@ macro_rules! impl_agent_store {
                     // Dropping `tx` on any early return rolls the whole write back.
                     let row = row.ok_or($crate::StoreError::NotFound)?;
                     let table = &$crate::agents::queries::AGENT_SHARES;
-                    Self::replace_shares(&mut tx, table, &id.to_string(), &draft.share_config)
-                        .await?;
-                    Self::commit_shared(tx, table, Some(row)).await
+                    let shares =
+                        Self::replace_shares(&mut tx, table, &id.to_string(), &draft.share_config)
+                            .await?;
+                    Self::commit_written(tx, row, shares).await
                 })
                 .await
             }

@@ -42,8 +42,9 @@ macro_rules! impl_mcp_store {
                         .fetch_one(&mut *tx)
                         .await?;
                     let table = &$crate::mcp::queries::MCP_SERVER_SHARES;
-                    Self::replace_shares(&mut tx, table, &id, &fields.share_config).await?;
-                    Self::commit_shared(tx, table, Some(row)).await
+                    let shares =
+                        Self::replace_shares(&mut tx, table, &id, &fields.share_config).await?;
+                    Self::commit_written(tx, row, shares).await
                 })
                 .await
             }
@@ -101,8 +102,9 @@ macro_rules! impl_mcp_store {
                         .await?;
                     let row = row.ok_or($crate::StoreError::NotFound)?;
                     let table = &$crate::mcp::queries::MCP_SERVER_SHARES;
-                    Self::replace_shares(&mut tx, table, &id, &fields.share_config).await?;
-                    Self::commit_shared(tx, table, Some(row)).await
+                    let shares =
+                        Self::replace_shares(&mut tx, table, &id, &fields.share_config).await?;
+                    Self::commit_written(tx, row, shares).await
                 })
                 .await
             }

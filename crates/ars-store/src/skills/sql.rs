@@ -172,8 +172,8 @@ macro_rules! impl_skill_store {
                     .await?;
                     let row = row.ok_or($crate::StoreError::NotFound)?;
                     let table = &$crate::skills::queries::SKILL_SHARES;
-                    Self::replace_shares(&mut tx, table, &id, &share).await?;
-                    Self::commit_shared(tx, table, Some(row)).await
+                    let shares = Self::replace_shares(&mut tx, table, &id, &share).await?;
+                    Self::commit_written(tx, row, shares).await
                 })
                 .await
             }

@@ -85,7 +85,7 @@ impl Tool for Ls {
     );
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: LsArgs = parse_args(args)?;
-        to_json(&ctx.sandbox.list(&ctx.scope, &args.path).await?)
+        to_json(&ctx.sandbox().await?.list(&ctx.scope, &args.path).await?)
     }
 }
 
@@ -115,7 +115,8 @@ impl Tool for ReadFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: ReadArgs = parse_args(args)?;
         let out = ctx
-            .sandbox
+            .sandbox()
+            .await?
             .read(&ctx.scope, &args.path, args.offset, args.limit)
             .await?;
         let mut text = out.content;
@@ -150,7 +151,8 @@ impl Tool for WriteFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: WriteArgs = parse_args(args)?;
         to_json(
-            &ctx.sandbox
+            &ctx.sandbox()
+                .await?
                 .write(&ctx.scope, &args.path, &args.content)
                 .await?,
         )
@@ -182,7 +184,8 @@ impl Tool for EditFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let a: EditArgs = parse_args(args)?;
         to_json(
-            &ctx.sandbox
+            &ctx.sandbox()
+                .await?
                 .edit(
                     &ctx.scope,
                     &a.path,
@@ -215,7 +218,8 @@ impl Tool for Glob {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let a: GlobArgs = parse_args(args)?;
         to_json(
-            &ctx.sandbox
+            &ctx.sandbox()
+                .await?
                 .glob(&ctx.scope, &a.pattern, a.path.as_deref())
                 .await?,
         )
@@ -248,7 +252,8 @@ impl Tool for Grep {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let a: GrepArgs = parse_args(args)?;
         let out = ctx
-            .sandbox
+            .sandbox()
+            .await?
             .grep(&ctx.scope, &a.pattern, a.path.as_deref(), a.glob.as_deref())
             .await?;
         Ok(out.render())
@@ -287,7 +292,8 @@ impl Tool for Execute {
             allow_network: ctx.allow_network,
         };
         let out = ctx
-            .sandbox
+            .sandbox()
+            .await?
             .execute(&ctx.scope, request, ctx.cancel.child_token())
             .await?;
         to_json(&out)

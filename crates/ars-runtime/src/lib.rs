@@ -55,4 +55,6 @@ pub use subagents::{
     SubagentMiddlewareFactory, SubagentRun, SubagentSettings, TASK_TOOLS, allowed_subagents,
     subagent_runs,
 };
-pub use tool::{Tool, ToolContext, ToolError, ToolInfo, ToolRegistry, parse_args, to_json};
+pub use tool::{
+    RunSandbox, Tool, ToolContext, ToolError, ToolInfo, ToolRegistry, parse_args, to_json,
+};

@@ -40,8 +40,8 @@ pub struct RunSetup<'a> {
     pub thread: &'a Thread,
     pub agent: &'a Agent,
     pub context: &'a ResolvedContext,
-    /// The run's sandbox scope (already prepared): the workspace, workdir and Skills
-    /// projection its tools see.
+    /// The run's sandbox scope: the workspace, workdir and Skills projection its tools see.
+    /// Not prepared yet (the run's first tool call prepares it): a directory may be missing.
     pub scope: &'a Scope,
     /// Publishes to the run's event stream, e.g. a warning about a skipped capability.
     pub events: &'a Emitter,

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{RunId, ThreadId, UserId};
-use ars_sandbox::{Sandbox, Scope};
+use ars_sandbox::{Sandbox, SandboxError, Scope};
 
 /// Everything a tool call may use. Cheap to clone.
 #[derive(Clone)]
@@ -25,11 +25,43 @@ pub struct ToolContext {
     pub call_id: String,
     /// The sandbox scope: the root conversation's runtime and workdir.
     pub scope: Scope,
-    pub sandbox: Arc<dyn Sandbox>,
+    /// The sandbox, reached through [`ToolContext::sandbox`].
+    pub sandbox: RunSandbox,
     /// Cancelled when the run is cancelled or times out.
     pub cancel: CancellationToken,
     /// Whether the agent's config lets the shell reach the network.
     pub allow_network: bool,
+}
+
+impl ToolContext {
+    /// The sandbox, with the scope's directories (workspace, workdir) made: the run's first
+    /// call makes them (concurrent calls wait for it; a failure is tried again by the next
+    /// call), so a run that calls no file or shell tool makes none.
+    pub async fn sandbox(&self) -> Result<&dyn Sandbox, SandboxError> {
+        let RunSandbox { sandbox, prepared } = &self.sandbox;
+        prepared
+            .get_or_try_init(|| sandbox.prepare(&self.scope))
+            .await?;
+        Ok(sandbox.as_ref())
+    }
+}
+
+/// The sandbox of one run's tool calls, and whether the run's scope is prepared yet. Clones
+/// share both.
+#[derive(Clone)]
+pub struct RunSandbox {
+    sandbox: Arc<dyn Sandbox>,
+    prepared: Arc<tokio::sync::OnceCell<()>>,
+}
+
+impl RunSandbox {
+    /// `sandbox`, with the run's scope not prepared yet.
+    pub fn new(sandbox: Arc<dyn Sandbox>) -> Self {
+        Self {
+            sandbox,
+            prepared: Arc::default(),
+        }
+    }
 }
 
 /// Why a tool call failed. The message is what the model reads.

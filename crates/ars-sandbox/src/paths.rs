@@ -328,7 +328,17 @@ impl Layout {
                 ),
             });
         }
-        let root = self.open_root(scope.user_id, vpath.root)?;
+        let root = match self.open_root(scope.user_id, vpath.root) {
+            Ok(root) => root,
+            // A root not made yet (its scope is prepared by a run's first tool call) holds
+            // nothing to read.
+            Err(_)
+                if access == Access::Read && !self.root_dir(scope.user_id, vpath.root).exists() =>
+            {
+                return Err(SandboxError::NotFound { path: shown });
+            }
+            Err(err) => return Err(err),
+        };
         let rel = if vpath.rest.is_empty() {
             PathBuf::from(".")
         } else {

@@ -487,7 +487,8 @@ async fn another_users_workspace_is_unreachable() {
 async fn unprepared_scopes_and_malformed_scopes_are_reported() {
     let fx = fixture().await;
     let fresh = Scope::new(ars_domain::UserId::new(), "r", "w").unwrap();
-    let err = fx.sandbox.read(&fresh, "a.txt", 1, None).await.unwrap_err();
+    // A read there finds nothing (below); a write is refused until the scope is prepared.
+    let err = fx.sandbox.write(&fresh, "a.txt", "x").await.unwrap_err();
     assert!(err.to_string().contains("not been prepared"), "{err}");
     let bad = Scope {
         workdir_path: "../../etc".into(),
@@ -499,4 +500,35 @@ async fn unprepared_scopes_and_malformed_scopes_are_reported() {
         fx.sandbox.prepare(&bad).await,
         Err(SandboxError::InvalidScope(_))
     ));
+}
+
+#[tokio::test]
+async fn a_read_in_a_workspace_not_prepared_yet_is_not_found_and_makes_nothing() {
+    let fx = fixture().await;
+    let sb = &fx.sandbox;
+    let fresh = Scope::new(ars_domain::UserId::new(), "fresh-root", "conversations/t2").unwrap();
+    let home = fx.data().join("users").join(fresh.user_id.to_string());
+    for path in [
+        ".",
+        "notes.md",
+        "/home/gem/user-data",
+        "/home/gem/user-data/skills",
+        "/home/gem/skills",
+        "/home/gem/skills/pdf/SKILL.md",
+    ] {
+        let listed = sb.list(&fresh, path).await;
+        assert!(
+            matches!(&listed, Err(SandboxError::NotFound { path: shown }) if !shown.contains("data/users")),
+            "{path}: {listed:?}"
+        );
+        let read = sb.read_bytes(&fresh, path, 1024).await;
+        assert!(
+            matches!(read, Err(SandboxError::NotFound { .. })),
+            "{path}: {read:?}"
+        );
+    }
+    assert!(!home.exists(), "a read made {}", home.display());
+    // A prepared scope of the same user reads as an empty workdir.
+    sb.prepare(&fresh).await.unwrap();
+    assert!(sb.list(&fresh, ".").await.unwrap().entries.is_empty());
 }

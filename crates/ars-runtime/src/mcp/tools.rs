@@ -80,11 +80,15 @@ impl McpTool {
                 (None, None) => format!("{} (", attachment.kind),
             };
             let sep = if what.ends_with('(') { "" } else { ", " };
-            match ctx
-                .sandbox
-                .write_bytes(&ctx.scope, &path, attachment.bytes, WriteMode::Replace)
-                .await
-            {
+            let written = match ctx.sandbox().await {
+                Ok(sandbox) => {
+                    sandbox
+                        .write_bytes(&ctx.scope, &path, attachment.bytes, WriteMode::Replace)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            match written {
                 Ok(written) => lines.push(format!(
                     "[{what}{sep}{size} bytes) saved to {}]",
                     written.entry.path

@@ -23,7 +23,7 @@ use crate::emitter::Emitter;
 use crate::metrics::{self, InGauge};
 use crate::plugin::RunSetup;
 use crate::runs::Slots;
-use crate::tool::ToolContext;
+use crate::tool::{RunSandbox, ToolContext};
 
 /// What stopped the loop future.
 enum Ending {
@@ -323,12 +323,8 @@ impl Runtime {
                 }
             }
         }
+        // Its directories are made by the run's first sandbox tool call (`ToolContext::sandbox`).
         let scope = super::thread_scope(thread).map_err(|e| e.to_string())?;
-        self.inner
-            .sandbox
-            .prepare(&scope)
-            .await
-            .map_err(|e| format!("cannot prepare the workdir: {e}"))?;
 
         let mut system_prompt = context.system_prompt.clone();
         let setup = RunSetup {
@@ -369,7 +365,7 @@ impl Runtime {
                 run_id: run.id,
                 call_id: String::new(),
                 scope,
-                sandbox: Arc::clone(&self.inner.sandbox),
+                sandbox: RunSandbox::new(Arc::clone(&self.inner.sandbox)),
                 cancel: cancel.clone(),
                 allow_network: context.network,
             },

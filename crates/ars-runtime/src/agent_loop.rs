@@ -113,9 +113,9 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
         .messages(thread_id)
         .await
         .map_err(|e| format!("cannot load the thread: {e}"))?;
-    // Everything up to `seen` is in `messages`; what others add to the thread after it (a
+    // Everything up to the cursor is in `messages`; what others add to the thread after it (a
     // steer message, a notice) is read before each model call.
-    let mut seen = history.last().map_or(0, |m| m.seq);
+    let mut cursor = Cursor::at(history.last().map_or(0, |m| m.seq));
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(Message::system(spec.system_prompt.clone()));
     messages.extend(to_model_messages(&history));
@@ -133,7 +133,7 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     let mut invalid_turns = 0;
     for step in 0..spec.limits.max_steps {
         if step > 0 {
-            messages.extend(Box::pin(arrivals(spec, &mut seen)).await?);
+            messages.extend(Box::pin(arrivals(spec, &mut cursor)).await?);
         }
         let request =
             ChatRequest::new(messages.clone()).with_tools(std::sync::Arc::clone(&definitions));
@@ -206,15 +206,16 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
                 arguments: c.arguments.clone(),
             })
             .collect();
-        Box::pin(commit(
+        let answer = Box::pin(commit(
             spec,
             assistant_message(spec, &turn.text, &records, spent),
         ))
         .await?;
+        cursor.wrote(&answer);
         messages.push(turn.to_message());
         if turn.tool_calls.is_empty() {
             // A message sent in while the model answered is answered too, not left behind.
-            let arrived = Box::pin(arrivals(spec, &mut seen)).await?;
+            let arrived = Box::pin(arrivals(spec, &mut cursor)).await?;
             if arrived.is_empty() {
                 return Ok(LoopEnd::Answer(turn.text));
             }
@@ -225,7 +226,13 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
         if let Some(waiting) = awaited(spec, &turn.tool_calls) {
             return Ok(LoopEnd::Waiting(waiting));
         }
-        let (results, any_invalid) = Box::pin(run_and_commit(spec, &turn.tool_calls, None)).await?;
+        let (results, any_invalid) = Box::pin(run_and_commit(
+            spec,
+            &turn.tool_calls,
+            None,
+            Some(&mut cursor),
+        ))
+        .await?;
         messages.extend(results);
         invalid_turns = if any_invalid { invalid_turns + 1 } else { 0 };
         if invalid_turns >= MAX_INVALID_ARGUMENT_TURNS {
@@ -246,21 +253,58 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     )))
 }
 
+/// How far the loop holds its thread: every message up to `seen`. A thread's messages take
+/// consecutive seqs, so while nobody else writes to the thread the loop's own messages take
+/// the seqs right after `seen` and move it on, and there is nothing to read. A message someone
+/// else wrote first (steering, a notice) takes one of those seqs: the loop's next message lands
+/// past it, and the cursor falls `behind` until [`arrivals`] reads the thread again.
+///
+/// A message written after the loop's last own message is read at its next check, or — after
+/// the final answer — not in this run: as before a check that reads, a message that comes in
+/// between the last check and the run's end is in the thread for its next run.
+struct Cursor {
+    seen: i64,
+    behind: bool,
+}
+
+impl Cursor {
+    fn at(seen: i64) -> Self {
+        Self {
+            seen,
+            behind: false,
+        }
+    }
+
+    /// The loop wrote `stored`.
+    fn wrote(&mut self, stored: &StoredMessage) {
+        if !self.behind && stored.seq == self.seen + 1 {
+            self.seen = stored.seq;
+        } else {
+            self.behind = true;
+        }
+    }
+}
+
 /// The messages sent into the run (`steer`: steering, a completion notice for a running parent)
-/// that were added to the thread after `seen`, as model messages in the order they were sent;
-/// moves `seen` past everything read, the loop's own messages included (the loop holds those
-/// already). Anything else written meanwhile (a note for the thread's next run) waits for that
-/// run. Each arrival is announced on the run's stream as the model reads it.
-async fn arrivals(spec: &LoopSpec, seen: &mut i64) -> Result<Vec<Message>, RunFailure> {
+/// that were added to the thread after the cursor, as model messages in the order they were
+/// sent; moves the cursor past everything read, the loop's own messages included (the loop
+/// holds those already). Reads nothing when only the loop wrote since ([`Cursor`]). Anything
+/// else written meanwhile (a note for the thread's next run) waits for that run. Each arrival
+/// is announced on the run's stream as the model reads it.
+async fn arrivals(spec: &LoopSpec, cursor: &mut Cursor) -> Result<Vec<Message>, RunFailure> {
+    if !cursor.behind {
+        return Ok(Vec::new());
+    }
     let after = spec
         .store
-        .messages_after(&spec.tool_ctx.thread_id, *seen)
+        .messages_after(&spec.tool_ctx.thread_id, cursor.seen)
         .await
         .map_err(|e| format!("cannot read the thread: {e}"))?;
+    cursor.behind = false;
     let Some(last) = after.last() else {
         return Ok(Vec::new());
     };
-    *seen = last.seq;
+    cursor.seen = last.seq;
     let mut arrived = Vec::new();
     for message in after {
         if message.steer {
@@ -294,12 +338,13 @@ fn sent_in(m: &StoredMessage) -> Message {
 }
 
 /// Runs `calls` (concurrently, each as `resolutions` decided when given) and commits their
-/// results in call order; answers them as model messages, and whether any call's arguments
-/// were not JSON.
+/// results in call order, moving `cursor` (when the loop holds one) past them; answers them as
+/// model messages, and whether any call's arguments were not JSON.
 async fn run_and_commit(
     spec: &LoopSpec,
     calls: &[ToolCall],
     resolutions: Option<&HashMap<String, Resolution>>,
+    mut cursor: Option<&mut Cursor>,
 ) -> Result<(Vec<Message>, bool), RunFailure> {
     let outcomes = futures::future::join_all(
         calls
@@ -329,7 +374,10 @@ async fn run_and_commit(
             tells: None,
             spent: None,
         };
-        commit(spec, message).await?;
+        let stored = commit(spec, message).await?;
+        if let Some(cursor) = cursor.as_deref_mut() {
+            cursor.wrote(&stored);
+        }
         messages.push(Message::tool(call.id.clone(), content));
     }
     Ok((messages, any_invalid))
@@ -399,7 +447,7 @@ async fn settle(
         .map_err(|e| format!("cannot load the thread: {e}"))?;
     let open = open_turn(&history);
     if !open.is_empty() {
-        run_and_commit(spec, &open, Some(resolutions)).await?;
+        run_and_commit(spec, &open, Some(resolutions), None).await?;
     }
     Ok(())
 }

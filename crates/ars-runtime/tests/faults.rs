@@ -12,9 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::json;
 
-use ars_domain::{
-    AgentContext, Backend, Limits, Message, MessageRole, ModelConfig, Run, RunStatus, Thread,
-};
+use ars_domain::{AgentContext, Backend, Limits, MessageRole, ModelConfig, Run, RunStatus, Thread};
 use ars_events::EventKind;
 use ars_models::{ModelsConfig, OpenAiOptions, ProviderConfig};
 use ars_runtime::RuntimeConfig;
@@ -54,16 +52,6 @@ async fn thread_on(h: &Harness) -> Thread {
     h.thread_of(&agent, &h.caller.clone()).await
 }
 
-async fn assistant_messages(h: &Harness, thread: &Thread) -> Vec<Message> {
-    h.store
-        .messages(&thread.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == MessageRole::Assistant)
-        .collect()
-}
-
 fn error_of(run: &Run) -> &str {
     let error = run.error.as_deref().unwrap_or_else(|| panic!("{run:?}"));
     assert!(!error.contains("model error: model error"), "{error}");
@@ -83,7 +71,7 @@ async fn a_stream_cut_mid_answer_is_asked_again_and_only_the_whole_answer_is_com
     assert_eq!(run.status, RunStatus::Success, "{run:?}");
     assert_eq!(run.output.as_deref(), Some("The answer is 42."));
     assert_eq!(server.requests(), 2);
-    let messages = assistant_messages(&h, &thread).await;
+    let messages = h.messages_in(&thread, MessageRole::Assistant).await;
     let texts: Vec<_> = messages.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(texts, ["The answer is 42."], "one message, not the partial");
 
@@ -129,7 +117,11 @@ async fn a_stream_that_always_breaks_ends_the_run_after_three_attempts_committin
         "the provider `mock` broke the connection before the answer was complete (after 3 attempts)"
     );
     assert_eq!(server.requests(), 3);
-    assert!(assistant_messages(&h, &thread).await.is_empty());
+    assert!(
+        h.messages_in(&thread, MessageRole::Assistant)
+            .await
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -144,7 +136,7 @@ async fn a_malformed_chunk_mid_stream_is_asked_again_like_a_cut() {
     let run = h.finish(&thread, "go").await;
     assert_eq!(run.status, RunStatus::Success, "{run:?}");
     assert_eq!(server.requests(), 2);
-    let messages = assistant_messages(&h, &thread).await;
+    let messages = h.messages_in(&thread, MessageRole::Assistant).await;
     let texts: Vec<_> = messages.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(texts, ["whole"]);
 }

@@ -14,7 +14,7 @@ use ars_domain::{
     AgentContext, Backend, ContextDefaults, Limits, MessageRole, RunStatus, ShareConfig, Visibility,
 };
 use common::delegation::{parent, start_call, sub, sub_with, task};
-use common::{Harness, harness, harness_with, scripted};
+use common::{harness, harness_with, scripted};
 
 #[tokio::test]
 async fn an_empty_allow_list_mounts_every_visible_subagent_including_general_purpose() {
@@ -375,19 +375,8 @@ async fn a_failing_or_timed_out_child_is_reported_and_the_parent_continues() {
     assert!(results[0]["error"].as_str().unwrap().contains("boom"));
     assert_eq!(results[1]["status"], "timeout");
     // Both calls failed, as a reader of the conversation sees them.
-    let calls = tool_messages(&h, &thread).await;
+    let calls = h.messages_in(&thread, MessageRole::Tool).await;
     assert!(calls.iter().all(|m| m.is_error), "{calls:?}");
-}
-
-/// The tool messages of a thread.
-async fn tool_messages(h: &Harness, thread: &ars_domain::Thread) -> Vec<ars_domain::Message> {
-    h.store
-        .messages(&thread.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == MessageRole::Tool)
-        .collect()
 }
 
 #[tokio::test]
@@ -403,7 +392,7 @@ async fn a_subagent_that_cannot_run_says_why_in_the_call_its_run_and_its_last_ev
     let run = h.finish(&thread, "go").await;
     assert_eq!(run.output.as_deref(), Some("carried on"));
     let reason = "no model configured for `general-purpose`";
-    let calls = tool_messages(&h, &thread).await;
+    let calls = h.messages_in(&thread, MessageRole::Tool).await;
     assert_eq!(calls.len(), 2);
     for call in &calls {
         assert!(call.is_error, "a failed call, not a started one: {call:?}");

@@ -11,19 +11,7 @@ use ars_domain::{Limits, MessageRole, RunStatus};
 use ars_runtime::thread_scope;
 use ars_sandbox::SandboxError;
 use common::delegation::{parent, sub, task};
-use common::{Harness, harness};
-
-/// The tool messages of `thread`, as (tool, is_error, content).
-async fn tool_messages(h: &Harness, thread: &ars_domain::Thread) -> Vec<(String, bool, String)> {
-    h.store
-        .messages(&thread.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == MessageRole::Tool)
-        .map(|m| (m.tool_name.unwrap_or_default(), m.is_error, m.content))
-        .collect()
-}
+use common::harness;
 
 #[tokio::test]
 async fn a_run_that_calls_no_sandbox_tool_makes_no_directory() {
@@ -86,12 +74,16 @@ async fn the_first_sandbox_calls_of_a_run_find_the_workdir_made_even_side_by_sid
         .await;
     let run = h.finish(&thread, "go").await;
     assert_eq!(run.status, RunStatus::Success, "{run:?}");
-    let calls = tool_messages(&h, &thread).await;
+    let calls = h.messages_in(&thread, MessageRole::Tool).await;
     assert_eq!(calls.len(), 6, "{calls:?}");
-    for (tool, is_error, content) in &calls {
-        assert!(!is_error, "{tool} failed: {content}");
+    for call in &calls {
+        assert!(
+            !call.is_error,
+            "{:?} failed: {}",
+            call.tool_name, call.content
+        );
     }
-    let (_, _, pwd) = &calls[4];
+    let pwd = &calls[4].content;
     assert!(pwd.contains(thread.workdir_path.as_str()), "{pwd}");
     assert!(run.output.unwrap().contains("alpha"));
     // The directory the calls made is the thread's workdir, kept for its next run.

@@ -252,14 +252,26 @@ impl Harness {
         self.wait(&run).await
     }
 
-    /// The content of every tool message on `thread`, parsed as JSON where it is JSON.
-    pub async fn tool_results(&self, thread: &Thread) -> Vec<Value> {
+    /// The messages of `thread` in `role`, in order.
+    pub async fn messages_in(
+        &self,
+        thread: &Thread,
+        role: ars_domain::MessageRole,
+    ) -> Vec<ars_domain::Message> {
         self.store
             .messages(&thread.id)
             .await
             .unwrap()
             .into_iter()
-            .filter(|m| m.role == ars_domain::MessageRole::Tool)
+            .filter(|m| m.role == role)
+            .collect()
+    }
+
+    /// The content of every tool message on `thread`, parsed as JSON where it is JSON.
+    pub async fn tool_results(&self, thread: &Thread) -> Vec<Value> {
+        self.messages_in(thread, ars_domain::MessageRole::Tool)
+            .await
+            .into_iter()
             .map(|m| serde_json::from_str(&m.content).unwrap_or(Value::String(m.content)))
             .collect()
     }

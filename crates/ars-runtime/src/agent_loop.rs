@@ -755,6 +755,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_cursor_falls_behind_only_when_a_message_it_did_not_write_took_a_seq_among_its_own() {
+        let at = |seq| StoredMessage {
+            seq,
+            ..stored(MessageRole::Tool, "", false)
+        };
+        let mut cursor = Cursor::at(4);
+        cursor.wrote(&at(5));
+        cursor.wrote(&at(6));
+        assert_eq!((cursor.seen, cursor.behind), (6, false));
+        // Seq 7 went to someone else (a steer message): it is read from 6 on.
+        cursor.wrote(&at(8));
+        cursor.wrote(&at(9));
+        assert_eq!((cursor.seen, cursor.behind), (6, true));
+    }
+
     fn calling(ids: &[&str]) -> StoredMessage {
         StoredMessage {
             tool_calls: ids

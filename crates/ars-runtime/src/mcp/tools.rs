@@ -80,15 +80,13 @@ impl McpTool {
                 (None, None) => format!("{} (", attachment.kind),
             };
             let sep = if what.ends_with('(') { "" } else { ", " };
-            let written = match ctx.sandbox().await {
-                Ok(sandbox) => {
-                    sandbox
-                        .write_bytes(&ctx.scope, &path, attachment.bytes, WriteMode::Replace)
-                        .await
-                }
-                Err(e) => Err(e),
+            let written = async {
+                ctx.sandbox()
+                    .await?
+                    .write_bytes(&ctx.scope, &path, attachment.bytes, WriteMode::Replace)
+                    .await
             };
-            match written {
+            match written.await {
                 Ok(written) => lines.push(format!(
                     "[{what}{sep}{size} bytes) saved to {}]",
                     written.entry.path

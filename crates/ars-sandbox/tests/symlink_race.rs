@@ -2,7 +2,8 @@
 //! the scope millions of times (`renameat2(RENAME_EXCHANGE)`, as a shell command in the
 //! sandbox can), the file tools and the file browser's operations (tree, download, upload,
 //! remove) work on paths through it. Nothing may be read from, listed
-//! in, or written to anywhere outside the workspace, whatever the link points at.
+//! in, or written to anywhere outside the workspace, whatever the link points at; nor may
+//! preparing a scope (a run's first tool call) make a directory there.
 
 // Helpers outside `#[test]` functions panic on failure too; that is how tests fail.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -41,17 +42,27 @@ fn swapper(a: PathBuf, b: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHa
 
 /// Every file below `dir`, as (path, content).
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    entries(dir)
+        .into_iter()
+        .filter(|path| path.is_file())
+        .map(|path| {
+            let content = fs::read(&path).unwrap();
+            (path, content)
+        })
+        .collect()
+}
+
+/// Every path below `dir`, directories included (links not followed), sorted.
+fn entries(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(&dir).unwrap() {
             let entry = entry.unwrap();
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() {
+            if entry.file_type().unwrap().is_dir() {
                 stack.push(entry.path());
-            } else if kind.is_file() {
-                out.push((entry.path(), fs::read(entry.path()).unwrap()));
             }
+            out.push(entry.path());
         }
     }
     out.sort();
@@ -230,4 +241,42 @@ async fn race_with_a_link_to_another_users_workspace_never_reaches_it() {
     // race/ → user-data → <user> → users, then into the other user's workspace.
     let target = format!("../../../{}/user-data/victim", other.user_id);
     race(&fx, &target, &theirs).await;
+}
+
+/// A run's first tool call prepares its scope, maybe while another run of the same user swaps
+/// a directory on the way to the new workdir with a link out: the workdir is made inside the
+/// workspace or not at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn preparing_a_scope_through_a_swapped_directory_never_makes_one_outside() {
+    let fx = fixture().await;
+    let host = fx.dir.path().join("host-dir");
+    victim(&host);
+    let before = entries(&host);
+    let race_dir = fx.user_data(fx.scope.user_id).join("race");
+    fs::create_dir_all(race_dir.join("r")).unwrap();
+    symlink(&host, race_dir.join("swap")).unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = swapper(race_dir.join("r"), race_dir.join("swap"), Arc::clone(&stop));
+    let deadline = Instant::now() + RACE_FOR;
+    let (mut prepared, mut i) = (0u64, 0u64);
+    while Instant::now() < deadline {
+        i += 1;
+        let scope =
+            Scope::new(fx.scope.user_id, "root-thread", format!("race/r/t{i}/work")).unwrap();
+        if fx.sandbox.prepare(&scope).await.is_ok() {
+            prepared += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swaps.join().unwrap();
+
+    assert_eq!(
+        entries(&host),
+        before,
+        "a directory was made outside the workspace"
+    );
+    eprintln!("{swaps} swaps, {prepared} of {i} scopes prepared, none outside");
+    assert!(swaps > 1000, "only {swaps} swaps");
+    assert!(prepared > 20, "no scope was ever prepared");
 }

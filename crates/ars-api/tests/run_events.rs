@@ -55,7 +55,15 @@ async fn sse_streams_the_whole_run_in_order_and_ends_after_the_terminal_run_stat
     }
     let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
     assert_eq!(names.first(), Some(&"run_status"));
-    assert_eq!(events[0].data["status"], "pending");
+    // Created with a free slot: it starts running, and says so once.
+    assert_eq!(events[0].data["status"], "running");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.event == "run_status" && e.data["status"] == "running")
+            .count(),
+        1
+    );
     for expected in [
         "tool_call_started",
         "tool_call_finished",
@@ -160,7 +168,7 @@ async fn sse_late_subscriber_after_the_run_finished_gets_everything() {
     assert_eq!(app.wait(&token, &run, 30).await["run"]["status"], "success");
     let (_, late) = app.events(&token, &run, None).await;
     assert_eq!(ids(&late), (1..=late.len() as u64).collect::<Vec<_>>());
-    assert_eq!(late[0].data["status"], "pending");
+    assert_eq!(late[0].data["status"], "running");
     assert_eq!(late.last().unwrap().data["status"], "success");
     let (_, again) = app.events(&token, &run, None).await;
     assert_eq!(late.len(), again.len(), "replay is repeatable");

@@ -41,7 +41,9 @@ async fn run_end_to_end_answers_202_then_succeeds_with_output_usage_and_persiste
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
     let run = &r.body["run"];
-    assert_eq!(run["status"], "pending");
+    // A slot was free: the run is created running, started as it was created.
+    assert_eq!(run["status"], "running");
+    assert_eq!(run["started_at"], run["created_at"]);
     assert_eq!(run["thread_id"], thread.as_str());
     assert_eq!(run["user_id"], alice_id.as_str());
     assert_eq!(run["input"], "write a file");

@@ -179,7 +179,7 @@ async fn regenerate_replaces_the_last_answer_and_the_model_never_sees_the_replac
         )
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
-    assert_eq!(r.body["run"]["status"], "pending");
+    assert_eq!(r.body["run"]["status"], "running");
     assert_eq!(r.body["run"]["input"], "And 3+3?");
     let third = r.body["run"]["id"].as_str().unwrap().to_string();
     assert_eq!(

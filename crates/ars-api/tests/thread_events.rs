@@ -190,14 +190,8 @@ async fn a_background_childs_start_status_changes_and_end_arrive_as_subagent_ent
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(
-        statuses(&seen, "subagent", &child),
-        ["pending", "running", "error"]
-    );
-    assert_eq!(
-        statuses(&seen, "run", &run),
-        ["pending", "running", "success"]
-    );
+    assert_eq!(statuses(&seen, "subagent", &child), ["running", "error"]);
+    assert_eq!(statuses(&seen, "run", &run), ["running", "success"]);
     let end = &seen.last().unwrap().data;
     assert!(
         end["error"]
@@ -395,10 +389,7 @@ async fn a_run_started_on_the_thread_arrives_as_run_entries_until_its_end() {
             m.event == "run" && is_terminal(&m.data["status"])
         })
         .await;
-    assert_eq!(
-        statuses(&seen, "run", &run),
-        ["pending", "running", "success"]
-    );
+    assert_eq!(statuses(&seen, "run", &run), ["running", "success"]);
     let end = &seen.last().unwrap().data;
     let stored = app.get(&format!("/api/runs/{run}"), &token).await;
     assert_eq!(end, &stored.body, "the same shape as GET /api/runs/{{id}}");
@@ -546,14 +537,8 @@ async fn on_redis_a_child_running_on_one_instance_updates_a_stream_opened_on_ano
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(
-        statuses(&seen, "subagent", &child),
-        ["pending", "running", "error"]
-    );
-    assert_eq!(
-        statuses(&seen, "run", &run),
-        ["pending", "running", "success"]
-    );
+    assert_eq!(statuses(&seen, "subagent", &child), ["running", "error"]);
+    assert_eq!(statuses(&seen, "run", &run), ["running", "success"]);
     assert_eq!(
         seen.last().unwrap().data["subagent"]["run_id"],
         child.as_str()

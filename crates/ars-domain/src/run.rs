@@ -126,7 +126,7 @@ impl Run {
     }
 }
 
-/// A run to create (status `pending`).
+/// A run to create: `pending`, or `running` when its executor holds a slot for it already.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewRun {
     pub thread_id: ThreadId,
@@ -144,6 +144,9 @@ pub struct NewRun {
     /// A thread to create with the run, in its transaction (a subagent's new thread: one
     /// commit for the thread, the run and its input).
     pub new_thread: Option<crate::Thread>,
+    /// It starts executing at once (its executor took a free slot for it): created `running`,
+    /// started when created, instead of `pending` and marked running in a commit of its own.
+    pub running: bool,
 }
 
 /// Who executes an active run, and until when that claim holds unless renewed.

@@ -55,6 +55,11 @@ pub trait Runs: Send + Sync {
     /// its own ([`ParentLink::slots`]) sizes it alike.
     fn max_concurrent_runs(&self) -> usize;
 
+    /// Whether `run_id` is known to have started no run (no run has it as its parent run):
+    /// it executes here, was started here rather than resumed, and started none. `false` when
+    /// that is not known — read the store.
+    fn started_no_run(&self, run_id: RunId) -> bool;
+
     /// An owned handle, for tools that act on runs after the setup is gone.
     fn handle(&self) -> Arc<dyn Runs>;
 }
@@ -109,6 +114,27 @@ impl Slots {
     /// Waits for a slot; `None` only if the pool was closed.
     pub(crate) async fn acquire(&self) -> Option<OwnedSemaphorePermit> {
         Arc::clone(&self.0).acquire_owned().await.ok()
+    }
+
+    /// A slot if one is free now and no run waits for one (the pool is first come, first
+    /// served); `None` otherwise.
+    pub(crate) fn try_acquire(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.0).try_acquire_owned().ok()
+    }
+}
+
+/// Where a run executes: the pool it takes its slot from, and the slot itself when its
+/// starter took one already (a run created `running`).
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub pool: Slots,
+    pub held: Option<OwnedSemaphorePermit>,
+}
+
+impl Slot {
+    /// A slot to wait for in `pool`.
+    pub(crate) fn from(pool: Slots) -> Self {
+        Self { pool, held: None }
     }
 }
 

@@ -257,6 +257,7 @@ async fn an_end_left_untold_by_a_stopped_teller_wakes_the_parent_once_from_any_i
             lease: None,
             woken_by: None,
             new_thread: None,
+            running: false,
         })
         .await
         .unwrap();

@@ -25,11 +25,11 @@ fn made(
         .collect()
 }
 
-/// The most commits one delegated turn may cost: the parent's run (created with its input,
-/// marked running, its answer with the call, the call's result, its final answer, its end),
-/// the child's thread and run (created together with its input, marked running, its answer,
-/// its end). Each model answer carries the run's usage in its own commit.
-const MOST_COMMITS_PER_DELEGATION: u64 = 10;
+/// The most commits one delegated turn may cost: the parent's run (created running with its
+/// input, its answer with the call, the call's result, its final answer, its end), the child's
+/// thread and run (created together, running, with its input; its answer, its end). Each model
+/// answer carries the run's usage in its own commit.
+const MOST_COMMITS_PER_DELEGATION: u64 = 8;
 
 #[tokio::test]
 async fn a_delegated_turn_costs_at_most_its_budget_of_commits() {
@@ -59,9 +59,10 @@ async fn a_delegated_turn_costs_at_most_its_budget_of_commits() {
         total <= MOST_COMMITS_PER_DELEGATION,
         "{total} commits: {writes:?}"
     );
-    // The usage of each run is recorded with its answers, the child's thread with its run:
-    // neither has a commit of its own.
+    // The usage of each run is recorded with its answers, the child's thread with its run, and
+    // a run that finds a slot free is created running: none has a commit of its own.
     assert!(!writes.contains_key("set_run_usage"), "{writes:?}");
     assert!(!writes.contains_key("create_thread"), "{writes:?}");
+    assert!(!writes.contains_key("mark_run_running"), "{writes:?}");
     assert_eq!(run.usage.total(), 24, "the parent's two turns");
 }

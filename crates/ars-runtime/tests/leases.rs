@@ -201,6 +201,7 @@ async fn a_crashed_instances_runs_are_reaped_within_the_lease_ttl() {
             }),
             woken_by: None,
             new_thread: None,
+            running: false,
         })
         .await
         .unwrap();

@@ -328,6 +328,7 @@ async fn recover_marks_runs_left_active_as_interrupted() {
             lease: None,
             woken_by: None,
             new_thread: None,
+            running: false,
         })
         .await
         .unwrap();

@@ -46,7 +46,7 @@ async fn start_then_status_shows_progress_then_await_returns_the_result() {
     let started = Instant::now();
     h.finish(&thread, "go").await;
     let results = h.tool_results(&thread).await;
-    assert_eq!(results[0]["status"], "pending");
+    assert_eq!(results[0]["status"], "running");
     assert!(results[0]["run_id"].is_string() && results[0]["thread_id"].is_string());
     assert!(
         started.elapsed() >= Duration::from_millis(600),
@@ -376,6 +376,7 @@ async fn a_background_child_cut_off_by_a_crash_gets_its_notice_at_recovery_and_a
                 lease: None,
                 woken_by: None,
                 new_thread: None,
+                running: false,
             })
             .await
             .unwrap();

@@ -494,3 +494,62 @@ async fn two_tasks_in_one_turn_run_concurrently() {
     let results = h.tool_results(&thread).await;
     assert_ne!(results[0]["thread_id"], results[1]["thread_id"]);
 }
+
+/// The total a run's end tells its thread's followers: its own tokens and, for a parent, its
+/// children's — read for a run that started some, known to be its own for one that started
+/// none.
+#[tokio::test]
+async fn a_runs_told_total_adds_its_childrens_tokens_and_only_theirs() {
+    use ars_events::ThreadEvent;
+    use futures::StreamExt;
+
+    /// The total the end of the run on `thread` told, and the run as it ended.
+    async fn told_end(h: &common::Harness, thread: &ars_domain::Thread) -> (ars_domain::Run, u64) {
+        let mut follow = h.runtime.events().follow_thread(&thread.id).await.unwrap();
+        let run = h.finish(thread, "go").await;
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(5), follow.next())
+                .await
+                .expect("the end is told")
+                .unwrap()
+                .unwrap();
+            if let ThreadEvent::Run {
+                run: told,
+                total_usage,
+            } = event
+                && told.id == run.id
+                && told.status.is_terminal()
+            {
+                return (run, total_usage.total());
+            }
+        }
+    }
+
+    let h = harness().await;
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 2});
+    sub(&h, "helper", json!([{"text": "done", "usage": usage}])).await;
+    let delegating = parent(
+        &h,
+        json!([
+            {"tool_calls": [task("helper", "do it")], "usage": usage},
+            {"text": "thanks", "usage": usage}
+        ]),
+        &[],
+        Some(vec!["helper"]),
+    )
+    .await;
+    let (run, total) = told_end(&h, &delegating).await;
+    assert_eq!(run.usage.total(), 24, "the parent's own two answers");
+    assert_eq!(total, 36, "its own and its child's");
+
+    let alone = parent(
+        &h,
+        json!([{"text": "no help needed", "usage": usage}]),
+        &[],
+        Some(vec!["helper"]),
+    )
+    .await;
+    let (run, total) = told_end(&h, &alone).await;
+    assert_eq!(run.usage.total(), 12);
+    assert_eq!(total, 12, "a run that started none has only its own");
+}

@@ -442,6 +442,7 @@ fn new_run(thread: &Thread, input: &str) -> NewRun {
         lease: None,
         woken_by: None,
         new_thread: None,
+        running: false,
     }
 }
 

@@ -2554,7 +2554,10 @@ export interface components {
             usage: components["schemas"]["Usage"];
             user_id: components["schemas"]["UserId"];
         };
-        /** @description The answer to `POST /api/threads/{id}/runs`: the run, still `pending`. */
+        /**
+         * @description The answer to `POST /api/threads/{id}/runs`: the run, `running` (`pending` while every
+         *     execution slot is taken).
+         */
         RunAccepted: {
             run: components["schemas"]["Run"];
         };

@@ -120,7 +120,8 @@ impl From<Run> for RunView {
     }
 }
 
-/// The answer to `POST /api/threads/{id}/runs`: the run, still `pending`.
+/// The answer to `POST /api/threads/{id}/runs`: the run, `running` (`pending` while every
+/// execution slot is taken).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RunAccepted {
     run: RunView,

@@ -22,7 +22,7 @@ use crate::agent_loop::{LoopEnd, LoopSpec, TreeBudget, UsageBeyond, run_loop};
 use crate::emitter::Emitter;
 use crate::metrics::{self, InGauge};
 use crate::plugin::RunSetup;
-use crate::runs::Slots;
+use crate::runs::Slot;
 use crate::tool::{RunSandbox, ToolContext};
 
 /// What stopped the loop future.
@@ -51,21 +51,22 @@ struct Prepared<'a> {
 /// How a run's task starts: fresh, or resuming after a wait with the decisions on each call.
 pub(super) type Resume = Option<HashMap<String, Resolution>>;
 
-/// One execution of a run: the run, its thread, who it runs for, what cancels it, the pool it
-/// takes a slot from, whether it resumes after a wait, and what publishes its events.
+/// One execution of a run: the run, its thread, who it runs for, what cancels it, its slot (or
+/// the pool it takes one from), whether it resumes after a wait, and what publishes its events.
 pub(super) struct Execution {
     pub run: Run,
     pub thread: Thread,
     pub caller: Caller,
     pub cancel: CancellationToken,
-    pub slots: Slots,
+    pub slot: Slot,
     pub resume: Resume,
     pub emitter: Emitter,
 }
 
 impl Runtime {
-    /// The background part of a run: wait for a slot in `slots`, prepare, loop, record the
-    /// outcome. Runs inside the run's span (`spans::run`), which it completes.
+    /// The background part of a run: wait for a slot (unless it holds one already: it was
+    /// created `running`), prepare, loop, record the outcome. Runs inside the run's span
+    /// (`spans::run`), which it completes.
     ///
     /// A run's task lives as long as the run, most of it waiting inside the loop (on its
     /// model, or on the children it delegated to); thousands wait at once. So the steps
@@ -80,16 +81,22 @@ impl Runtime {
             thread,
             caller,
             cancel,
-            slots,
+            slot,
             resume,
             emitter,
         } = &mut *execution;
-        let pending = InGauge::enter(metrics::RUNS_PENDING);
-        let permit = tokio::select! {
-            permit = slots.acquire() => permit,
-            () = cancel.cancelled() => None,
+        // A run created `running` holds its slot; a `pending` one waits for one.
+        let started = slot.held.is_some();
+        let permit = match slot.held.take() {
+            Some(permit) => Some(permit),
+            None => {
+                let _pending = InGauge::enter(metrics::RUNS_PENDING);
+                tokio::select! {
+                    permit = slot.pool.acquire() => permit,
+                    () = cancel.cancelled() => None,
+                }
+            }
         };
-        drop(pending);
         let driven = match permit {
             None => Driven::Ended(self.cancelled_outcome(run.usage)),
             Some(_permit) => {
@@ -103,7 +110,7 @@ impl Runtime {
                     cancel,
                     usage: &usage,
                 };
-                match Box::pin(self.start(setup, emitter, resume.take())).await {
+                match Box::pin(self.start(setup, started, emitter, resume.take())).await {
                     Err(failure) => Driven::Ended(RunOutcome::failed(failure, run.usage)),
                     Ok(spec) => self.drive(&spec, cancel, &usage).await,
                 }
@@ -112,17 +119,22 @@ impl Runtime {
         Box::pin(self.end(run, thread, driven, emitter)).await
     }
 
-    /// Marks the run running and prepares its loop (boxed, held while the loop runs).
+    /// Marks the run running (unless it was `started`: created running) and prepares its loop
+    /// (boxed, held while the loop runs).
     async fn start(
         &self,
         setup: Prepared<'_>,
+        started: bool,
         emitter: &mut Emitter,
         resume: Resume,
     ) -> Result<Box<LoopSpec>, RunFailure> {
-        if let Ok(running) = self.inner.store.mark_run_running(setup.run.id).await {
-            self.tell_changed(&emitter.feed, &running).await;
+        // A run created running told so as it was launched.
+        if !started {
+            if let Ok(running) = self.inner.store.mark_run_running(setup.run.id).await {
+                self.tell_changed(&emitter.feed, &running).await;
+            }
+            emitter.emit(EventKind::status(RunStatus::Running)).await;
         }
-        emitter.emit(EventKind::status(RunStatus::Running)).await;
         self.prepare(setup, emitter, resume).await.map(Box::new)
     }
 

@@ -33,7 +33,7 @@ use crate::feed::Feed;
 use crate::metrics;
 use crate::models::{ModelSnapshot, ModelSource};
 use crate::plugin::MiddlewareFactory;
-use crate::runs::{ParentLink, Runs, RuntimeError, Slots, StartRun, Waited};
+use crate::runs::{ParentLink, Runs, RuntimeError, Slot, Slots, StartRun, Waited};
 use crate::tool::{ToolInfo, ToolRegistry};
 
 mod control;
@@ -119,6 +119,11 @@ struct ActiveRun {
     /// Its agent's `max_total_tokens` as the run started with it (`Some(None)`: none), once
     /// prepared: what the runs it starts read here instead of from the store.
     tree_limit: Option<Option<u64>>,
+    /// Whether it may have started runs (some may have it as their parent run): set before
+    /// it starts one, and from the outset for a run resumed after a wait (it may have started
+    /// some before, on any instance). A run started here that never started one is known to
+    /// have none without reading the store (`Runs::started_no_run`).
+    may_have_started: bool,
 }
 
 struct Inner {
@@ -345,6 +350,23 @@ impl Runtime {
     /// and executes the run in the background. Answers at once.
     pub async fn start_run(&self, start: StartRun) -> Result<Run, RuntimeError> {
         let store = &self.inner.store;
+        let (cancel_with, slots) = match &start.parent {
+            Some(ParentLink {
+                cancel_with, slots, ..
+            }) => (cancel_with.clone(), slots.clone()),
+            None => (None, None),
+        };
+        if let Some(parent) = &start.parent
+            && let Ok(mut active) = self.inner.active.lock()
+            && let Some(starter) = active.get_mut(&parent.lineage.parent_run_id)
+        {
+            // Before the run exists: nobody may count the starter's runs as none meanwhile.
+            starter.may_have_started = true;
+        }
+        let pool = slots.unwrap_or_else(|| self.inner.slots.clone());
+        // A slot free now is taken before the run is written, so the run is written `running`:
+        // one commit instead of a `pending` one and another once it starts.
+        let held = pool.try_acquire();
         let new = NewRun {
             thread_id: start.thread.id.clone(),
             agent_id: start.thread.agent_id,
@@ -361,37 +383,33 @@ impl Runtime {
                 .as_ref()
                 .is_some_and(|p| p.new_thread)
                 .then(|| start.thread.clone()),
+            running: held.is_some(),
         };
         let run = match store.create_run_with_input(&new, start.replace_from).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
             other => other?.run,
         };
         metrics::run_started();
-        let (cancel_with, slots) = match start.parent {
-            Some(ParentLink {
-                cancel_with, slots, ..
-            }) => (cancel_with, slots),
-            None => (None, None),
-        };
         let cancel = match cancel_with {
             Some(starter) => starter.child_token(),
             None => self.inner.shutdown.child_token(),
         };
-        let slots = slots.unwrap_or_else(|| self.inner.slots.clone());
-        self.launch(run.clone(), start.thread, start.caller, cancel, slots, None)
+        let slot = Slot { pool, held };
+        self.launch(run.clone(), start.thread, start.caller, cancel, slot, None)
             .await;
         Ok(run)
     }
 
-    /// Executes a `pending` run in the background (a new one, or one taken to resume after a
-    /// wait): its `pending` event and feed, its place among the runs executing here, its task.
+    /// Executes a run in the background (a new one, or one taken to resume after a wait): its
+    /// first status event (`pending`, or `running` for one created with its slot) and feed, its
+    /// place among the runs executing here, its task.
     async fn launch(
         &self,
         run: Run,
         thread: Thread,
         caller: ars_domain::Caller,
         cancel: CancellationToken,
-        slots: Slots,
+        slot: Slot,
         resume: execute::Resume,
     ) {
         let feed = self.feed(&run, &thread);
@@ -403,7 +421,7 @@ impl Runtime {
         };
         emitter
             .emit(EventKind::RunStatus {
-                status: RunStatus::Pending,
+                status: run.status,
                 error: None,
                 error_code: None,
                 output: None,
@@ -419,6 +437,7 @@ impl Runtime {
                     cancel: cancel.clone(),
                     done: done_rx,
                     tree_limit: None,
+                    may_have_started: resume.is_some(),
                 },
             );
         }
@@ -431,7 +450,7 @@ impl Runtime {
             thread,
             caller,
             cancel,
-            slots,
+            slot,
             resume,
             emitter,
         });
@@ -705,6 +724,15 @@ impl Runs for Runtime {
 
     fn max_concurrent_runs(&self) -> usize {
         self.inner.config.max_concurrent_runs
+    }
+
+    fn started_no_run(&self, run_id: RunId) -> bool {
+        self.inner
+            .active
+            .lock()
+            .ok()
+            .and_then(|a| a.get(&run_id).map(|r| !r.may_have_started))
+            .unwrap_or(false)
     }
 
     fn handle(&self) -> Arc<dyn Runs> {

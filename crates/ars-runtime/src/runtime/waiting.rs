@@ -86,13 +86,13 @@ impl Runtime {
         )
         .await;
         let cancel = self.inner.shutdown.child_token();
-        let slots = self.inner.slots.clone();
+        let slot = crate::runs::Slot::from(self.inner.slots.clone());
         self.launch(
             run.clone(),
             thread,
             Caller::from(&user),
             cancel,
-            slots,
+            slot,
             Some(resolutions),
         )
         .await;

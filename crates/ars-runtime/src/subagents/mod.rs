@@ -127,10 +127,10 @@ impl MiddlewareFactory for SubagentMiddlewareFactory {
     }
 
     /// A run's children's tokens. A child has no children of its own (subagents do not nest),
-    /// so one level is all there is.
+    /// so one level is all there is; a run known to have started none has none to read.
     async fn usage_beyond(&self, run: &Run, runs: &dyn Runs) -> Result<Usage, StoreError> {
         let mut total = Usage::default();
-        if run.lineage.is_some() {
+        if run.lineage.is_some() || runs.started_no_run(run.id) {
             return Ok(total);
         }
         for child in runs.store().child_runs(run.id).await? {

@@ -28,17 +28,18 @@ macro_rules! executing {
     };
 }
 
-/// Creates a pending run unless the thread already has an active one, in which case nothing is
+/// Creates a run unless the thread already has an active one, in which case nothing is
 /// written and no row returned. `$1`: id; `$2`: thread; `$3`: agent; `$4`: user; `$5`: input;
 /// `$6`: parent run; `$7`: parent tool call; `$8`: now; `$9`: delivery; `$10`, `$11`: lease
-/// owner and expiry; `$12`: the background child whose end it acts on (a wake). `ON CONFLICT`
-/// names the partial unique
-/// index, so a concurrent creator (PostgreSQL waits for it to commit) is a quiet miss rather
-/// than an error.
+/// owner and expiry; `$12`: the background child whose end it acts on (a wake); `$13`: its
+/// status, `pending` or `running`; `$14`: when it started (a running one: now). `ON CONFLICT`
+/// names the partial unique index, so a concurrent creator (PostgreSQL waits for it to commit)
+/// is a quiet miss rather than an error.
 pub(crate) const INSERT_RUN: &str = concat!(
     "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
-     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms, wake_of) \
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12) \
+     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms, wake_of, \
+     started_at) \
+     VALUES ($1, $2, $3, $4, $13, $5, $6, $7, $8, $9, $10, $11, $12, $14) \
      ON CONFLICT (thread_id) WHERE ",
     active!(),
     " DO NOTHING RETURNING ",

@@ -18,8 +18,9 @@ macro_rules! impl_run_store {
                     .into_run()
             }
 
-            /// Inserts `new` as run `id`, `pending`; `None` when the thread already has an
-            /// active run (the one-active-run index refused it).
+            /// Inserts `new` as run `id`, `pending` (or `running`, started `now`, when
+            /// `new.running`); `None` when the thread already has an active run (the
+            /// one-active-run index refused it).
             async fn insert_run(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 id: ars_domain::RunId,
@@ -50,6 +51,12 @@ macro_rules! impl_run_store {
                 .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
                 .bind(new.lease.as_ref().map(|l| l.expires_ms))
                 .bind(new.woken_by.as_ref().map(|n| n.run_id.to_string()))
+                .bind(if new.running {
+                    ars_domain::RunStatus::Running.as_str()
+                } else {
+                    ars_domain::RunStatus::Pending.as_str()
+                })
+                .bind(new.running.then_some(now))
                 .fetch_optional(&mut *conn)
                 .await?)
             }

@@ -142,6 +142,7 @@ pub fn new_run(thread: &Thread, input: &str) -> NewRun {
         lease: None,
         woken_by: None,
         new_thread: None,
+        running: false,
     }
 }
 

@@ -90,6 +90,7 @@ pub async fn check_a_background_childs_end_is_told_once_by_a_message_a_wake_or_t
     let wake = NewRun {
         woken_by: Some(notice(&b, &a_thread)),
         new_thread: None,
+        running: false,
         ..new_run(&parent_thread, "helper finished: 42")
     };
     let woken = store.create_run_with_input(&wake, None).await.unwrap();

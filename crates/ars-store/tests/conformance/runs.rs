@@ -519,6 +519,7 @@ pub async fn check_a_new_thread_is_created_with_its_run_or_not_at_all(store: &dy
     let with_thread = |input: &str, agent: AgentId| NewRun {
         agent_id: agent,
         new_thread: Some(child.clone()),
+        running: false,
         ..new_run(&child, input)
     };
     // A run that cannot be created (an unknown agent) leaves no thread behind.

@@ -129,6 +129,7 @@ conformance!(
     runs::check_new_run_after_finish,
     runs::check_concurrent_create_run_has_one_winner,
     runs::check_mark_run_running,
+    runs::check_a_run_created_running_is_started_as_it_is_created_and_holds_its_thread,
     runs::check_run_usage,
     runs::check_usage_rolls_runs_up_by_day_agent_user_and_model,
     runs::check_a_new_thread_is_created_with_its_run_or_not_at_all,

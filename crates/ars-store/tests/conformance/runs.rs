@@ -170,6 +170,40 @@ pub async fn check_mark_run_running(store: &dyn Store) {
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
 }
 
+pub async fn check_a_run_created_running_is_started_as_it_is_created_and_holds_its_thread(
+    store: &dyn Store,
+) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let running = NewRun {
+        running: true,
+        ..new_run(&thread, "go")
+    };
+    let created = store.create_run_with_input(&running, None).await.unwrap();
+    let run = created.run;
+    assert_eq!(run.status, RunStatus::Running);
+    assert_eq!(run.started_at, Some(run.created_at));
+    assert_eq!(created.input.content, "go");
+    assert_eq!(store.run(run.id).await.unwrap(), Some(run.clone()));
+    // Active like any other: a second run is refused, running or not, and nothing is written.
+    for second in [running.clone(), new_run(&thread, "again")] {
+        let refused = store.create_run_with_input(&second, None).await;
+        assert!(
+            matches!(refused, Err(StoreError::Busy { active }) if active == run.id),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(store.thread_runs(&thread.id).await.unwrap(), [run.clone()]);
+    assert_eq!(store.messages(&thread.id).await.unwrap().len(), 1);
+    // Marking it running changes nothing: it started once, when it was created.
+    assert_eq!(store.mark_run_running(run.id).await.unwrap(), run);
+    let done = finished(store, &run).await;
+    assert_eq!(done.started_at, run.started_at);
+    // The thread is free again; a plain new run is pending, not started.
+    let next = store.create_run(&new_run(&thread, "next")).await.unwrap();
+    assert_eq!((next.status, next.started_at), (RunStatus::Pending, None));
+}
+
 pub async fn check_run_usage(store: &dyn Store) {
     let alice = owner(store, "alice").await;
     let thread = root_thread(store, &alice, "chat").await;

@@ -8,6 +8,8 @@ import {
   EMPTY_TRANSCRIPT,
   fromMessages,
   isSettled,
+  lastAssistantSeq,
+  replayFilter,
   type Transcript,
 } from "./transcript";
 
@@ -233,5 +235,68 @@ describe("a parent woken by its background child", () => {
     ]);
     const card = answered.items.find((i) => i.kind === "notice");
     expect(card).toMatchObject({ notice: { run_id: "child-run", subagent_slug: "late" } });
+  });
+});
+
+describe("a run replayed from its first event over a page that holds part of it", () => {
+  const page = [
+    msg("m1", "user", "hi", { seq: 1 }),
+    msg("m2", "assistant", "", { seq: 2, tool_calls: toolTurn.tool_calls }),
+    msg("m3", "tool", "wrote a.txt", { seq: 3, tool_call_id: "call_0_0", tool_name: "write_file" }),
+    msg("m4", "assistant", "done: wrote a.txt", { seq: 4 }),
+  ];
+  const events = () => {
+    const [started, firstStarted, , toolStarted, toolFinished, , answerStarted, delta1, delta2, , end] =
+      runEvents();
+    return [
+      started!,
+      firstStarted!,
+      ev({ type: "message_completed", message: page[1]! }),
+      toolStarted!,
+      toolFinished!,
+      ev({ type: "message_completed", message: page[2]! }),
+      answerStarted!,
+      delta1!,
+      delta2!,
+      ev({ type: "message_completed", message: page[3]! }),
+      end!,
+    ];
+  };
+  /** Every state the replay passes through, each event through `shows` when given. */
+  const states = (start: Transcript, shows?: (event: RunEvent) => boolean) => {
+    const seen: Transcript[] = [];
+    events().reduce((t, event) => {
+      const next = !shows || shows(event) ? applyEvent(t, event) : t;
+      seen.push(next);
+      return next;
+    }, start);
+    return seen;
+  };
+  const answers = (t: Transcript) => summary(t).filter((s) => s === "assistant:done: wrote a.txt").length;
+
+  test("an answer the page holds is never shown twice, not even while it streams again", () => {
+    const shown = fromMessages(page);
+    expect(lastAssistantSeq(page, "r1")).toBe(4);
+    // Unfiltered, the replayed stream shows a second copy until its commit arrives.
+    expect(Math.max(...states(shown).map(answers))).toBe(2);
+    const filtered = states(shown, replayFilter(lastAssistantSeq(page, "r1")));
+    expect(filtered.map(answers)).toEqual(filtered.map(() => 1));
+    expect(summary(filtered.at(-1)!)).toEqual(summary(shown));
+  });
+
+  test("what the page does not hold yet still streams", () => {
+    const shown = fromMessages(page.slice(0, 2));
+    const filtered = states(shown, replayFilter(lastAssistantSeq(page.slice(0, 2), "r1")));
+    // After the second delta, before the commit: the answer streams.
+    const streaming = filtered[8]!;
+    expect(summary(streaming).at(-1)).toBe("assistant:done: wrote a.txt");
+    expect(isSettled(streaming)).toBe(false);
+    expect(summary(filtered.at(-1)!)).toEqual(summary(fromMessages(page)));
+  });
+
+  test("without a page to replay over, nothing is held back", () => {
+    const shows = replayFilter(undefined);
+    expect(events().every(shows)).toBe(true);
+    expect(lastAssistantSeq(page, "other-run")).toBeUndefined();
   });
 });

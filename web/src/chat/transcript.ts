@@ -323,3 +323,35 @@ export function applyEvent(transcript: Transcript, event: RunEvent): Transcript 
 export function isSettled(transcript: Transcript): boolean {
   return !transcript.items.some((item) => item.kind === "assistant" && item.streaming);
 }
+
+/** The highest seq among run `runId`'s assistant messages in `messages`, if it has any. */
+export function lastAssistantSeq(messages: readonly Message[], runId: string): number | undefined {
+  let last: number | undefined;
+  for (const message of messages) {
+    if (message.run_id === runId && message.role === "assistant")
+      last = Math.max(last ?? message.seq, message.seq);
+  }
+  return last;
+}
+
+/**
+ * For a stream that replays a run from its first event over a page that already holds the run's
+ * assistant messages up to seq `shownUpTo`: whether each event should reach the transcript.
+ * The run's messages commit in order, so while no assistant message at or past `shownUpTo` has
+ * completed in the replay, the one streaming is one the page holds: its start and text are
+ * left out (its `message_completed` then finds it shown), instead of a second copy streaming
+ * beside it until then. Everything else, and everything past the page, goes through.
+ */
+export function replayFilter(shownUpTo: number | undefined): (event: RunEvent) => boolean {
+  let completed = -Infinity;
+  return (event) => {
+    if (shownUpTo === undefined) return true;
+    if (event.type === "message_completed") {
+      if (event.message.role === "assistant") completed = Math.max(completed, event.message.seq);
+      return true;
+    }
+    const streaming =
+      (event.type === "message_started" && event.role === "assistant") || event.type === "message_delta";
+    return !(streaming && completed < shownUpTo);
+  };
+}

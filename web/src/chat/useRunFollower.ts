@@ -10,11 +10,23 @@ import type { RunEvent } from "../api/events";
 import type { Message } from "../api/types";
 import { clearResumePoint, saveResumePoint } from "../sse/resume";
 import { followRun, type StreamEnd } from "../sse/followRun";
-import { applyEvent, EMPTY_TRANSCRIPT, fromMessages, isSettled, type Transcript } from "./transcript";
+import {
+  applyEvent,
+  EMPTY_TRANSCRIPT,
+  fromMessages,
+  isSettled,
+  replayFilter,
+  type Transcript,
+} from "./transcript";
 
 export interface FollowOptions {
   /** Keep the resume point in `sessionStorage` (the main chat does; popups replay). */
   persist: boolean;
+  /**
+   * Following from the run's first event over a page that holds its assistant messages up to
+   * this seq: their replayed streaming is not shown again (`replayFilter`).
+   */
+  shownUpTo?: number;
   onEvent?: (event: RunEvent) => void;
   onEnd?: (end: StreamEnd) => void;
 }
@@ -46,13 +58,14 @@ export function useRunFollower() {
       stop();
       const controller = new AbortController();
       follower.current = controller;
+      const shows = replayFilter(after === 0 ? options.shownUpTo : undefined);
       void followRun({
         runId,
         after,
         token: () => session.token(),
         signal: controller.signal,
         onEvent(event) {
-          setTranscript(applyEvent(current.current, event));
+          if (shows(event)) setTranscript(applyEvent(current.current, event));
           if (options.persist && isSettled(current.current)) saveResumePoint(runId, event.id);
           options.onEvent?.(event);
         },

@@ -19,7 +19,7 @@ import {
   prependTranscript,
   type MessagePages,
 } from "./pages";
-import { addCommitted, addUserInput, truncateAtLastUser } from "./transcript";
+import { addCommitted, addUserInput, lastAssistantSeq, truncateAtLastUser } from "./transcript";
 import { useRunFollower } from "./useRunFollower";
 
 export interface RunState {
@@ -121,9 +121,10 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   }, []);
 
   const attach = useCallback(
-    (runId: string, after: number) => {
+    (runId: string, after: number, shownUpTo?: number) => {
       follow(runId, after, {
         persist: true,
+        shownUpTo,
         onEvent(event) {
           if (event.type === "usage") {
             setUsage({ runId, own: event.usage, total: null });
@@ -168,7 +169,10 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
       // A run that already failed says why, as if it had been watched; a cancel the user chose
       // is not a failure.
       if (last?.error && last.status !== "cancelled") showRunEnd(last);
-      if (last && !isTerminalStatus(last.status)) attach(last.id, resume ? loadResumePoint(last.id) : 0);
+      if (last && !isTerminalStatus(last.status)) {
+        // From its first event, the run replays what this read already shows.
+        attach(last.id, resume ? loadResumePoint(last.id) : 0, lastAssistantSeq(messages, last.id));
+      }
     },
     [reset, attach, loadTotal, showRunEnd],
   );

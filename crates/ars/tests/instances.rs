@@ -452,14 +452,12 @@ async fn a_thread_stream_on_one_instance_follows_a_child_running_on_another_to_i
     };
     let (_, notice) = seen.last().unwrap();
     let child = notice["subagent"]["run_id"].as_str().unwrap();
+    // Slots were free: each run is created running.
     assert_eq!(
         statuses("subagent", "run_id", child),
-        ["pending", "running", "success"]
+        ["running", "success"]
     );
-    assert_eq!(
-        statuses("run", "id", &parent),
-        ["pending", "running", "success"]
-    );
+    assert_eq!(statuses("run", "id", &parent), ["running", "success"]);
     assert_eq!(notice["message"]["notice"]["run_id"], child);
     assert_eq!(notice["subagent"]["output"], "helped");
     // What the stream said is what either instance now answers.

@@ -193,7 +193,10 @@ pub async fn check_a_run_created_running_is_started_as_it_is_created_and_holds_i
             "{refused:?}"
         );
     }
-    assert_eq!(store.thread_runs(&thread.id).await.unwrap(), [run.clone()]);
+    assert_eq!(
+        store.thread_runs(&thread.id).await.unwrap(),
+        std::slice::from_ref(&run)
+    );
     assert_eq!(store.messages(&thread.id).await.unwrap().len(), 1);
     // Marking it running changes nothing: it started once, when it was created.
     assert_eq!(store.mark_run_running(run.id).await.unwrap(), run);

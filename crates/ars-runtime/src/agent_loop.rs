@@ -63,6 +63,9 @@ pub struct LoopSpec {
     pub agent_slug: String,
     /// When the run resumes after waiting: the decision on each call it waited on, by call id.
     pub resume: Option<HashMap<String, Resolution>>,
+    /// The thread's messages when they were known as the run began (its input alone, the
+    /// thread's first message); read from the store when not.
+    pub history: Option<Vec<StoredMessage>>,
     /// The budget of the run's tree (`limits.max_total_tokens`, for a subagent the lower of its
     /// own and what its parent's left it), checked after each model call.
     pub budget: Option<TreeBudget>,
@@ -108,11 +111,14 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     if let Some(resolutions) = &spec.resume {
         Box::pin(settle(spec, resolutions)).await?;
     }
-    let history = spec
-        .store
-        .messages(thread_id)
-        .await
-        .map_err(|e| format!("cannot load the thread: {e}"))?;
+    let history = match &spec.history {
+        Some(known) => known.clone(),
+        None => spec
+            .store
+            .messages(thread_id)
+            .await
+            .map_err(|e| format!("cannot load the thread: {e}"))?,
+    };
     // Everything up to the cursor is in `messages`; what others add to the thread after it (a
     // steer message, a notice) is read before each model call.
     let mut cursor = Cursor::at(history.last().map_or(0, |m| m.seq));

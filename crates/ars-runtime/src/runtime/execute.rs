@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
-    Agent, Caller, ModelConfig, Resolution, ResolvedContext, Run, RunErrorCode, RunFailure,
-    RunOutcome, RunStatus, Thread, Usage, Waiting,
+    Agent, Caller, Message, ModelConfig, Resolution, ResolvedContext, Run, RunErrorCode,
+    RunFailure, RunOutcome, RunStatus, Thread, Usage, Waiting,
 };
 use ars_events::EventKind;
 use ars_models::ChatModel;
@@ -48,18 +48,25 @@ struct Prepared<'a> {
     usage: &'a Arc<Mutex<Usage>>,
 }
 
-/// How a run's task starts: fresh, or resuming after a wait with the decisions on each call.
-pub(super) type Resume = Option<HashMap<String, Resolution>>;
+/// How a run's task begins.
+pub(super) enum Begin {
+    /// A new run. `history`: its thread's messages when they are known without reading them —
+    /// its input alone, when that is the thread's first message (a new chat, a subagent's new
+    /// thread).
+    New { history: Option<Vec<Message>> },
+    /// Resuming after a wait, with the decision on each call it waited on.
+    Resume(HashMap<String, Resolution>),
+}
 
 /// One execution of a run: the run, its thread, who it runs for, what cancels it, its slot (or
-/// the pool it takes one from), whether it resumes after a wait, and what publishes its events.
+/// the pool it takes one from), how it begins, and what publishes its events.
 pub(super) struct Execution {
     pub run: Run,
     pub thread: Thread,
     pub caller: Caller,
     pub cancel: CancellationToken,
     pub slot: Slot,
-    pub resume: Resume,
+    pub begin: Begin,
     pub emitter: Emitter,
 }
 
@@ -82,7 +89,7 @@ impl Runtime {
             caller,
             cancel,
             slot,
-            resume,
+            begin,
             emitter,
         } = &mut *execution;
         // A run created `running` holds its slot; a `pending` one waits for one.
@@ -110,7 +117,8 @@ impl Runtime {
                     cancel,
                     usage: &usage,
                 };
-                match Box::pin(self.start(setup, started, emitter, resume.take())).await {
+                let begin = std::mem::replace(begin, Begin::New { history: None });
+                match Box::pin(self.start(setup, started, emitter, begin)).await {
                     Err(failure) => Driven::Ended(RunOutcome::failed(failure, run.usage)),
                     Ok(spec) => self.drive(&spec, cancel, &usage).await,
                 }
@@ -126,7 +134,7 @@ impl Runtime {
         setup: Prepared<'_>,
         started: bool,
         emitter: &mut Emitter,
-        resume: Resume,
+        begin: Begin,
     ) -> Result<Box<LoopSpec>, RunFailure> {
         // A run created running told so as it was launched.
         if !started {
@@ -135,7 +143,7 @@ impl Runtime {
             }
             emitter.emit(EventKind::status(RunStatus::Running)).await;
         }
-        self.prepare(setup, emitter, resume).await.map(Box::new)
+        self.prepare(setup, emitter, begin).await.map(Box::new)
     }
 
     /// Records where driving the run left it: its end (once, by whoever writes it), or that it
@@ -298,7 +306,7 @@ impl Runtime {
         &self,
         setup: Prepared<'_>,
         emitter: &mut Emitter,
-        resume: Resume,
+        begin: Begin,
     ) -> Result<LoopSpec, RunFailure> {
         let Prepared {
             run,
@@ -385,7 +393,14 @@ impl Runtime {
             retry: self.inner.config.stream_retry.clone(),
             approvals: context.approvals.clone(),
             agent_slug: agent.slug.clone(),
-            resume,
+            history: match &begin {
+                Begin::New { history } => history.clone(),
+                Begin::Resume(_) => None,
+            },
+            resume: match begin {
+                Begin::Resume(resolutions) => Some(resolutions),
+                Begin::New { .. } => None,
+            },
             budget: self.tree_budget(run, &context).await,
         })
     }

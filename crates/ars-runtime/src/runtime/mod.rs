@@ -385,17 +385,21 @@ impl Runtime {
                 .then(|| start.thread.clone()),
             running: held.is_some(),
         };
-        let run = match store.create_run_with_input(&new, start.replace_from).await {
+        let created = match store.create_run_with_input(&new, start.replace_from).await {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
-            other => other?.run,
+            other => other?,
         };
+        let run = created.run;
+        // Messages take seqs from 1: an input at 1 is all its thread holds.
+        let history = (created.input.seq == 1).then(|| vec![created.input]);
         metrics::run_started();
         let cancel = match cancel_with {
             Some(starter) => starter.child_token(),
             None => self.inner.shutdown.child_token(),
         };
         let slot = Slot { pool, held };
-        self.launch(run.clone(), start.thread, start.caller, cancel, slot, None)
+        let begin = execute::Begin::New { history };
+        self.launch(run.clone(), start.thread, start.caller, cancel, slot, begin)
             .await;
         Ok(run)
     }
@@ -410,7 +414,7 @@ impl Runtime {
         caller: ars_domain::Caller,
         cancel: CancellationToken,
         slot: Slot,
-        resume: execute::Resume,
+        begin: execute::Begin,
     ) {
         let feed = self.feed(&run, &thread);
         let emitter = Emitter {
@@ -437,7 +441,7 @@ impl Runtime {
                     cancel: cancel.clone(),
                     done: done_rx,
                     tree_limit: None,
-                    may_have_started: resume.is_some(),
+                    may_have_started: matches!(begin, execute::Begin::Resume(_)),
                 },
             );
         }
@@ -451,7 +455,7 @@ impl Runtime {
             caller,
             cancel,
             slot,
-            resume,
+            begin,
             emitter,
         });
         tokio::spawn(

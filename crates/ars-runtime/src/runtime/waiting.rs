@@ -93,7 +93,7 @@ impl Runtime {
             Caller::from(&user),
             cancel,
             slot,
-            Some(resolutions),
+            super::execute::Begin::Resume(resolutions),
         )
         .await;
         Ok(run)

@@ -7,10 +7,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use serde_json::json;
-
 use ars_domain::RunStatus;
-use common::delegation::{parent, sub, task};
+use common::delegation::counted_delegation;
 use common::harness;
 
 /// The writes made between `before` and `after`, by operation.
@@ -34,18 +32,7 @@ const MOST_COMMITS_PER_DELEGATION: u64 = 8;
 #[tokio::test]
 async fn a_delegated_turn_costs_at_most_its_budget_of_commits() {
     let h = harness().await;
-    let usage = json!({"prompt_tokens": 10, "completion_tokens": 2});
-    sub(&h, "helper", json!([{"text": "done", "usage": usage}])).await;
-    let thread = parent(
-        &h,
-        json!([
-            {"tool_calls": [task("helper", "do it")], "usage": usage},
-            {"text": "thanks", "usage": usage}
-        ]),
-        &[],
-        Some(vec!["helper"]),
-    )
-    .await;
+    let thread = counted_delegation(&h).await;
     // Warm: the first run prepares the workdir and loads what is cached.
     assert_eq!(h.finish(&thread, "first").await.status, RunStatus::Success);
 

@@ -526,25 +526,14 @@ async fn a_runs_told_total_adds_its_childrens_tokens_and_only_theirs() {
     }
 
     let h = harness().await;
-    let usage = json!({"prompt_tokens": 10, "completion_tokens": 2});
-    sub(&h, "helper", json!([{"text": "done", "usage": usage}])).await;
-    let delegating = parent(
-        &h,
-        json!([
-            {"tool_calls": [task("helper", "do it")], "usage": usage},
-            {"text": "thanks", "usage": usage}
-        ]),
-        &[],
-        Some(vec!["helper"]),
-    )
-    .await;
+    let delegating = common::delegation::counted_delegation(&h).await;
     let (run, total) = told_end(&h, &delegating).await;
     assert_eq!(run.usage.total(), 24, "the parent's own two answers");
     assert_eq!(total, 36, "its own and its child's");
 
     let alone = parent(
         &h,
-        json!([{"text": "no help needed", "usage": usage}]),
+        json!([{"text": "no help needed", "usage": common::delegation::answer_usage()}]),
         &[],
         Some(vec!["helper"]),
     )

@@ -55,3 +55,25 @@ pub fn task(slug: &str, description: &str) -> Value {
 pub fn start_call(slug: &str, description: &str) -> Value {
     json!({"name": "subagent_start", "arguments": {"description": description, "subagent_slug": slug}})
 }
+
+/// The tokens each answer of [`counted_delegation`] reports: 12.
+pub fn answer_usage() -> Value {
+    json!({"prompt_tokens": 10, "completion_tokens": 2})
+}
+
+/// A subagent `helper` that answers "done", and the thread of a parent that delegates one
+/// `task` to it and then answers "thanks"; every answer reports [`answer_usage`].
+pub async fn counted_delegation(h: &Harness) -> ars_domain::Thread {
+    let usage = answer_usage();
+    sub(h, "helper", json!([{"text": "done", "usage": usage}])).await;
+    parent(
+        h,
+        json!([
+            {"tool_calls": [task("helper", "do it")], "usage": usage},
+            {"text": "thanks", "usage": usage}
+        ]),
+        &[],
+        Some(vec!["helper"]),
+    )
+    .await
+}

@@ -15,6 +15,8 @@ const server = vi.hoisted(() => ({
   messages: [] as Message[],
   queries: [] as Query[],
   runs: [] as { id: string; status: string }[],
+  /** While set, reads wait for it: a read in flight. */
+  gate: null as Promise<void> | null,
 }));
 
 vi.mock("../api", () => {
@@ -29,6 +31,7 @@ vi.mock("../api", () => {
     unwrap: async (request: Promise<{ data: unknown }>) => (await request).data,
     api: {
       GET: async (path: string, options: { params: { query?: Query } }) => {
+        await server.gate;
         if (path === "/api/threads/{id}/runs") return { data: server.runs };
         if (path !== "/api/threads/{id}/messages") throw new Error(`unexpected GET ${path}`);
         const query = options.params.query ?? {};
@@ -62,6 +65,7 @@ beforeEach(() => {
   server.messages = [];
   server.queries = [];
   server.runs = [];
+  server.gate = null;
   window.sessionStorage.clear();
 });
 
@@ -144,6 +148,41 @@ describe("a run followed while the thread is open", () => {
       >[0]),
     );
     await waitFor(() => expect(resumedAfter).toEqual([7, 0]));
+    unmount();
+  });
+
+  /** Opens thread `t1` with its first read held until `open()`, the run `named` meanwhile. */
+  async function namedDuringTheFirstRead(named: string) {
+    server.messages = range(1, 3);
+    server.runs = [{ id: "r1", status: "running" }];
+    let open!: () => void;
+    server.gate = new Promise((resolve) => (open = resolve));
+    const resumedAfter = streamConnections();
+    const hook = renderHook(() => useThreadChat("t1", () => {}));
+    act(() =>
+      hook.result.current.adoptRun({ id: named, status: "running" } as Parameters<
+        typeof hook.result.current.adoptRun
+      >[0]),
+    );
+    open();
+    await waitFor(() => expect(hook.result.current.loading).toBe(false));
+    return { ...hook, resumedAfter };
+  }
+
+  test("a run the thread's stream names while the first read is in flight is not read again", async () => {
+    const { resumedAfter, unmount } = await namedDuringTheFirstRead("r1");
+    await waitFor(() => expect(resumedAfter).toEqual([0]));
+    // Give a second read the time it would take: there is none.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.queries).toHaveLength(1);
+    expect(resumedAfter).toEqual([0]);
+    unmount();
+  });
+
+  test("a run named during the first read that the read did not find is read again for", async () => {
+    const { resumedAfter, unmount } = await namedDuringTheFirstRead("r2");
+    await waitFor(() => expect(server.queries).toHaveLength(2));
+    await waitFor(() => expect(resumedAfter).toEqual([0, 0]));
     unmount();
   });
 });

@@ -187,16 +187,35 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
     };
   }, [show]);
 
+  /**
+   * While the opened thread's first read is in flight: the runs adopted meanwhile (the thread's
+   * stream may name its active run before the read answers), checked against what it read.
+   */
+  const firstRead = useRef<{ adopted: Set<string> } | null>(null);
+
   useEffect(() => {
     stop();
     reset([]);
     pages.current = NO_MESSAGES;
     if (!threadId) return;
     let live = true;
+    const reading = { adopted: new Set<string>() };
+    firstRead.current = reading;
     loadThread(threadId)
-      .then((loaded) => live && show(loaded, true))
+      .then((loaded) => {
+        if (!live) return;
+        firstRead.current = null;
+        show(loaded, true);
+        // A run adopted while the read was in flight that it did not find as the latest began
+        // after it: read again for it.
+        reading.adopted.delete(loaded.latest?.id ?? "");
+        if (reading.adopted.size > 0) reloadThread.current();
+      })
       .catch((failure: unknown) => live && setError(errorMessage(failure)))
-      .finally(() => live && setLoading(false));
+      .finally(() => {
+        if (firstRead.current === reading) firstRead.current = null;
+        if (live) setLoading(false);
+      });
     return () => {
       live = false;
       stop();
@@ -315,7 +334,9 @@ export function useThreadChat(threadId: string | undefined, onActivity: () => vo
   const adoptRun = useCallback(
     (other: RunDetail) => {
       if (isTerminalStatus(other.status) || other.id === run?.id) return;
-      reloadThread.current();
+      // The first read, still in flight, may show it already: decided when it answers.
+      if (firstRead.current) firstRead.current.adopted.add(other.id);
+      else reloadThread.current();
     },
     [run?.id],
   );

@@ -133,7 +133,7 @@ pub(crate) struct Slot {
 
 impl Slot {
     /// A slot to wait for in `pool`.
-    pub(crate) fn from(pool: Slots) -> Self {
+    pub(crate) fn waiting(pool: Slots) -> Self {
         Self { pool, held: None }
     }
 }

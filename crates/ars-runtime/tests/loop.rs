@@ -354,3 +354,21 @@ fn the_base_context_grants_exactly_the_builtin_tools_but_ask_user() {
     expected.sort();
     assert_eq!(names, expected);
 }
+
+#[tokio::test]
+async fn a_run_on_a_new_thread_begins_from_its_input_and_a_later_run_reads_the_history() {
+    let h = harness().await;
+    let thread = h
+        .thread(
+            json!([{"text": "{{user_turns}} turns, last: {{input}}"}]),
+            &[],
+            Limits::default(),
+        )
+        .await;
+    // The input is the thread's first message: the history is that input alone.
+    let first = h.finish(&thread, "one").await;
+    assert_eq!(first.output.as_deref(), Some("1 turns, last: one"));
+    // The thread holds more now: the run reads it, the earlier turn included.
+    let second = h.finish(&thread, "two").await;
+    assert_eq!(second.output.as_deref(), Some("2 turns, last: two"));
+}

@@ -315,6 +315,10 @@ impl Runtime {
             cancel,
             usage,
         } = setup;
+        let (history, resume) = match begin {
+            Begin::New { history } => (history, None),
+            Begin::Resume(resolutions) => (None, Some(resolutions)),
+        };
         let store = &self.inner.store;
         let agent: Agent = store
             .agent(thread.agent_id)
@@ -393,14 +397,8 @@ impl Runtime {
             retry: self.inner.config.stream_retry.clone(),
             approvals: context.approvals.clone(),
             agent_slug: agent.slug.clone(),
-            history: match &begin {
-                Begin::New { history } => history.clone(),
-                Begin::Resume(_) => None,
-            },
-            resume: match begin {
-                Begin::Resume(resolutions) => Some(resolutions),
-                Begin::New { .. } => None,
-            },
+            history,
+            resume,
             budget: self.tree_budget(run, &context).await,
         })
     }

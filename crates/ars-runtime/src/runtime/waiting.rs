@@ -86,7 +86,7 @@ impl Runtime {
         )
         .await;
         let cancel = self.inner.shutdown.child_token();
-        let slot = crate::runs::Slot::from(self.inner.slots.clone());
+        let slot = crate::runs::Slot::waiting(self.inner.slots.clone());
         self.launch(
             run.clone(),
             thread,

@@ -152,6 +152,13 @@ impl PgStore {
     /// The UTC day of a `timestamptz`.
     const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_POSTGRES;
 
+    /// None: PostgreSQL runs one statement per query with binds, and an append must take the
+    /// thread's row lock before it reads the next seq.
+    const APPEND_MESSAGE_AT_ONCE: Option<&'static str> = None;
+
+    /// None, for the same reasons.
+    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<&'static str> = None;
+
     /// PostgreSQL's text of a statement the two databases spell differently.
     fn dialect(statement: &crate::shares::Dialects) -> &'static str {
         statement.postgres

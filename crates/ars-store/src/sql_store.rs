@@ -13,6 +13,9 @@
 //! - `CLAIM_KB_DOCUMENT`, its variant of the claim query, and `USAGE_ROWS`, of the usage
 //!   roll-up (the day of a timestamp); `dialect`, its text of a statement written for both
 //!   ([`crate::shares::Dialects`]: a shared resource read with its shares, as JSON);
+//! - `APPEND_MESSAGE_AT_ONCE` and `CREATE_RUN_WITH_INPUT_AT_ONCE`: `Some` query that does the
+//!   whole write in one round trip (SQLite: several statements in one query), or `None` for
+//!   the statement-by-statement path;
 //! - `Clone`, cheaply (pools and `Arc`s).
 //!
 //! **Invariant:** every write runs through `write` on the connection it is given (SQLite: the

@@ -212,6 +212,15 @@ impl SqliteStore {
     /// RFC 3339 text: the day is its first ten characters.
     const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_SQLITE;
 
+    /// Several statements in one query: one round trip to the writer's connection for the
+    /// commonest write instead of three.
+    const APPEND_MESSAGE_AT_ONCE: Option<&'static str> =
+        Some(crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE);
+
+    /// The same for a run and its input: one round trip instead of four.
+    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<&'static str> =
+        Some(crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE);
+
     /// SQLite's text of a statement the two databases spell differently.
     fn dialect(statement: &crate::shares::Dialects) -> &'static str {
         statement.sqlite

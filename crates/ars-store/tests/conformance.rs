@@ -131,6 +131,7 @@ conformance!(
     runs::check_mark_run_running,
     runs::check_a_run_created_running_is_started_as_it_is_created_and_holds_its_thread,
     runs::check_run_usage,
+    runs::check_a_message_carries_its_runs_spend_and_a_refused_one_writes_nothing,
     runs::check_usage_rolls_runs_up_by_day_agent_user_and_model,
     runs::check_a_new_thread_is_created_with_its_run_or_not_at_all,
     runs::check_finish_run_first_writer_wins,

@@ -1,6 +1,8 @@
 //! The statements of conversations (threads and their messages), written once for both
 //! databases (`$N` placeholders: see the crate docs).
 
+use crate::runs::queries::active;
+
 // Threads.
 
 /// The thread columns, in [`super::rows::ThreadRow`] order.
@@ -76,6 +78,9 @@ pub(crate) const RENAME_THREAD: &str = concat!(
 /// same statement.
 pub(crate) const DELETE_THREAD: &str = "DELETE FROM threads WHERE id = $1";
 
+/// A row when thread `$1` exists.
+pub(crate) const THREAD_EXISTS: &str = "SELECT id FROM threads WHERE id = $1";
+
 /// `$1`: the thread; `$2`: now. Inside `append_message`'s transaction this also locks the thread
 /// row (PostgreSQL), so appends to one thread take their turns.
 pub(crate) const TOUCH_THREAD: &str = "UPDATE threads SET updated_at = $2 WHERE id = $1";
@@ -89,6 +94,7 @@ macro_rules! message_insert_columns {
          is_error, notice, steer, created_at"
     };
 }
+pub(crate) use message_insert_columns;
 
 /// The message columns, in [`super::rows::MessageRow`] order.
 macro_rules! message_columns {
@@ -96,6 +102,7 @@ macro_rules! message_columns {
         concat!(message_insert_columns!(), ", replaced_by_run_id")
     };
 }
+pub(crate) use message_columns;
 
 /// Appends a message at the thread's next seq (previous maximum + 1, from 1, replaced messages
 /// counted too). `$1`: id; `$2`: thread; `$3`: run; `$4`: role; `$5`: content; `$6`: tool
@@ -107,6 +114,30 @@ pub(crate) const APPEND_MESSAGE: &str = concat!(
     message_insert_columns!(),
     ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
      FROM messages WHERE thread_id = $2 RETURNING ",
+    message_columns!()
+);
+
+/// `append_message` as one round trip to SQLite's writer connection, for a message that tells
+/// no parent of a child's end: three statements that run together inside the write's
+/// transaction. The run's usage, when the message carries it (`$16`); the thread's
+/// `updated_at`; the message at the thread's next seq, written only while its thread exists
+/// and its run (if it has one) is active — no row returned means one of those is not so, and
+/// the caller rolls the transaction back. `$1`–`$12` as in [`APPEND_MESSAGE`]; `$13`, `$14`:
+/// prompt and completion tokens; `$15`: the model. SQLite's one writer holds the write lock
+/// for the whole transaction, so the order PostgreSQL needs (the thread's row lock before the
+/// seq is read) does not matter here, and neither can the run end in between.
+pub(crate) const APPEND_MESSAGE_AT_ONCE_SQLITE: &str = concat!(
+    "UPDATE runs SET prompt_tokens = $13, completion_tokens = $14, model = COALESCE($15, model) \
+     WHERE $16 AND id = $3 AND ",
+    active!(),
+    "; UPDATE threads SET updated_at = $12 WHERE id = $2; INSERT INTO messages (",
+    message_insert_columns!(),
+    ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $2), \
+     $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+     WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) \
+     AND ($3 IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = $3 AND ",
+    active!(),
+    ")) RETURNING ",
     message_columns!()
 );
 

@@ -32,6 +32,62 @@ macro_rules! impl_conversation_store {
                 .into_thread()
             }
 
+            /// Appends `message` (which tells no parent anything) with `sql`, the store's
+            /// [`APPEND_MESSAGE_AT_ONCE`](crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE):
+            /// the run's usage, the thread's `updated_at` and the message in one query. No row
+            /// back means the thread is gone or the run is not active; which, is read before
+            /// the caller's transaction is rolled back.
+            async fn append_at_once(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                sql: &'static str,
+                message: &ars_domain::NewMessage,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<ars_domain::Message> {
+                let spent = message.spent.as_ref();
+                let tokens = |pick: fn(&ars_domain::Usage) -> u64| {
+                    spent
+                        .map(|spent| $crate::runs::rows::stored_tokens(pick(&spent.usage)))
+                        .transpose()
+                };
+                let row = sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(sql)
+                    .bind(ars_domain::MessageId::new().to_string())
+                    .bind(message.thread_id.as_str())
+                    .bind(message.run_id.map(|id| id.to_string()))
+                    .bind(message.role.as_str())
+                    .bind(&message.content)
+                    .bind(sqlx::types::Json(&message.tool_calls))
+                    .bind(message.tool_call_id.as_deref())
+                    .bind(message.tool_name.as_deref())
+                    .bind(message.is_error)
+                    .bind(message.notice.as_ref().map(sqlx::types::Json))
+                    .bind(message.steer)
+                    .bind(now)
+                    .bind(tokens(|usage| usage.prompt_tokens)?)
+                    .bind(tokens(|usage| usage.completion_tokens)?)
+                    .bind(spent.and_then(|spent| spent.model.as_deref()))
+                    .bind(spent.is_some())
+                    // Every statement runs: fetching fewer rows would stop at the first.
+                    .fetch_all(&mut *conn)
+                    .await?
+                    .pop();
+                match (row, message.run_id) {
+                    // Decoded before the commit: a message that cannot be read back is not
+                    // written.
+                    (Some(row), _) => row.into_message(),
+                    (None, run) => {
+                        let thread: Option<(String,)> =
+                            sqlx::query_as($crate::conversations::queries::THREAD_EXISTS)
+                                .bind(message.thread_id.as_str())
+                                .fetch_optional(&mut *conn)
+                                .await?;
+                        match (thread, run) {
+                            (Some(_), Some(run)) => Err($crate::StoreError::RunEnded { run }),
+                            _ => Err($crate::StoreError::NotFound),
+                        }
+                    }
+                }
+            }
+
             /// The threads that `sql` selects by its one bind, `key`.
             async fn threads_where(
                 &self,
@@ -208,6 +264,11 @@ macro_rules! impl_conversation_store {
                 self.write("append_message", move |mut conn| async move {
                     let now = ars_domain::time::now();
                     let mut tx = conn.begin().await?;
+                    if let (Some(sql), None) = (Self::APPEND_MESSAGE_AT_ONCE, message.tells) {
+                        let stored = Self::append_at_once(&mut tx, sql, &message, now).await?;
+                        tx.commit().await?;
+                        return Ok(stored);
+                    }
                     // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;
                     // SQLite's write lock is already held), so the next seq is read only after
                     // every earlier append to this thread has committed.

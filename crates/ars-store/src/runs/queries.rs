@@ -1,6 +1,8 @@
 //! The statements of runs, written once for both databases (`$N` placeholders:
 //! see the crate docs).
 
+use crate::conversations::queries::{message_columns, message_insert_columns};
+
 // Runs.
 
 /// The run columns, in [`super::rows::RunRow`] order.
@@ -19,6 +21,7 @@ macro_rules! active {
         "status IN ('pending', 'running', 'waiting')"
     };
 }
+pub(crate) use active;
 
 /// The statuses of a run an instance executes (or is about to): what leases, the reaper and
 /// recovery are about. A waiting run is executed nowhere.
@@ -44,6 +47,32 @@ pub(crate) const INSERT_RUN: &str = concat!(
     active!(),
     " DO NOTHING RETURNING ",
     run_columns!()
+);
+
+/// `create_run_with_input` as one round trip to SQLite's writer connection, for a run that
+/// neither wakes a parent nor replaces messages: the thread's `updated_at`, the run
+/// ([`INSERT_RUN`], written only while the thread exists) and its input, a user message at
+/// the thread's next seq written only with the run. Two rows back (the run, then the message)
+/// when it was written; none when the thread is gone or another run holds it, and the caller
+/// rolls the transaction back. `$1`–`$14` as in [`INSERT_RUN`]; `$15`: the message's id.
+/// SQLite's one writer holds the write lock for the whole transaction.
+pub(crate) const CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE: &str = concat!(
+    "UPDATE threads SET updated_at = $8 WHERE id = $2; \
+     INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
+     parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms, wake_of, \
+     started_at) \
+     SELECT $1, $2, $3, $4, $13, $5, $6, $7, $8, $9, $10, $11, $12, $14 \
+     WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) \
+     ON CONFLICT (thread_id) WHERE ",
+    active!(),
+    " DO NOTHING RETURNING ",
+    run_columns!(),
+    "; INSERT INTO messages (",
+    message_insert_columns!(),
+    ") SELECT $15, $2, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $2), \
+     'user', $5, '[]', NULL, NULL, FALSE, NULL, FALSE, $8 \
+     WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1) RETURNING ",
+    message_columns!()
 );
 
 pub(crate) const RUN_BY_ID: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");

@@ -27,38 +27,114 @@ macro_rules! impl_run_store {
                 new: &ars_domain::NewRun,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<Option<$crate::runs::rows::RunRow>> {
-                Ok(sqlx::query_as::<_, $crate::runs::rows::RunRow>(
-                    $crate::runs::queries::INSERT_RUN,
+                Ok(Self::run_binds(
+                    sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                        $crate::runs::queries::INSERT_RUN,
+                    ),
+                    id,
+                    new,
+                    now,
                 )
-                .bind(id.to_string())
-                .bind(new.thread_id.as_str())
-                .bind(new.agent_id.to_string())
-                .bind(new.user_id.to_string())
-                .bind(&new.input)
-                .bind(new.lineage.as_ref().map(|l| l.parent_run_id.to_string()))
-                .bind(
-                    new.lineage
-                        .as_ref()
-                        .and_then(|l| l.parent_tool_call_id.as_deref()),
-                )
-                .bind(now)
-                .bind(
-                    new.lineage
-                        .as_ref()
-                        .and_then(|l| l.delivery)
-                        .map(ars_domain::Delivery::as_str),
-                )
-                .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
-                .bind(new.lease.as_ref().map(|l| l.expires_ms))
-                .bind(new.woken_by.as_ref().map(|n| n.run_id.to_string()))
-                .bind(if new.running {
-                    ars_domain::RunStatus::Running.as_str()
-                } else {
-                    ars_domain::RunStatus::Pending.as_str()
-                })
-                .bind(new.running.then_some(now))
                 .fetch_optional(&mut *conn)
                 .await?)
+            }
+
+            /// `query` with [`INSERT_RUN`](crate::runs::queries::INSERT_RUN)'s binds, `$1`–`$14`.
+            fn run_binds<'q, Q: $crate::runs::sql::Binds<'q, $db>>(
+                query: Q,
+                id: ars_domain::RunId,
+                new: &'q ars_domain::NewRun,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> Q {
+                query
+                    .bind(id.to_string())
+                    .bind(new.thread_id.as_str())
+                    .bind(new.agent_id.to_string())
+                    .bind(new.user_id.to_string())
+                    .bind(&new.input)
+                    .bind(new.lineage.as_ref().map(|l| l.parent_run_id.to_string()))
+                    .bind(
+                        new.lineage
+                            .as_ref()
+                            .and_then(|l| l.parent_tool_call_id.as_deref()),
+                    )
+                    .bind(now)
+                    .bind(
+                        new.lineage
+                            .as_ref()
+                            .and_then(|l| l.delivery)
+                            .map(ars_domain::Delivery::as_str),
+                    )
+                    .bind(new.lease.as_ref().map(|l| l.owner.as_str()))
+                    .bind(new.lease.as_ref().map(|l| l.expires_ms))
+                    .bind(new.woken_by.as_ref().map(|n| n.run_id.to_string()))
+                    .bind(if new.running {
+                        ars_domain::RunStatus::Running.as_str()
+                    } else {
+                        ars_domain::RunStatus::Pending.as_str()
+                    })
+                    .bind(new.running.then_some(now))
+            }
+
+            /// Creates `new`'s run with its input as `sql`, the store's
+            /// [`CREATE_RUN_WITH_INPUT_AT_ONCE`](crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE):
+            /// the thread's `updated_at`, the run and its user message in one query. `None`
+            /// when neither was written (see [`Self::why_no_run`]).
+            async fn create_with_input_at_once(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                sql: &'static str,
+                id: ars_domain::RunId,
+                new: &ars_domain::NewRun,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Option<(ars_domain::Run, ars_domain::Message)>> {
+                use sqlx::FromRow;
+                let rows = Self::run_binds(sqlx::query(sql), id, new, now)
+                    .bind(ars_domain::MessageId::new().to_string())
+                    // Every statement runs: fetching fewer rows would stop at the first.
+                    .fetch_all(&mut *conn)
+                    .await?;
+                match rows.as_slice() {
+                    [] => Ok(None),
+                    [run, input] => {
+                        let run = $crate::runs::rows::RunRow::from_row(run)?.into_run()?;
+                        let input = $crate::conversations::rows::MessageRow::from_row(input)?
+                            .into_message()?;
+                        Ok(Some((run, input)))
+                    }
+                    rows => Err($crate::StoreError::Invalid(format!(
+                        "creating a run with its input answered {} rows, not 2",
+                        rows.len()
+                    ))),
+                }
+            }
+
+            /// Why no run was written on `thread`: it does not exist (`Invalid`), or the run
+            /// that holds it (`Busy`); `None` when no run holds it any more.
+            async fn why_no_run(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                thread: &ars_domain::ThreadId,
+            ) -> $crate::Result<Option<$crate::StoreError>> {
+                let exists: Option<(String,)> =
+                    sqlx::query_as($crate::conversations::queries::THREAD_EXISTS)
+                        .bind(thread.as_str())
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                if exists.is_none() {
+                    return Ok(Some($crate::StoreError::Invalid(format!(
+                        "no thread {thread}"
+                    ))));
+                }
+                let active: Option<(String,)> =
+                    sqlx::query_as($crate::runs::queries::ACTIVE_RUN_ID)
+                        .bind(thread.as_str())
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                active
+                    .map(|(active,)| {
+                        let active = $crate::rows::parse_run_id(&active)?;
+                        Ok($crate::StoreError::Busy { active })
+                    })
+                    .transpose()
             }
 
             /// Marks that background child `child`'s end was told to its parent, inside the
@@ -192,6 +268,29 @@ macro_rules! impl_run_store {
                         if let Some(thread) = &new.new_thread {
                             Self::insert_thread(&mut tx, thread).await?;
                         }
+                        if let (Some(sql), None, None) = (
+                            Self::CREATE_RUN_WITH_INPUT_AT_ONCE,
+                            &new.woken_by,
+                            replace_from,
+                        ) {
+                            match Self::create_with_input_at_once(&mut tx, sql, id, &new, now)
+                                .await?
+                            {
+                                Some((run, input)) => {
+                                    tx.commit().await?;
+                                    return Ok($crate::RunWithInput {
+                                        run,
+                                        input,
+                                        replaced: 0,
+                                    });
+                                }
+                                None => match Self::why_no_run(&mut tx, &new.thread_id).await? {
+                                    Some(refused) => return Err(refused),
+                                    // That run ended in between: the thread is free again.
+                                    None => continue,
+                                },
+                            }
+                        }
                         // The thread's row lock first, as in `append_message`: appends and
                         // replacements on this thread queue behind this transaction.
                         let touched = sqlx::query($crate::conversations::queries::TOUCH_THREAD)
@@ -208,20 +307,13 @@ macro_rules! impl_run_store {
                         let row = Self::insert_run(&mut tx, id, &new, now).await?;
                         let Some(row) = row else {
                             // Busy: the one-active-run index refused it. Under READ COMMITTED
-                            // this statement sees the run that holds the thread, once
+                            // the next statement sees the run that holds the thread, once
                             // committed.
-                            let active: Option<(String,)> =
-                                sqlx::query_as($crate::runs::queries::ACTIVE_RUN_ID)
-                                    .bind(new.thread_id.as_str())
-                                    .fetch_optional(&mut *tx)
-                                    .await?;
-                            drop(tx);
-                            if let Some((active,)) = active {
-                                let active = $crate::rows::parse_run_id(&active)?;
-                                return Err($crate::StoreError::Busy { active });
+                            match Self::why_no_run(&mut tx, &new.thread_id).await? {
+                                Some(refused) => return Err(refused),
+                                // That run ended in between: the thread is free again.
+                                None => continue,
                             }
-                            // That run ended in between: the thread is free again.
-                            continue;
                         };
                         let run = row.into_run()?;
                         // A wake tells the child's parent: once, or not at all.
@@ -573,3 +665,25 @@ macro_rules! impl_run_store {
     };
 }
 pub(crate) use impl_run_store;
+
+/// A query that takes binds, sqlx's `Query` or `QueryAs`: so one function binds the same
+/// arguments to a statement whatever it answers.
+pub(crate) trait Binds<'q, DB: sqlx::Database>: Sized {
+    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self;
+}
+
+impl<'q, DB: sqlx::Database> Binds<'q, DB>
+    for sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+{
+    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self {
+        sqlx::query::Query::bind(self, value)
+    }
+}
+
+impl<'q, DB: sqlx::Database, O> Binds<'q, DB>
+    for sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>
+{
+    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self {
+        sqlx::query::QueryAs::bind(self, value)
+    }
+}

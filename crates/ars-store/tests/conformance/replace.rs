@@ -89,6 +89,10 @@ pub async fn check_create_run_with_input_writes_the_run_and_its_user_message(sto
     );
     assert_eq!(store.messages(&thread.id).await.unwrap().len(), 2);
     assert_eq!(store.thread_runs(&thread.id).await.unwrap().len(), 1);
+    assert_eq!(
+        store.thread(&thread.id).await.unwrap().unwrap().updated_at,
+        input.created_at
+    );
 
     // An unknown thread is invalid, and nothing is written anywhere.
     let mut gone = new_run(&thread, "x");

@@ -577,3 +577,111 @@ pub async fn check_a_new_thread_is_created_with_its_run_or_not_at_all(store: &dy
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].content, "go");
 }
+
+pub async fn check_a_message_carries_its_runs_spend_and_a_refused_one_writes_nothing(
+    store: &dyn Store,
+) {
+    let alice = owner(store, "alice").await;
+    let thread = root_thread(store, &alice, "chat").await;
+    let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
+    store.mark_run_running(run.id).await.unwrap();
+    let usage = |prompt_tokens, completion_tokens| Usage {
+        prompt_tokens,
+        completion_tokens,
+    };
+    let answer = |content: &str, spent: Option<(Usage, Option<&str>)>| NewMessage {
+        spent: spent.map(|(usage, model)| ars_domain::RunSpend {
+            usage,
+            model: model.map(str::to_owned),
+        }),
+        ..NewMessage::text(
+            thread.id.clone(),
+            Some(run.id),
+            MessageRole::Assistant,
+            content.into(),
+        )
+    };
+    let stored_usage = async || store.run(run.id).await.unwrap().unwrap().usage;
+    let updated_at = async || store.thread(&thread.id).await.unwrap().unwrap().updated_at;
+
+    // The message and its run's spend, together; a later one without a model keeps the model.
+    let first = store
+        .append_message(&answer("one", Some((usage(10, 5), Some("paid/m")))))
+        .await
+        .unwrap();
+    assert_eq!((first.seq, first.content.as_str()), (1, "one"));
+    assert_eq!(stored_usage().await, usage(10, 5));
+    assert_eq!(updated_at().await, first.created_at);
+    let second = store
+        .append_message(&answer("two", Some((usage(30, 9), None))))
+        .await
+        .unwrap();
+    assert_eq!(second.seq, 2);
+    assert_eq!(stored_usage().await, usage(30, 9));
+    // A message without a spend leaves the run's as it is.
+    store.append_message(&answer("three", None)).await.unwrap();
+    assert_eq!(stored_usage().await, usage(30, 9));
+
+    // A spend the column cannot hold: refused, and neither the message nor the spend is written.
+    let messages = store.messages(&thread.id).await.unwrap();
+    let result = store
+        .append_message(&answer("huge", Some((usage(u64::MAX, 0), None))))
+        .await;
+    assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
+    assert_eq!(store.messages(&thread.id).await.unwrap(), messages);
+    assert_eq!(stored_usage().await, usage(30, 9));
+
+    // Once the run has ended, a message with a spend is refused whole: the final usage, the
+    // history and the thread's `updated_at` stay as the end left them.
+    let done = store
+        .finish_run(
+            run.id,
+            &RunOutcome::Success {
+                output: "three".into(),
+                usage: usage(40, 20),
+            },
+        )
+        .await
+        .unwrap()
+        .into_run();
+    let touched = updated_at().await;
+    let result = store
+        .append_message(&answer("late", Some((usage(99, 99), Some("other/x")))))
+        .await;
+    assert!(
+        matches!(result, Err(StoreError::RunEnded { run }) if run == done.id),
+        "{result:?}"
+    );
+    assert_eq!(stored_usage().await, usage(40, 20));
+    assert_eq!(store.messages(&thread.id).await.unwrap(), messages);
+    assert_eq!(updated_at().await, touched);
+
+    // The model recorded is the first message's.
+    let rows = store
+        .usage_rows(&ars_store::UsageFilter {
+            user: Some(alice.user.id),
+            from: now() - chrono::Duration::days(1),
+            to: now() + chrono::Duration::days(1),
+        })
+        .await
+        .unwrap();
+    let models: Vec<_> = rows.iter().map(|r| r.model.as_deref()).collect();
+    assert_eq!(models, vec![Some("paid/m")]);
+
+    // A message of no run carries no spend anywhere; a thread that is gone is not found.
+    let note = NewMessage {
+        spent: Some(ars_domain::RunSpend {
+            usage: usage(1, 1),
+            model: None,
+        }),
+        ..NewMessage::text(thread.id.clone(), None, MessageRole::System, "note".into())
+    };
+    assert_eq!(store.append_message(&note).await.unwrap().seq, 4);
+    assert_eq!(stored_usage().await, usage(40, 20));
+    let gone = NewMessage {
+        thread_id: ThreadId::new(),
+        ..answer("nowhere", Some((usage(1, 1), None)))
+    };
+    let result = store.append_message(&gone).await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+}

@@ -320,19 +320,15 @@ impl Runtime {
             Begin::Resume(resolutions) => (None, Some(resolutions)),
         };
         let store = &self.inner.store;
-        let agent: Agent = store
-            .agent(thread.agent_id)
-            .await
+        // Two reads on two connections, at once: the run waits for one round trip, not two.
+        let (agent, models) =
+            tokio::join!(store.agent(thread.agent_id), self.inner.models.snapshot());
+        let agent: Agent = agent
             .map_err(|e| format!("cannot load the agent: {e}"))?
             .filter(|a| caller.can_view(a))
             .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
         crate::spans::record_agent(&tracing::Span::current(), &agent);
-        let models = self
-            .inner
-            .models
-            .snapshot()
-            .await
-            .map_err(|e| format!("cannot load the model providers: {e}"))?;
+        let models = models.map_err(|e| format!("cannot load the model providers: {e}"))?;
         let context = models
             .defaults(&self.inner.config.defaults)
             .resolve(agent.backend_id, &agent.config_json.context);

@@ -157,7 +157,7 @@ impl PgStore {
     const APPEND_MESSAGE_AT_ONCE: Option<&'static str> = None;
 
     /// None, for the same reasons.
-    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<&'static str> = None;
+    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> = None;
 
     /// PostgreSQL's text of a statement the two databases spell differently.
     fn dialect(statement: &crate::shares::Dialects) -> &'static str {

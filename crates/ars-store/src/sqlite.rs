@@ -217,8 +217,9 @@ impl SqliteStore {
     const APPEND_MESSAGE_AT_ONCE: Option<&'static str> =
         Some(crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE);
 
-    /// The same for a run and its input: one round trip instead of four.
-    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<&'static str> =
+    /// The same for a run and its input (and its new thread): one round trip instead of four
+    /// (or five).
+    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> =
         Some(crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE);
 
     /// SQLite's text of a statement the two databases spell differently.

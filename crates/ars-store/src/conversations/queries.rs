@@ -12,6 +12,7 @@ macro_rules! thread_columns {
          workdir_path, created_at, updated_at"
     };
 }
+pub(crate) use thread_columns;
 
 pub(crate) const INSERT_THREAD: &str = concat!(
     "INSERT INTO threads (",

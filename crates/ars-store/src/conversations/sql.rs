@@ -12,24 +12,36 @@ macro_rules! impl_conversation_store {
                 conn: &mut <$db as sqlx::Database>::Connection,
                 thread: &ars_domain::Thread,
             ) -> $crate::Result<ars_domain::Thread> {
-                let micros =
-                    |at: chrono::DateTime<chrono::Utc>| chrono::SubsecRound::trunc_subsecs(at, 6);
-                sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
-                    $crate::conversations::queries::INSERT_THREAD,
+                Self::thread_binds(
+                    sqlx::query_as::<_, $crate::conversations::rows::ThreadRow>(
+                        $crate::conversations::queries::INSERT_THREAD,
+                    ),
+                    thread,
                 )
-                .bind(thread.id.as_str())
-                .bind(thread.user_id.to_string())
-                .bind(thread.agent_id.to_string())
-                .bind(&thread.title)
-                .bind(thread.parent_thread_id().map(ars_domain::ThreadId::as_str))
-                .bind(thread.subagent_slug())
-                .bind(&thread.runtime_scope_id)
-                .bind(&thread.workdir_path)
-                .bind(micros(thread.created_at))
-                .bind(micros(thread.updated_at))
                 .fetch_one(&mut *conn)
                 .await?
                 .into_thread()
+            }
+
+            /// `query` with `thread`'s columns as [`INSERT_THREAD`](crate::conversations::queries::INSERT_THREAD)
+            /// binds them, after whatever it had bound.
+            fn thread_binds<'q, Q: $crate::runs::sql::Binds<'q, $db>>(
+                query: Q,
+                thread: &'q ars_domain::Thread,
+            ) -> Q {
+                let micros =
+                    |at: chrono::DateTime<chrono::Utc>| chrono::SubsecRound::trunc_subsecs(at, 6);
+                query
+                    .bind(thread.id.as_str())
+                    .bind(thread.user_id.to_string())
+                    .bind(thread.agent_id.to_string())
+                    .bind(&thread.title)
+                    .bind(thread.parent_thread_id().map(ars_domain::ThreadId::as_str))
+                    .bind(thread.subagent_slug())
+                    .bind(&thread.runtime_scope_id)
+                    .bind(&thread.workdir_path)
+                    .bind(micros(thread.created_at))
+                    .bind(micros(thread.updated_at))
             }
 
             /// Appends `message` (which tells no parent anything) with `sql`, the store's

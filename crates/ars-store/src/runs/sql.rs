@@ -78,18 +78,27 @@ macro_rules! impl_run_store {
 
             /// Creates `new`'s run with its input as `sql`, the store's
             /// [`CREATE_RUN_WITH_INPUT_AT_ONCE`](crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE):
-            /// the thread's `updated_at`, the run and its user message in one query. `None`
-            /// when neither was written (see [`Self::why_no_run`]).
+            /// the run's new thread if it has one, the thread's `updated_at`, the run and its
+            /// user message in one query. `None` when no run was written (see
+            /// [`Self::why_no_run`]).
             async fn create_with_input_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
-                sql: &'static str,
+                at_once: $crate::runs::RunAtOnce,
                 id: ars_domain::RunId,
                 new: &ars_domain::NewRun,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<Option<(ars_domain::Run, ars_domain::Message)>> {
                 use sqlx::FromRow;
-                let rows = Self::run_binds(sqlx::query(sql), id, new, now)
-                    .bind(ars_domain::MessageId::new().to_string())
+                let sql = match new.new_thread {
+                    Some(_) => at_once.with_thread,
+                    None => at_once.on_thread,
+                };
+                let mut query = Self::run_binds(sqlx::query(sql), id, new, now)
+                    .bind(ars_domain::MessageId::new().to_string());
+                if let Some(thread) = &new.new_thread {
+                    query = Self::thread_binds(query, thread);
+                }
+                let rows = query
                     // Every statement runs: fetching fewer rows would stop at the first.
                     .fetch_all(&mut *conn)
                     .await?;
@@ -265,15 +274,12 @@ macro_rules! impl_run_store {
                     for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
                         let now = ars_domain::time::now();
                         let mut tx = conn.begin().await?;
-                        if let Some(thread) = &new.new_thread {
-                            Self::insert_thread(&mut tx, thread).await?;
-                        }
-                        if let (Some(sql), None, None) = (
+                        if let (Some(at_once), None, None) = (
                             Self::CREATE_RUN_WITH_INPUT_AT_ONCE,
                             &new.woken_by,
                             replace_from,
                         ) {
-                            match Self::create_with_input_at_once(&mut tx, sql, id, &new, now)
+                            match Self::create_with_input_at_once(&mut tx, at_once, id, &new, now)
                                 .await?
                             {
                                 Some((run, input)) => {
@@ -290,6 +296,9 @@ macro_rules! impl_run_store {
                                     None => continue,
                                 },
                             }
+                        }
+                        if let Some(thread) = &new.new_thread {
+                            Self::insert_thread(&mut tx, thread).await?;
                         }
                         // The thread's row lock first, as in `append_message`: appends and
                         // replacements on this thread queue behind this transaction.

@@ -572,6 +572,14 @@ pub async fn check_a_new_thread_is_created_with_its_run_or_not_at_all(store: &dy
         .unwrap();
     let stored = store.thread(&child.id).await.unwrap().unwrap();
     assert_eq!(stored.parent_thread_id(), Some(&parent.id));
+    // Stored as given, but for `updated_at`: the run's start touches it.
+    assert_eq!(
+        stored,
+        ars_domain::Thread {
+            updated_at: created.run.created_at,
+            ..child.clone()
+        }
+    );
     assert_eq!(created.run.thread_id, child.id);
     let messages = store.messages(&child.id).await.unwrap();
     assert_eq!(messages.len(), 1);

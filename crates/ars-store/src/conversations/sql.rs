@@ -61,27 +61,19 @@ macro_rules! impl_conversation_store {
                         .map(|spent| $crate::runs::rows::stored_tokens(pick(&spent.usage)))
                         .transpose()
                 };
-                let row = sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(sql)
-                    .bind(ars_domain::MessageId::new().to_string())
-                    .bind(message.thread_id.as_str())
-                    .bind(message.run_id.map(|id| id.to_string()))
-                    .bind(message.role.as_str())
-                    .bind(&message.content)
-                    .bind(sqlx::types::Json(&message.tool_calls))
-                    .bind(message.tool_call_id.as_deref())
-                    .bind(message.tool_name.as_deref())
-                    .bind(message.is_error)
-                    .bind(message.notice.as_ref().map(sqlx::types::Json))
-                    .bind(message.steer)
-                    .bind(now)
-                    .bind(tokens(|usage| usage.prompt_tokens)?)
-                    .bind(tokens(|usage| usage.completion_tokens)?)
-                    .bind(spent.and_then(|spent| spent.model.as_deref()))
-                    .bind(spent.is_some())
-                    // Every statement runs: fetching fewer rows would stop at the first.
-                    .fetch_all(&mut *conn)
-                    .await?
-                    .pop();
+                let row = Self::message_binds(
+                    sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(sql),
+                    message,
+                    now,
+                )
+                .bind(tokens(|usage| usage.prompt_tokens)?)
+                .bind(tokens(|usage| usage.completion_tokens)?)
+                .bind(spent.and_then(|spent| spent.model.as_deref()))
+                .bind(spent.is_some())
+                // Every statement runs: fetching fewer rows would stop at the first.
+                .fetch_all(&mut *conn)
+                .await?
+                .pop();
                 match (row, message.run_id) {
                     // Decoded before the commit: a message that cannot be read back is not
                     // written.
@@ -98,6 +90,28 @@ macro_rules! impl_conversation_store {
                         }
                     }
                 }
+            }
+
+            /// `query` with [`APPEND_MESSAGE`](crate::conversations::queries::APPEND_MESSAGE)'s
+            /// binds for `message` (a new id), `$1`–`$12`.
+            fn message_binds<'q, Q: $crate::runs::sql::Binds<'q, $db>>(
+                query: Q,
+                message: &'q ars_domain::NewMessage,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> Q {
+                query
+                    .bind(ars_domain::MessageId::new().to_string())
+                    .bind(message.thread_id.as_str())
+                    .bind(message.run_id.map(|id| id.to_string()))
+                    .bind(message.role.as_str())
+                    .bind(&message.content)
+                    .bind(sqlx::types::Json(&message.tool_calls))
+                    .bind(message.tool_call_id.as_deref())
+                    .bind(message.tool_name.as_deref())
+                    .bind(message.is_error)
+                    .bind(message.notice.as_ref().map(sqlx::types::Json))
+                    .bind(message.steer)
+                    .bind(now)
             }
 
             /// The threads that `sql` selects by its one bind, `key`.
@@ -331,21 +345,13 @@ macro_rules! impl_conversation_store {
                     {
                         return Err($crate::StoreError::Conflict { field: "tells" });
                     }
-                    let row = sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
-                        $crate::conversations::queries::APPEND_MESSAGE,
+                    let row = Self::message_binds(
+                        sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(
+                            $crate::conversations::queries::APPEND_MESSAGE,
+                        ),
+                        &message,
+                        now,
                     )
-                    .bind(ars_domain::MessageId::new().to_string())
-                    .bind(message.thread_id.as_str())
-                    .bind(message.run_id.map(|id| id.to_string()))
-                    .bind(message.role.as_str())
-                    .bind(&message.content)
-                    .bind(sqlx::types::Json(&message.tool_calls))
-                    .bind(message.tool_call_id.as_deref())
-                    .bind(message.tool_name.as_deref())
-                    .bind(message.is_error)
-                    .bind(message.notice.as_ref().map(sqlx::types::Json))
-                    .bind(message.steer)
-                    .bind(now)
                     .fetch_one(&mut *tx)
                     .await?;
                     // Decoded before the commit: a message that cannot be read back is not

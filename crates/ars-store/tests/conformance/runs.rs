@@ -19,6 +19,13 @@ fn busy_with(result: Result<Run, StoreError>) -> RunId {
     }
 }
 
+fn usage(prompt_tokens: u64, completion_tokens: u64) -> Usage {
+    Usage {
+        prompt_tokens,
+        completion_tokens,
+    }
+}
+
 fn sorted(mut ids: Vec<RunId>) -> Vec<RunId> {
     ids.sort();
     ids
@@ -212,10 +219,6 @@ pub async fn check_run_usage(store: &dyn Store) {
     let thread = root_thread(store, &alice, "chat").await;
     let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
     store.mark_run_running(run.id).await.unwrap();
-    let usage = |prompt_tokens, completion_tokens| Usage {
-        prompt_tokens,
-        completion_tokens,
-    };
     let stored_usage = async |id| store.run(id).await.unwrap().unwrap().usage;
 
     store
@@ -478,10 +481,6 @@ pub async fn check_leases_renew_for_their_owner_and_only_expired_ones_are_reaped
 pub async fn check_usage_rolls_runs_up_by_day_agent_user_and_model(store: &dyn Store) {
     let alice = owner(store, "alice").await;
     let bob = owner(store, "bob").await;
-    let usage = |prompt_tokens, completion_tokens| Usage {
-        prompt_tokens,
-        completion_tokens,
-    };
     let spend = async |owner: &crate::fixtures::Owner, model: Option<&str>, tokens: Usage| {
         let thread = root_thread(store, owner, "chat").await;
         let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
@@ -593,10 +592,6 @@ pub async fn check_a_message_carries_its_runs_spend_and_a_refused_one_writes_not
     let thread = root_thread(store, &alice, "chat").await;
     let run = store.create_run(&new_run(&thread, "go")).await.unwrap();
     store.mark_run_running(run.id).await.unwrap();
-    let usage = |prompt_tokens, completion_tokens| Usage {
-        prompt_tokens,
-        completion_tokens,
-    };
     let answer = |content: &str, spent: Option<(Usage, Option<&str>)>| NewMessage {
         spent: spent.map(|(usage, model)| ars_domain::RunSpend {
             usage,

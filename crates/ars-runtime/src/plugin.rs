@@ -51,7 +51,8 @@ pub struct RunSetup<'a> {
 #[async_trait]
 pub trait MiddlewareFactory: Send + Sync {
     /// Run start: the middleware this capability mounts on the run being prepared, or none
-    /// (e.g. only for normal agents).
+    /// (e.g. only for normal agents). Every plug-in's `build` runs at once with the others';
+    /// the middlewares mount in the plug-ins' order.
     async fn build(&self, setup: &RunSetup<'_>) -> Option<Arc<dyn Middleware>>;
 
     /// Follows `run` on `thread` — called for every run as it is created, and for a run that

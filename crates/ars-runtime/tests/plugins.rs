@@ -111,3 +111,59 @@ async fn without_the_plugin_its_tool_is_unknown_to_the_model() {
     assert!(!output.contains("PLUGIN LINE"), "{output}");
     assert!(!output.starts_with("stamped"), "{output}");
 }
+
+/// Adds a line to the prompt, nothing else.
+struct LineMiddleware(&'static str);
+
+impl Middleware for LineMiddleware {
+    fn system_prompt(&self, prompt: &mut String) {
+        prompt.push_str(self.0);
+    }
+}
+
+/// Builds only once every plug-in sharing `met` has begun building.
+struct MeetingPlugin {
+    met: Arc<tokio::sync::Barrier>,
+    line: &'static str,
+}
+
+#[async_trait]
+impl MiddlewareFactory for MeetingPlugin {
+    async fn build(&self, _setup: &RunSetup<'_>) -> Option<Arc<dyn Middleware>> {
+        self.met.wait().await;
+        Some(Arc::new(LineMiddleware(self.line)))
+    }
+}
+
+#[tokio::test]
+async fn plugins_build_at_once_and_mount_in_their_order() {
+    // Each plug-in's build waits for the other's to begin: built one after the other, the
+    // run would never start.
+    let met = Arc::new(tokio::sync::Barrier::new(2));
+    let first: Arc<dyn MiddlewareFactory> = Arc::new(MeetingPlugin {
+        met: Arc::clone(&met),
+        line: "\nFIRST PLUGIN",
+    });
+    let second: Arc<dyn MiddlewareFactory> = Arc::new(MeetingPlugin {
+        met,
+        line: "\nSECOND PLUGIN",
+    });
+    let h = harness_parts(RuntimeConfig::default(), move |_, _| vec![first, second]).await;
+    let thread = h
+        .thread(
+            json!([{"text": "{{system_prompt}}"}]),
+            &["ls"],
+            Limits::default(),
+        )
+        .await;
+    let run = tokio::time::timeout(std::time::Duration::from_secs(30), h.finish(&thread, "go"))
+        .await
+        .expect("the plug-ins were built one after the other");
+    assert_eq!(run.status, RunStatus::Success, "{run:?}");
+    let output = run.output.unwrap();
+    let (first, second) = (
+        output.find("FIRST PLUGIN").expect(&output),
+        output.find("SECOND PLUGIN").expect(&output),
+    );
+    assert!(first < second, "{output}");
+}

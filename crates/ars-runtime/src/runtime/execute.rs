@@ -357,12 +357,14 @@ impl Runtime {
             scope: &scope,
             events: &emitter.clone(),
         };
-        for plugin in &self.inner.plugins {
-            if let Some(m) = plugin.build(&setup).await {
-                m.tools(&mut tools);
-                m.system_prompt(&mut system_prompt);
-                emitter.middleware.push(m);
-            }
+        // The plug-ins prepare at once (their reads, a Skills projection, MCP connections
+        // overlap) and mount in their order.
+        let built =
+            futures::future::join_all(self.inner.plugins.iter().map(|p| p.build(&setup))).await;
+        for m in built.into_iter().flatten() {
+            m.tools(&mut tools);
+            m.system_prompt(&mut system_prompt);
+            emitter.middleware.push(m);
         }
         // `deny` means never offered: the model cannot call what it is not told of. An `ask`
         // tool is offered, and its calls wait for a decision (`agent_loop`).

@@ -16,12 +16,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/queries.rs"]
+mod queries;
 #[path = "support/work.rs"]
 mod support;
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -35,6 +35,7 @@ use ars_models::{ModelRegistry, ModelsConfig};
 use ars_runtime::{Runtime, RuntimeConfig, RuntimeParts, StartRun, SubagentMiddlewareFactory};
 use ars_sandbox::{LocalSandbox, SandboxConfig};
 use ars_store::{NewUser, Store};
+use queries::Queries;
 
 fn model(script: Value) -> Option<ModelConfig> {
     Some(ModelConfig {
@@ -87,61 +88,9 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-/// Counts the statements sqlx runs (its `sqlx::query` events), by text.
-#[derive(Default)]
-struct Statements {
-    count: AtomicU64,
-    texts: Mutex<BTreeMap<String, u64>>,
-}
-
-/// The layer that feeds [`Statements`].
-struct Counter(Arc<Statements>);
-
-/// A statement's text, from the event sqlx logs as it runs one.
-#[derive(Default)]
-struct StatementText(String);
-
-impl tracing::field::Visit for StatementText {
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        if field.name() == "db.statement" {
-            self.0 = value.split_whitespace().collect::<Vec<_>>().join(" ");
-        }
-    }
-
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "db.statement" {
-            self.0 = format!("{value:?}");
-        }
-    }
-}
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counter {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        self.0.count.fetch_add(1, Ordering::Relaxed);
-        let mut text = StatementText::default();
-        event.record(&mut text);
-        if let Ok(mut texts) = self.0.texts.lock() {
-            *texts.entry(text.0).or_default() += 1;
-        }
-    }
-}
-
 #[tokio::main]
 async fn main() {
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::layer::SubscriberExt;
-    // Counting costs time (sqlx describes each statement it logs): only when asked.
-    let statements = std::env::var_os("ARS_BENCH_STATEMENTS").map(|_| {
-        let statements = Arc::new(Statements::default());
-        let subscriber = tracing_subscriber::registry().with(
-            Counter(Arc::clone(&statements)).with_filter(
-                tracing_subscriber::filter::Targets::new()
-                    .with_target("sqlx::query", tracing::Level::DEBUG),
-            ),
-        );
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        statements
-    });
+    let statements = std::env::var_os("ARS_BENCH_STATEMENTS").map(|_| Queries::install());
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
@@ -226,8 +175,7 @@ async fn main() {
     };
 
     if let Some(statements) = &statements {
-        statements.count.store(0, Ordering::Relaxed);
-        statements.texts.lock().unwrap().clear();
+        statements.clear();
     }
     match mode.as_str() {
         "fanout" => {
@@ -278,18 +226,12 @@ async fn main() {
         commits.writer_rounds()
     );
     if let Some(statements) = statements {
-        let run = statements.count.load(Ordering::Relaxed);
+        let mut texts: Vec<_> = statements.snapshot().into_iter().collect();
+        let run: u64 = texts.iter().map(|(_, n)| n).sum();
         println!(
-            "{mode}: {run} SQL statements, {:.1} per parent turn",
+            "{mode}: {run} SQL queries, {:.1} per parent turn",
             run as f64 / n.max(1) as f64
         );
-        let mut texts: Vec<_> = statements
-            .texts
-            .lock()
-            .unwrap()
-            .clone()
-            .into_iter()
-            .collect();
         texts.sort_by_key(|t| std::cmp::Reverse(t.1));
         for (text, count) in texts {
             println!("{count:>8}  {}", text.chars().take(160).collect::<String>());

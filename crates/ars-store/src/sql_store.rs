@@ -113,3 +113,25 @@ pub(crate) fn placeholders(n: usize) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// A query that takes binds, sqlx's `Query` or `QueryAs`: so one function binds the same
+/// arguments to a statement whatever it answers.
+pub(crate) trait Binds<'q, DB: sqlx::Database>: Sized {
+    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self;
+}
+
+impl<'q, DB: sqlx::Database> Binds<'q, DB>
+    for sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+{
+    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self {
+        sqlx::query::Query::bind(self, value)
+    }
+}
+
+impl<'q, DB: sqlx::Database, O> Binds<'q, DB>
+    for sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>
+{
+    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self {
+        sqlx::query::QueryAs::bind(self, value)
+    }
+}

@@ -25,7 +25,7 @@ macro_rules! impl_conversation_store {
 
             /// `query` with `thread`'s columns as [`INSERT_THREAD`](crate::conversations::queries::INSERT_THREAD)
             /// binds them, after whatever it had bound.
-            fn thread_binds<'q, Q: $crate::runs::sql::Binds<'q, $db>>(
+            fn thread_binds<'q, Q: $crate::sql_store::Binds<'q, $db>>(
                 query: Q,
                 thread: &'q ars_domain::Thread,
             ) -> Q {
@@ -94,7 +94,7 @@ macro_rules! impl_conversation_store {
 
             /// `query` with [`APPEND_MESSAGE`](crate::conversations::queries::APPEND_MESSAGE)'s
             /// binds for `message` (a new id), `$1`–`$12`.
-            fn message_binds<'q, Q: $crate::runs::sql::Binds<'q, $db>>(
+            fn message_binds<'q, Q: $crate::sql_store::Binds<'q, $db>>(
                 query: Q,
                 message: &'q ars_domain::NewMessage,
                 now: chrono::DateTime<chrono::Utc>,

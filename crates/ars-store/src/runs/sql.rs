@@ -40,7 +40,7 @@ macro_rules! impl_run_store {
             }
 
             /// `query` with [`INSERT_RUN`](crate::runs::queries::INSERT_RUN)'s binds, `$1`–`$14`.
-            fn run_binds<'q, Q: $crate::runs::sql::Binds<'q, $db>>(
+            fn run_binds<'q, Q: $crate::sql_store::Binds<'q, $db>>(
                 query: Q,
                 id: ars_domain::RunId,
                 new: &'q ars_domain::NewRun,
@@ -674,25 +674,3 @@ macro_rules! impl_run_store {
     };
 }
 pub(crate) use impl_run_store;
-
-/// A query that takes binds, sqlx's `Query` or `QueryAs`: so one function binds the same
-/// arguments to a statement whatever it answers.
-pub(crate) trait Binds<'q, DB: sqlx::Database>: Sized {
-    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self;
-}
-
-impl<'q, DB: sqlx::Database> Binds<'q, DB>
-    for sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
-{
-    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self {
-        sqlx::query::Query::bind(self, value)
-    }
-}
-
-impl<'q, DB: sqlx::Database, O> Binds<'q, DB>
-    for sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>
-{
-    fn bind<T: 'q + sqlx::Encode<'q, DB> + sqlx::Type<DB>>(self, value: T) -> Self {
-        sqlx::query::QueryAs::bind(self, value)
-    }
-}

@@ -1,0 +1,55 @@
+//! How many queries — round trips to a SQLite connection's worker thread — a delegation costs:
+//! the same parent turn as `commits.rs`, every statement sqlx runs counted from its
+//! `sqlx::query` events. A binary of its own: the counter is this process's one subscriber.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+#[path = "../benches/support/queries.rs"]
+mod queries;
+
+use std::collections::BTreeMap;
+
+use ars_domain::RunStatus;
+use common::delegation::counted_delegation;
+use common::harness;
+use queries::Queries;
+
+/// The most queries one delegated turn may cost on SQLite. Writes (7): the parent's run with
+/// its input, its two answers, the child's thread with its run and input, the child's answer
+/// (each one query of several statements), both ends. Reads (8): each run's agent and the
+/// providers' version, the subagents the parent may call, the parent's history (this is its
+/// thread's second run; a first run begins from its input), and the parent's children when it
+/// ends.
+const MOST_QUERIES_PER_DELEGATION: u64 = 15;
+
+#[tokio::test]
+async fn a_delegated_turn_costs_at_most_its_budget_of_round_trips() {
+    let queries = Queries::install();
+    let h = harness().await;
+    let thread = counted_delegation(&h).await;
+    // Warm: the first run prepares the workdir and loads what is cached.
+    assert_eq!(h.finish(&thread, "first").await.status, RunStatus::Success);
+
+    queries.clear();
+    let run = h.finish(&thread, "again").await;
+    assert_eq!(run.status, RunStatus::Success, "{:?}", run.error);
+    // By their first four words: enough to tell one statement from another.
+    let mut made = BTreeMap::<String, u64>::new();
+    for (text, n) in queries.snapshot() {
+        let words: Vec<_> = text.split(' ').take(4).collect();
+        *made.entry(words.join(" ")).or_default() += n;
+    }
+    let total: u64 = made.values().sum();
+    println!("queries per delegation: {total} {made:#?}");
+    assert!(
+        total <= MOST_QUERIES_PER_DELEGATION,
+        "{total} queries: {made:#?}"
+    );
+    // Messages and runs are written by the queries that begin with the thread's touch or the
+    // run's usage, never statement by statement.
+    let one_by_one = |prefix: &str| made.keys().any(|text| text.starts_with(prefix));
+    assert!(!one_by_one("INSERT INTO messages"), "{made:#?}");
+    assert!(!one_by_one("INSERT INTO runs"), "{made:#?}");
+}

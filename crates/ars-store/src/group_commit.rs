@@ -3,7 +3,9 @@
 //! SQLite has one write lock, so every write of a file store goes through one writer. Writes
 //! are queued for the writer task; it takes whatever is waiting (up to [`MAX_BATCH`]) and:
 //! - one write alone runs as it always did, on the writer connection, in its own transaction
-//!   (`BEGIN IMMEDIATE` … `COMMIT`) or as one autocommitted statement;
+//!   (`BEGIN IMMEDIATE` … `COMMIT`) or as one autocommitted statement — the commonest writes
+//!   send `BEGIN IMMEDIATE`, their statements and `COMMIT` as one query
+//!   ([`crate::sql_store::AtOnce`]);
 //! - several run in one transaction that commits once for all of them. Each write's own
 //!   transaction is a savepoint inside it, so a write that fails undoes only its own
 //!   statements and answers its own error; the others commit.

@@ -154,7 +154,7 @@ impl PgStore {
 
     /// None: PostgreSQL runs one statement per query with binds, and an append must take the
     /// thread's row lock before it reads the next seq.
-    const APPEND_MESSAGE_AT_ONCE: Option<&'static str> = None;
+    const APPEND_MESSAGE_AT_ONCE: Option<crate::sql_store::AtOnce> = None;
 
     /// None, for the same reasons.
     const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> = None;

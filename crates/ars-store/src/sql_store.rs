@@ -14,8 +14,8 @@
 //!   roll-up (the day of a timestamp); `dialect`, its text of a statement written for both
 //!   ([`crate::shares::Dialects`]: a shared resource read with its shares, as JSON);
 //! - `APPEND_MESSAGE_AT_ONCE` and `CREATE_RUN_WITH_INPUT_AT_ONCE`: `Some` query that does the
-//!   whole write in one round trip (SQLite: several statements in one query), or `None` for
-//!   the statement-by-statement path;
+//!   whole write in one round trip (SQLite: several statements in one query, [`AtOnce`]), or
+//!   `None` for the statement-by-statement path;
 //! - `Clone`, cheaply (pools and `Arc`s).
 //!
 //! **Invariant:** every write runs through `write` on the connection it is given (SQLite: the
@@ -70,6 +70,32 @@ macro_rules! impl_store {
                     Ok($crate::Deleted::from_rows(done.rows_affected()))
                 })
                 .await
+            }
+
+            /// Every row of `query`, one query of several statements: read whole, since sqlx
+            /// stops a query asked for fewer rows at the first, and the statements after it
+            /// would not run. `alone`: the query's text is an
+            /// [`AtOnce::alone`]($crate::sql_store::AtOnce::alone), and a statement that
+            /// failed left the transaction it began open — rolled back here, so the writer's
+            /// connection leaves the write outside any transaction (a `ROLLBACK` that fails
+            /// found none open: SQLite rolls some failures back itself).
+            async fn rows_at_once<'q>(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                query: sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>,
+                alone: bool,
+            ) -> $crate::Result<Vec<<$db as sqlx::Database>::Row>> {
+                match query.fetch_all(&mut *conn).await {
+                    Ok(rows) => Ok(rows),
+                    Err(err) => {
+                        if alone
+                            && let Err(rollback) =
+                                sqlx::Executor::execute(&mut *conn, sqlx::raw_sql("ROLLBACK")).await
+                        {
+                            tracing::debug!(%rollback, "a failed write left no transaction open");
+                        }
+                        Err(err.into())
+                    }
+                }
             }
         }
 
@@ -135,3 +161,30 @@ impl<'q, DB: sqlx::Database, O> Binds<'q, DB>
         sqlx::query::QueryAs::bind(self, value)
     }
 }
+
+/// A write as one query of several statements, in its two texts: one for a write that shares
+/// a transaction begun before it (its savepoint in a batch), and one for a write alone on
+/// SQLite's writer connection, whose text begins and commits its own transaction — one round
+/// trip to the connection's thread, where `BEGIN IMMEDIATE` and `COMMIT` were two more.
+///
+/// Every statement is conditioned so that a refused write (no row back) changes nothing: the
+/// `alone` text commits whatever happened, and the caller reads why after that commit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AtOnce {
+    /// Inside a transaction the caller began.
+    pub(crate) in_transaction: &'static str,
+    /// `BEGIN IMMEDIATE; …; COMMIT`, on a connection the write has to itself
+    /// ([`crate::write::WriteConn::alone`]).
+    pub(crate) alone: &'static str,
+}
+
+/// The [`AtOnce`] of `$sql`, a text of literals (`concat!` of literals and macros).
+macro_rules! at_once {
+    ($sql:expr) => {
+        $crate::sql_store::AtOnce {
+            in_transaction: $sql,
+            alone: concat!("BEGIN IMMEDIATE; ", $sql, "; COMMIT"),
+        }
+    };
+}
+pub(crate) use at_once;

@@ -213,12 +213,12 @@ impl SqliteStore {
     const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_SQLITE;
 
     /// Several statements in one query: one round trip to the writer's connection for the
-    /// commonest write instead of three.
-    const APPEND_MESSAGE_AT_ONCE: Option<&'static str> =
+    /// commonest write instead of five (`BEGIN IMMEDIATE`, three statements, `COMMIT`).
+    const APPEND_MESSAGE_AT_ONCE: Option<crate::sql_store::AtOnce> =
         Some(crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE);
 
-    /// The same for a run and its input (and its new thread): one round trip instead of four
-    /// (or five).
+    /// The same for a run and its input (and its new thread): one round trip instead of six
+    /// (or seven).
     const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> =
         Some(crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE);
 

@@ -41,6 +41,15 @@ pub(crate) enum WriteConn<DB: Database> {
 }
 
 impl<DB: Database> WriteConn<DB> {
+    /// The connection, when the write has it to itself (not a share of a batch): a query may
+    /// then begin and commit its own transaction ([`crate::sql_store::AtOnce::alone`]).
+    pub(crate) fn alone(&mut self) -> Option<&mut DB::Connection> {
+        match self {
+            Self::Own { conn, .. } => Some(conn),
+            Self::Batch(_) => None,
+        }
+    }
+
     /// Starts the body's transaction: a transaction of its own, or a savepoint in its batch's.
     pub(crate) async fn begin(&mut self) -> Result<Transaction<'_, DB>> {
         Ok(match self {

@@ -119,28 +119,48 @@ pub(crate) const APPEND_MESSAGE: &str = concat!(
 );
 
 /// `append_message` as one round trip to SQLite's writer connection, for a message that tells
-/// no parent of a child's end: three statements that run together inside the write's
-/// transaction. The run's usage, when the message carries it (`$16`); the thread's
-/// `updated_at`; the message at the thread's next seq, written only while its thread exists
-/// and its run (if it has one) is active — no row returned means one of those is not so, and
-/// the caller rolls the transaction back. `$1`–`$12` as in [`APPEND_MESSAGE`]; `$13`, `$14`:
-/// prompt and completion tokens; `$15`: the model. SQLite's one writer holds the write lock
-/// for the whole transaction, so the order PostgreSQL needs (the thread's row lock before the
-/// seq is read) does not matter here, and neither can the run end in between.
-pub(crate) const APPEND_MESSAGE_AT_ONCE_SQLITE: &str = concat!(
-    "UPDATE runs SET prompt_tokens = $13, completion_tokens = $14, model = COALESCE($15, model) \
-     WHERE $16 AND id = $3 AND ",
-    active!(),
-    "; UPDATE threads SET updated_at = $12 WHERE id = $2; INSERT INTO messages (",
-    message_insert_columns!(),
-    ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $2), \
-     $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-     WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) \
-     AND ($3 IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = $3 AND ",
-    active!(),
-    ")) RETURNING ",
-    message_columns!()
-);
+/// no parent of a child's end: three statements that run together. The run's usage, when the
+/// message carries it (`$16`); the thread's `updated_at`; the message at the thread's next seq.
+/// Each is written only while the thread exists and the run (if the message has one) is
+/// active, so a refused message — no row back — changes nothing. `$1`–`$12` as in
+/// [`APPEND_MESSAGE`]; `$13`, `$14`: prompt and completion tokens; `$15`: the model. SQLite's
+/// one writer holds the write lock for the whole transaction, so the order PostgreSQL needs
+/// (the thread's row lock before the seq is read) does not matter here, and neither can the
+/// run end in between.
+macro_rules! append_message_at_once {
+    () => {
+        concat!(
+            "UPDATE runs SET prompt_tokens = $13, completion_tokens = $14, \
+             model = COALESCE($15, model) WHERE $16 AND id = $3 AND ",
+            active!(),
+            "; UPDATE threads SET updated_at = $12 WHERE id = $2 AND ",
+            message_allowed!(),
+            "; INSERT INTO messages (",
+            message_insert_columns!(),
+            ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
+             WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) AND ",
+            message_allowed!(),
+            " RETURNING ",
+            message_columns!()
+        )
+    };
+}
+
+/// The message's run (`$3`), if it has one, is active: the fence of an append at once.
+macro_rules! message_allowed {
+    () => {
+        concat!(
+            "($3 IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = $3 AND ",
+            active!(),
+            "))"
+        )
+    };
+}
+
+/// [`append_message_at_once!`]'s two texts (see [`crate::sql_store::AtOnce`]).
+pub(crate) const APPEND_MESSAGE_AT_ONCE_SQLITE: crate::sql_store::AtOnce =
+    crate::sql_store::at_once!(append_message_at_once!());
 
 /// The thread's history: its messages no run has replaced.
 pub(crate) const THREAD_MESSAGES: &str = concat!(

@@ -44,40 +44,40 @@ macro_rules! impl_conversation_store {
                     .bind(micros(thread.updated_at))
             }
 
-            /// Appends `message` (which tells no parent anything) with `sql`, the store's
+            /// Appends `message` (which tells no parent anything) with `sql`, a text of the
+            /// store's
             /// [`APPEND_MESSAGE_AT_ONCE`](crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE):
-            /// the run's usage, the thread's `updated_at` and the message in one query. No row
-            /// back means the thread is gone or the run is not active; which, is read before
-            /// the caller's transaction is rolled back.
+            /// the run's usage, the thread's `updated_at` and the message in one query —
+            /// `alone`, one that begins and commits its own transaction. No row back means
+            /// the thread is gone or the run is not active, and nothing was written; which,
+            /// is read after.
             async fn append_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 sql: &'static str,
+                alone: bool,
                 message: &ars_domain::NewMessage,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<ars_domain::Message> {
+                use sqlx::FromRow;
                 let spent = message.spent.as_ref();
                 let tokens = |pick: fn(&ars_domain::Usage) -> u64| {
                     spent
                         .map(|spent| $crate::runs::rows::stored_tokens(pick(&spent.usage)))
                         .transpose()
                 };
-                let row = Self::message_binds(
-                    sqlx::query_as::<_, $crate::conversations::rows::MessageRow>(sql),
-                    message,
-                    now,
-                )
-                .bind(tokens(|usage| usage.prompt_tokens)?)
-                .bind(tokens(|usage| usage.completion_tokens)?)
-                .bind(spent.and_then(|spent| spent.model.as_deref()))
-                .bind(spent.is_some())
-                // Every statement runs: fetching fewer rows would stop at the first.
-                .fetch_all(&mut *conn)
-                .await?
-                .pop();
+                let query = Self::message_binds(sqlx::query(sql), message, now)
+                    .bind(tokens(|usage| usage.prompt_tokens)?)
+                    .bind(tokens(|usage| usage.completion_tokens)?)
+                    .bind(spent.and_then(|spent| spent.model.as_deref()))
+                    .bind(spent.is_some());
+                let row = Self::rows_at_once(&mut *conn, query, alone).await?.pop();
                 match (row, message.run_id) {
-                    // Decoded before the commit: a message that cannot be read back is not
-                    // written.
-                    (Some(row), _) => row.into_message(),
+                    // In a transaction of the caller's, decoded before its commit: a message
+                    // that cannot be read back is not written. Alone, the row (one the store
+                    // wrote itself) is decoded after.
+                    (Some(row), _) => {
+                        $crate::conversations::rows::MessageRow::from_row(&row)?.into_message()
+                    }
                     (None, run) => {
                         let thread: Option<(String,)> =
                             sqlx::query_as($crate::conversations::queries::THREAD_EXISTS)
@@ -289,12 +289,24 @@ macro_rules! impl_conversation_store {
                 let message = message.clone();
                 self.write("append_message", move |mut conn| async move {
                     let now = ars_domain::time::now();
-                    let mut tx = conn.begin().await?;
-                    if let (Some(sql), None) = (Self::APPEND_MESSAGE_AT_ONCE, message.tells) {
-                        let stored = Self::append_at_once(&mut tx, sql, &message, now).await?;
+                    if let (Some(at_once), None) = (Self::APPEND_MESSAGE_AT_ONCE, message.tells) {
+                        if let Some(alone) = conn.alone() {
+                            return Self::append_at_once(alone, at_once.alone, true, &message, now)
+                                .await;
+                        }
+                        let mut tx = conn.begin().await?;
+                        let stored = Self::append_at_once(
+                            &mut tx,
+                            at_once.in_transaction,
+                            false,
+                            &message,
+                            now,
+                        )
+                        .await?;
                         tx.commit().await?;
                         return Ok(stored);
                     }
+                    let mut tx = conn.begin().await?;
                     // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;
                     // SQLite's write lock is already held), so the next seq is read only after
                     // every earlier append to this thread has committed.

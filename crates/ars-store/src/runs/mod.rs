@@ -155,10 +155,10 @@ pub trait RunStore: Send + Sync {
     async fn wakes_since(&self, thread: &ThreadId, since: DateTime<Utc>) -> Result<u64>;
 }
 
-/// A store's `create_run_with_input` as one query (see `sql_store`): the text for a run on a
+/// A store's `create_run_with_input` as one query (see `sql_store`): the texts for a run on a
 /// thread that exists, and for a run with its new thread.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunAtOnce {
-    pub(crate) on_thread: &'static str,
-    pub(crate) with_thread: &'static str,
+    pub(crate) on_thread: crate::sql_store::AtOnce,
+    pub(crate) with_thread: crate::sql_store::AtOnce,
 }

@@ -51,18 +51,17 @@ pub(crate) const INSERT_RUN: &str = concat!(
 
 /// `create_run_with_input` as one round trip to SQLite's writer connection, for a run that
 /// neither wakes a parent nor replaces messages: `$thread` (the run's new thread, or nothing),
-/// the thread's `updated_at`, the run ([`INSERT_RUN`], written only while the thread exists)
-/// and its input, a user message at the thread's next seq written only with the run. Two rows
-/// back (the run, then the message) when it was written; none when the thread is gone or
-/// another run holds it, and the caller rolls the transaction back. `$1`–`$14` as in
-/// [`INSERT_RUN`]; `$15`: the message's id. SQLite's one writer holds the write lock for the
-/// whole transaction.
+/// the run ([`INSERT_RUN`], written only while the thread exists and no other run holds it),
+/// then — only with the run — the thread's `updated_at` and the run's input, a user message at
+/// the thread's next seq. Two rows back (the run, then the message) when it was written; none
+/// when the thread is gone or another run holds it, and then nothing was written (a new
+/// thread cannot be either). `$1`–`$14` as in [`INSERT_RUN`]; `$15`: the message's id.
+/// SQLite's one writer holds the write lock for the whole transaction.
 macro_rules! create_run_with_input_at_once {
     ($thread:expr) => {
         concat!(
             $thread,
-            "UPDATE threads SET updated_at = $8 WHERE id = $2; \
-             INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
+            "INSERT INTO runs (id, thread_id, agent_id, user_id, status, input, parent_run_id, \
              parent_tool_call_id, created_at, delivery, lease_owner, lease_expires_ms, wake_of, \
              started_at) \
              SELECT $1, $2, $3, $4, $13, $5, $6, $7, $8, $9, $10, $11, $12, $14 \
@@ -71,7 +70,9 @@ macro_rules! create_run_with_input_at_once {
             active!(),
             " DO NOTHING RETURNING ",
             run_columns!(),
-            "; INSERT INTO messages (",
+            "; UPDATE threads SET updated_at = $8 WHERE id = $2 \
+             AND EXISTS (SELECT 1 FROM runs WHERE id = $1); \
+             INSERT INTO messages (",
             message_insert_columns!(),
             ") SELECT $15, $2, $1, \
              (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $2), \
@@ -82,16 +83,17 @@ macro_rules! create_run_with_input_at_once {
     };
 }
 
-/// [`create_run_with_input_at_once!`] on SQLite: on a thread that exists, and on a new one
-/// (`$16`–`$25`: its columns, as `INSERT_THREAD` binds them).
+/// [`create_run_with_input_at_once!`] on SQLite, in its two texts each
+/// ([`crate::sql_store::AtOnce`]): on a thread that exists, and on a new one (`$16`–`$25`: its
+/// columns, as `INSERT_THREAD` binds them).
 pub(crate) const CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE: crate::runs::RunAtOnce =
     crate::runs::RunAtOnce {
-        on_thread: create_run_with_input_at_once!(""),
-        with_thread: create_run_with_input_at_once!(concat!(
+        on_thread: crate::sql_store::at_once!(create_run_with_input_at_once!("")),
+        with_thread: crate::sql_store::at_once!(create_run_with_input_at_once!(concat!(
             "INSERT INTO threads (",
             thread_columns!(),
             ") VALUES ($16, $17, $18, $19, $20, $21, $22, $23, $24, $25); "
-        )),
+        ))),
     };
 
 pub(crate) const RUN_BY_ID: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");

@@ -76,32 +76,36 @@ macro_rules! impl_run_store {
                     .bind(new.running.then_some(now))
             }
 
-            /// Creates `new`'s run with its input as `sql`, the store's
+            /// Creates `new`'s run with its input with a text of `at_once`, the store's
             /// [`CREATE_RUN_WITH_INPUT_AT_ONCE`](crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE):
-            /// the run's new thread if it has one, the thread's `updated_at`, the run and its
-            /// user message in one query. `None` when no run was written (see
-            /// [`Self::why_no_run`]).
+            /// the run's new thread if it has one, the run, the thread's `updated_at` and the
+            /// run's user message in one query — `alone`, one that begins and commits its own
+            /// transaction ([`crate::sql_store::AtOnce`]). `None` when no run was written, and
+            /// then nothing was (see [`Self::why_no_run`]).
             async fn create_with_input_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 at_once: $crate::runs::RunAtOnce,
+                alone: bool,
                 id: ars_domain::RunId,
                 new: &ars_domain::NewRun,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<Option<(ars_domain::Run, ars_domain::Message)>> {
                 use sqlx::FromRow;
-                let sql = match new.new_thread {
+                let texts = match new.new_thread {
                     Some(_) => at_once.with_thread,
                     None => at_once.on_thread,
+                };
+                let sql = if alone {
+                    texts.alone
+                } else {
+                    texts.in_transaction
                 };
                 let mut query = Self::run_binds(sqlx::query(sql), id, new, now)
                     .bind(ars_domain::MessageId::new().to_string());
                 if let Some(thread) = &new.new_thread {
                     query = Self::thread_binds(query, thread);
                 }
-                let rows = query
-                    // Every statement runs: fetching fewer rows would stop at the first.
-                    .fetch_all(&mut *conn)
-                    .await?;
+                let rows = Self::rows_at_once(&mut *conn, query, alone).await?;
                 match rows.as_slice() {
                     [] => Ok(None),
                     [run, input] => {
@@ -273,14 +277,36 @@ macro_rules! impl_run_store {
                     let id = ars_domain::RunId::new();
                     for _ in 0..$crate::runs::CREATE_RUN_ATTEMPTS {
                         let now = ars_domain::time::now();
+                        let at_once = match (&new.woken_by, replace_from) {
+                            (None, None) => Self::CREATE_RUN_WITH_INPUT_AT_ONCE,
+                            _ => None,
+                        };
+                        if let (Some(at_once), Some(alone)) = (at_once, conn.alone()) {
+                            match Self::create_with_input_at_once(
+                                alone, at_once, true, id, &new, now,
+                            )
+                            .await?
+                            {
+                                Some((run, input)) => {
+                                    return Ok($crate::RunWithInput {
+                                        run,
+                                        input,
+                                        replaced: 0,
+                                    });
+                                }
+                                None => match Self::why_no_run(alone, &new.thread_id).await? {
+                                    Some(refused) => return Err(refused),
+                                    // That run ended in between: the thread is free again.
+                                    None => continue,
+                                },
+                            }
+                        }
                         let mut tx = conn.begin().await?;
-                        if let (Some(at_once), None, None) = (
-                            Self::CREATE_RUN_WITH_INPUT_AT_ONCE,
-                            &new.woken_by,
-                            replace_from,
-                        ) {
-                            match Self::create_with_input_at_once(&mut tx, at_once, id, &new, now)
-                                .await?
+                        if let Some(at_once) = at_once {
+                            match Self::create_with_input_at_once(
+                                &mut tx, at_once, false, id, &new, now,
+                            )
+                            .await?
                             {
                                 Some((run, input)) => {
                                     tx.commit().await?;

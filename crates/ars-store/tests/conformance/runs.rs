@@ -564,7 +564,8 @@ pub async fn check_a_new_thread_is_created_with_its_run_or_not_at_all(store: &dy
         .await;
     assert!(refused.is_err(), "{refused:?}");
     assert!(store.thread(&child.id).await.unwrap().is_none());
-    // Created together: the thread, the run and its input message.
+    // Created together: the thread, the run and its input message — on a writer the failed
+    // write above left outside any transaction (it failed partway, after its thread).
     let created = store
         .create_run_with_input(&with_thread("go", alice.subagent.id), None)
         .await

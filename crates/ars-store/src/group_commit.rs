@@ -3,12 +3,14 @@
 //! SQLite has one write lock, so every write of a file store goes through one writer. Writes
 //! are queued for the writer task; it takes whatever is waiting (up to [`MAX_BATCH`]) and:
 //! - one write alone runs as it always did, on the writer connection, in its own transaction
-//!   (`BEGIN IMMEDIATE` … `COMMIT`) or as one autocommitted statement — the commonest writes
-//!   send `BEGIN IMMEDIATE`, their statements and `COMMIT` as one query
-//!   ([`crate::sql_store::AtOnce`]);
+//!   (`BEGIN IMMEDIATE` … `COMMIT`) or as one autocommitted statement;
 //! - several run in one transaction that commits once for all of them. Each write's own
 //!   transaction is a savepoint inside it, so a write that fails undoes only its own
 //!   statements and answers its own error; the others commit.
+//!
+//! The commonest writes send their transaction's beginning and end (or their savepoint's) in
+//! the one query of their statements ([`crate::sql_store::AtOnce`]): one round trip to the
+//! connection's thread each, alone or in a batch.
 //!
 //! A caller is answered only after the transaction that holds its write has committed: a
 //! write that was answered is as durable as a write committed alone. The fsync policy is the

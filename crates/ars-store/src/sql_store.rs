@@ -74,11 +74,12 @@ macro_rules! impl_store {
 
             /// Every row of `query`, one query of several statements: read whole, since sqlx
             /// stops a query asked for fewer rows at the first, and the statements after it
-            /// would not run. `alone`: the query's text is an
-            /// [`AtOnce::alone`]($crate::sql_store::AtOnce::alone), and a statement that
-            /// failed left the transaction it began open — rolled back here, so the writer's
-            /// connection leaves the write outside any transaction (a `ROLLBACK` that fails
-            /// found none open: SQLite rolls some failures back itself).
+            /// would not run. Its text is an [`AtOnce`]($crate::sql_store::AtOnce)'s for a
+            /// write `alone` or not: a statement that fails leaves the transaction or savepoint
+            /// the text began open, and it is rolled back here, so the writer's connection
+            /// leaves the write as it found it. (A rollback that fails found nothing open:
+            /// SQLite rolls some failures back itself — the batch's whole transaction, then,
+            /// whose commit fails and answers every write of it an error.)
             async fn rows_at_once<'q>(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 query: sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>,
@@ -87,11 +88,13 @@ macro_rules! impl_store {
                 match query.fetch_all(&mut *conn).await {
                     Ok(rows) => Ok(rows),
                     Err(err) => {
-                        if alone
-                            && let Err(rollback) =
-                                sqlx::Executor::execute(&mut *conn, sqlx::raw_sql("ROLLBACK")).await
-                        {
-                            tracing::debug!(%rollback, "a failed write left no transaction open");
+                        let undo = if alone {
+                            "ROLLBACK"
+                        } else {
+                            "ROLLBACK TO ars_write; RELEASE ars_write"
+                        };
+                        if let Err(undo) = sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(undo)).await {
+                            tracing::debug!(%undo, "a failed write left nothing open");
                         }
                         Err(err.into())
                     }
@@ -162,28 +165,34 @@ impl<'q, DB: sqlx::Database, O> Binds<'q, DB>
     }
 }
 
-/// A write as one query of several statements, in its two texts: one for a write that shares
-/// a transaction begun before it (its savepoint in a batch), and one for a write alone on
-/// SQLite's writer connection, whose text begins and commits its own transaction — one round
-/// trip to the connection's thread, where `BEGIN IMMEDIATE` and `COMMIT` were two more.
+/// A write as one query of several statements, in its two texts, each a transaction of its
+/// own, begun and ended in that one query — one round trip to SQLite's writer connection,
+/// where beginning and ending were two more: for a write alone in the writer's queue, `BEGIN
+/// IMMEDIATE; …; COMMIT`; for a write in a batch, its savepoint in the batch's transaction
+/// (`SAVEPOINT ars_write; …; RELEASE ars_write`, which commits with the batch). See
+/// [`crate::write::WriteConn::at_once`].
 ///
 /// Every statement is conditioned so that a refused write (no row back) changes nothing: the
-/// `alone` text commits whatever happened, and the caller reads why after that commit.
+/// text ends its transaction whatever happened, and the caller reads why after.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AtOnce {
-    /// Inside a transaction the caller began.
-    pub(crate) in_transaction: &'static str,
-    /// `BEGIN IMMEDIATE; …; COMMIT`, on a connection the write has to itself
-    /// ([`crate::write::WriteConn::alone`]).
     pub(crate) alone: &'static str,
+    pub(crate) in_batch: &'static str,
+}
+
+impl AtOnce {
+    /// The text for a write that is `alone` or not.
+    pub(crate) fn text(self, alone: bool) -> &'static str {
+        if alone { self.alone } else { self.in_batch }
+    }
 }
 
 /// The [`AtOnce`] of `$sql`, a text of literals (`concat!` of literals and macros).
 macro_rules! at_once {
     ($sql:expr) => {
         $crate::sql_store::AtOnce {
-            in_transaction: $sql,
             alone: concat!("BEGIN IMMEDIATE; ", $sql, "; COMMIT"),
+            in_batch: concat!("SAVEPOINT ars_write; ", $sql, "; RELEASE ars_write"),
         }
     };
 }

@@ -426,6 +426,145 @@ mod tests {
         assert!(store.user_credentials("t2").await.unwrap().is_some());
     }
 
+    /// Writes that begin and end their savepoint in their one query, queued together: one that
+    /// fails partway (its run's agent does not exist, after its new thread was written) and
+    /// one refused (its run ended) undo only themselves; the others commit with the batch.
+    #[tokio::test]
+    async fn writes_at_once_in_a_batch_each_undo_only_themselves() {
+        use ars_domain::{
+            AgentConfig, AgentDraft, AgentId, Backend, MessageRole, NewMessage, NewRun, RunOutcome,
+            ShareConfig, Thread, Usage,
+        };
+
+        use crate::{AgentStore, ConversationStore, RunStore};
+
+        let (store, _dir) = fresh().await;
+        let alice = store.create_user(user("alice")).await.unwrap();
+        let draft = |slug: &str, backend| AgentDraft {
+            slug: slug.into(),
+            name: slug.into(),
+            description: String::new(),
+            backend,
+            config: AgentConfig::default(),
+            share_config: ShareConfig::default(),
+            is_default: false,
+        };
+        let agent = store
+            .create_agent(&draft("main", Backend::Default), Some(alice.id))
+            .await
+            .unwrap();
+        let helper = store
+            .create_agent(&draft("helper", Backend::SubAgent), Some(alice.id))
+            .await
+            .unwrap();
+        let thread = store
+            .create_thread(&Thread::new_root(alice.id, agent.id, "chat".into()))
+            .await
+            .unwrap();
+        let ended_thread = store
+            .create_thread(&Thread::new_root(alice.id, agent.id, "done".into()))
+            .await
+            .unwrap();
+        let run_on = |thread: &Thread| NewRun {
+            thread_id: thread.id.clone(),
+            agent_id: thread.agent_id,
+            user_id: thread.user_id,
+            input: "go".into(),
+            lineage: None,
+            lease: None,
+            woken_by: None,
+            new_thread: None,
+            running: true,
+        };
+        let ended = store.create_run(&run_on(&ended_thread)).await.unwrap();
+        store
+            .finish_run(
+                ended.id,
+                &RunOutcome::Cancelled {
+                    usage: Usage::default(),
+                },
+            )
+            .await
+            .unwrap();
+        let ended_at = store
+            .thread(&ended_thread.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .updated_at;
+        let child = thread.new_child(helper.id, &helper.slug, "child".into());
+        let orphan = NewRun {
+            agent_id: AgentId::new(),
+            new_thread: Some(child.clone()),
+            ..run_on(&child)
+        };
+
+        let held = hold_the_writer(&store);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let rounds = store.writer.rounds();
+        let spawn_create = |new: NewRun| {
+            let store = store.clone();
+            tokio::spawn(async move { store.create_run_with_input(&new, None).await })
+        };
+        let first = spawn_create(run_on(&thread));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let failed = spawn_create(orphan);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let refused = {
+            let store = store.clone();
+            let late = NewMessage::text(
+                ended_thread.id.clone(),
+                Some(ended.id),
+                MessageRole::Assistant,
+                "late".into(),
+            );
+            tokio::spawn(async move { store.append_message(&late).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let answer = {
+            let store = store.clone();
+            let thread = thread.id.clone();
+            tokio::spawn(async move {
+                let note = NewMessage::text(thread, None, MessageRole::User, "and then".into());
+                store.append_message(&note).await
+            })
+        };
+        held.await.unwrap();
+
+        let first = first.await.unwrap().unwrap();
+        let failed = failed.await.unwrap();
+        assert!(failed.is_err(), "{failed:?}");
+        let refused = refused.await.unwrap();
+        assert!(
+            matches!(refused, Err(StoreError::RunEnded { run }) if run == ended.id),
+            "{refused:?}"
+        );
+        answer.await.unwrap().unwrap();
+        assert_eq!(
+            store.writer.rounds() - rounds,
+            1,
+            "the four writes queued behind the held writer took one round"
+        );
+        // What the batch kept: the run and its input, then the note after them.
+        assert_eq!(store.run(first.run.id).await.unwrap().unwrap().input, "go");
+        let history: Vec<_> = store
+            .messages(&thread.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.seq, m.content))
+            .collect();
+        assert_eq!(history, [(1, "go".into()), (2, "and then".into())]);
+        // What it undid: the failed write's thread, and the refused message's touch.
+        assert!(store.thread(&child.id).await.unwrap().is_none());
+        assert!(store.messages(&ended_thread.id).await.unwrap().is_empty());
+        let touched = store.thread(&ended_thread.id).await.unwrap().unwrap();
+        assert_eq!(touched.updated_at, ended_at);
+        // The writer goes on, alone.
+        store.create_user(user("after")).await.unwrap();
+        assert!(store.user_credentials("after").await.unwrap().is_some());
+    }
+
     #[tokio::test]
     async fn a_write_that_panics_rolls_back_its_batch_and_the_writer_goes_on() {
         let (store, _dir) = fresh().await;

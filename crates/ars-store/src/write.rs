@@ -41,12 +41,13 @@ pub(crate) enum WriteConn<DB: Database> {
 }
 
 impl<DB: Database> WriteConn<DB> {
-    /// The connection, when the write has it to itself (not a share of a batch): a query may
-    /// then begin and commit its own transaction ([`crate::sql_store::AtOnce::alone`]).
-    pub(crate) fn alone(&mut self) -> Option<&mut DB::Connection> {
+    /// The connection, and whether the write has it to itself (not a share of a batch's
+    /// transaction): what a write that begins and ends its own transaction in one query needs
+    /// ([`crate::sql_store::AtOnce`]).
+    pub(crate) fn at_once(&mut self) -> (&mut DB::Connection, bool) {
         match self {
-            Self::Own { conn, .. } => Some(conn),
-            Self::Batch(_) => None,
+            Self::Own { conn, .. } => (conn, true),
+            Self::Batch(held) => (held, false),
         }
     }
 

@@ -47,10 +47,10 @@ macro_rules! impl_conversation_store {
             /// Appends `message` (which tells no parent anything) with `sql`, a text of the
             /// store's
             /// [`APPEND_MESSAGE_AT_ONCE`](crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE):
-            /// the run's usage, the thread's `updated_at` and the message in one query —
-            /// `alone`, one that begins and commits its own transaction. No row back means
-            /// the thread is gone or the run is not active, and nothing was written; which,
-            /// is read after.
+            /// the run's usage, the thread's `updated_at` and the message in one query that
+            /// begins and ends its own transaction (or, not `alone`, its savepoint). No row
+            /// back means the thread is gone or the run is not active, and nothing was
+            /// written; which, is read after.
             async fn append_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 sql: &'static str,
@@ -72,9 +72,7 @@ macro_rules! impl_conversation_store {
                     .bind(spent.is_some());
                 let row = Self::rows_at_once(&mut *conn, query, alone).await?.pop();
                 match (row, message.run_id) {
-                    // In a transaction of the caller's, decoded before its commit: a message
-                    // that cannot be read back is not written. Alone, the row (one the store
-                    // wrote itself) is decoded after.
+                    // Decoded after its commit: a row the store wrote itself.
                     (Some(row), _) => {
                         $crate::conversations::rows::MessageRow::from_row(&row)?.into_message()
                     }
@@ -290,21 +288,15 @@ macro_rules! impl_conversation_store {
                 self.write("append_message", move |mut conn| async move {
                     let now = ars_domain::time::now();
                     if let (Some(at_once), None) = (Self::APPEND_MESSAGE_AT_ONCE, message.tells) {
-                        if let Some(alone) = conn.alone() {
-                            return Self::append_at_once(alone, at_once.alone, true, &message, now)
-                                .await;
-                        }
-                        let mut tx = conn.begin().await?;
-                        let stored = Self::append_at_once(
-                            &mut tx,
-                            at_once.in_transaction,
-                            false,
+                        let (conn, alone) = conn.at_once();
+                        return Self::append_at_once(
+                            conn,
+                            at_once.text(alone),
+                            alone,
                             &message,
                             now,
                         )
-                        .await?;
-                        tx.commit().await?;
-                        return Ok(stored);
+                        .await;
                     }
                     let mut tx = conn.begin().await?;
                     // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;

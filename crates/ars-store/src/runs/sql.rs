@@ -79,9 +79,9 @@ macro_rules! impl_run_store {
             /// Creates `new`'s run with its input with a text of `at_once`, the store's
             /// [`CREATE_RUN_WITH_INPUT_AT_ONCE`](crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE):
             /// the run's new thread if it has one, the run, the thread's `updated_at` and the
-            /// run's user message in one query — `alone`, one that begins and commits its own
-            /// transaction ([`crate::sql_store::AtOnce`]). `None` when no run was written, and
-            /// then nothing was (see [`Self::why_no_run`]).
+            /// run's user message in one query that begins and ends its own transaction (or,
+            /// not `alone`, its savepoint: [`crate::sql_store::AtOnce`]). `None` when no run
+            /// was written, and then nothing was (see [`Self::why_no_run`]).
             async fn create_with_input_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 at_once: $crate::runs::RunAtOnce,
@@ -95,12 +95,7 @@ macro_rules! impl_run_store {
                     Some(_) => at_once.with_thread,
                     None => at_once.on_thread,
                 };
-                let sql = if alone {
-                    texts.alone
-                } else {
-                    texts.in_transaction
-                };
-                let mut query = Self::run_binds(sqlx::query(sql), id, new, now)
+                let mut query = Self::run_binds(sqlx::query(texts.text(alone)), id, new, now)
                     .bind(ars_domain::MessageId::new().to_string());
                 if let Some(thread) = &new.new_thread {
                     query = Self::thread_binds(query, thread);
@@ -281,9 +276,10 @@ macro_rules! impl_run_store {
                             (None, None) => Self::CREATE_RUN_WITH_INPUT_AT_ONCE,
                             _ => None,
                         };
-                        if let (Some(at_once), Some(alone)) = (at_once, conn.alone()) {
+                        if let Some(at_once) = at_once {
+                            let (conn, alone) = conn.at_once();
                             match Self::create_with_input_at_once(
-                                alone, at_once, true, id, &new, now,
+                                conn, at_once, alone, id, &new, now,
                             )
                             .await?
                             {
@@ -294,7 +290,7 @@ macro_rules! impl_run_store {
                                         replaced: 0,
                                     });
                                 }
-                                None => match Self::why_no_run(alone, &new.thread_id).await? {
+                                None => match Self::why_no_run(conn, &new.thread_id).await? {
                                     Some(refused) => return Err(refused),
                                     // That run ended in between: the thread is free again.
                                     None => continue,
@@ -302,27 +298,6 @@ macro_rules! impl_run_store {
                             }
                         }
                         let mut tx = conn.begin().await?;
-                        if let Some(at_once) = at_once {
-                            match Self::create_with_input_at_once(
-                                &mut tx, at_once, false, id, &new, now,
-                            )
-                            .await?
-                            {
-                                Some((run, input)) => {
-                                    tx.commit().await?;
-                                    return Ok($crate::RunWithInput {
-                                        run,
-                                        input,
-                                        replaced: 0,
-                                    });
-                                }
-                                None => match Self::why_no_run(&mut tx, &new.thread_id).await? {
-                                    Some(refused) => return Err(refused),
-                                    // That run ended in between: the thread is free again.
-                                    None => continue,
-                                },
-                            }
-                        }
                         if let Some(thread) = &new.new_thread {
                             Self::insert_thread(&mut tx, thread).await?;
                         }

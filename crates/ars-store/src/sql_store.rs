@@ -93,7 +93,9 @@ macro_rules! impl_store {
                         } else {
                             "ROLLBACK TO ars_write; RELEASE ars_write"
                         };
-                        if let Err(undo) = sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(undo)).await {
+                        let undone =
+                            sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(undo)).await;
+                        if let Err(undo) = undone {
                             tracing::debug!(%undo, "a failed write left nothing open");
                         }
                         Err(err.into())

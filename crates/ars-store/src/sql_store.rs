@@ -74,27 +74,23 @@ macro_rules! impl_store {
 
             /// Every row of `query`, one query of several statements: read whole, since sqlx
             /// stops a query asked for fewer rows at the first, and the statements after it
-            /// would not run. Its text is an [`AtOnce`]($crate::sql_store::AtOnce)'s for a
-            /// write `alone` or not: a statement that fails leaves the transaction or savepoint
-            /// the text began open, and it is rolled back here, so the writer's connection
-            /// leaves the write as it found it. (A rollback that fails found nothing open:
-            /// SQLite rolls some failures back itself — the batch's whole transaction, then,
-            /// whose commit fails and answers every write of it an error.)
+            /// would not run. Its text is an [`AtOnce`]($crate::sql_store::AtOnce)'s for
+            /// `scope`: a statement that fails leaves the transaction or savepoint the text
+            /// began open, and it is undone here, so the writer's connection leaves the write
+            /// as it found it. (An undo that fails found nothing open: SQLite rolls some
+            /// failures back itself — the batch's whole transaction, then, whose commit fails
+            /// and answers every write of it an error.)
             async fn rows_at_once<'q>(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 query: sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>,
-                alone: bool,
+                scope: $crate::sql_store::Scope,
             ) -> $crate::Result<Vec<<$db as sqlx::Database>::Row>> {
                 match query.fetch_all(&mut *conn).await {
                     Ok(rows) => Ok(rows),
                     Err(err) => {
-                        let undo = if alone {
-                            "ROLLBACK"
-                        } else {
-                            "ROLLBACK TO ars_write; RELEASE ars_write"
-                        };
                         let undone =
-                            sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(undo)).await;
+                            sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(scope.undo()))
+                                .await;
                         if let Err(undo) = undone {
                             tracing::debug!(%undo, "a failed write left nothing open");
                         }
@@ -183,9 +179,29 @@ pub(crate) struct AtOnce {
 }
 
 impl AtOnce {
-    /// The text for a write that is `alone` or not.
-    pub(crate) fn text(self, alone: bool) -> &'static str {
-        if alone { self.alone } else { self.in_batch }
+    /// The text for a write in `scope`.
+    pub(crate) fn text(self, scope: Scope) -> &'static str {
+        match scope {
+            Scope::Alone => self.alone,
+            Scope::InBatch => self.in_batch,
+        }
+    }
+}
+
+/// Where a write at once runs: alone on the writer's connection, or in a batch's transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    Alone,
+    InBatch,
+}
+
+impl Scope {
+    /// What undoes an [`AtOnce`] text in this scope that failed partway.
+    pub(crate) fn undo(self) -> &'static str {
+        match self {
+            Self::Alone => "ROLLBACK",
+            Self::InBatch => "ROLLBACK TO ars_write; RELEASE ars_write",
+        }
     }
 }
 

@@ -41,13 +41,13 @@ pub(crate) enum WriteConn<DB: Database> {
 }
 
 impl<DB: Database> WriteConn<DB> {
-    /// The connection, and whether the write has it to itself (not a share of a batch's
-    /// transaction): what a write that begins and ends its own transaction in one query needs
-    /// ([`crate::sql_store::AtOnce`]).
-    pub(crate) fn at_once(&mut self) -> (&mut DB::Connection, bool) {
+    /// The connection, and whether the write has it to itself or shares a batch's
+    /// transaction: what a write that begins and ends its own transaction (or savepoint) in
+    /// one query needs ([`crate::sql_store::AtOnce`]).
+    pub(crate) fn at_once(&mut self) -> (&mut DB::Connection, crate::sql_store::Scope) {
         match self {
-            Self::Own { conn, .. } => (conn, true),
-            Self::Batch(held) => (held, false),
+            Self::Own { conn, .. } => (conn, crate::sql_store::Scope::Alone),
+            Self::Batch(held) => (held, crate::sql_store::Scope::InBatch),
         }
     }
 

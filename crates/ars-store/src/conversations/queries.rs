@@ -118,6 +118,17 @@ pub(crate) const APPEND_MESSAGE: &str = concat!(
     message_columns!()
 );
 
+/// The message's run (`$3`), if it has one, is active: the fence of an append at once.
+macro_rules! message_allowed {
+    () => {
+        concat!(
+            "($3 IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = $3 AND ",
+            active!(),
+            "))"
+        )
+    };
+}
+
 /// `append_message` as one round trip to SQLite's writer connection, for a message that tells
 /// no parent of a child's end: three statements that run together. The run's usage, when the
 /// message carries it (`$16`); the thread's `updated_at`; the message at the thread's next seq.
@@ -143,17 +154,6 @@ macro_rules! append_message_at_once {
             message_allowed!(),
             " RETURNING ",
             message_columns!()
-        )
-    };
-}
-
-/// The message's run (`$3`), if it has one, is active: the fence of an append at once.
-macro_rules! message_allowed {
-    () => {
-        concat!(
-            "($3 IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = $3 AND ",
-            active!(),
-            "))"
         )
     };
 }

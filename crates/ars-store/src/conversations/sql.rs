@@ -44,17 +44,16 @@ macro_rules! impl_conversation_store {
                     .bind(micros(thread.updated_at))
             }
 
-            /// Appends `message` (which tells no parent anything) with `sql`, a text of the
-            /// store's
+            /// Appends `message` (which tells no parent anything) with `at_once`, the store's
             /// [`APPEND_MESSAGE_AT_ONCE`](crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_SQLITE):
             /// the run's usage, the thread's `updated_at` and the message in one query that
-            /// begins and ends its own transaction (or, not `alone`, its savepoint). No row
-            /// back means the thread is gone or the run is not active, and nothing was
-            /// written; which, is read after.
+            /// begins and ends its own transaction (in a batch, its savepoint). No row back
+            /// means the thread is gone or the run is not active, and nothing was written;
+            /// which, is read after.
             async fn append_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
-                sql: &'static str,
-                alone: bool,
+                at_once: $crate::sql_store::AtOnce,
+                scope: $crate::sql_store::Scope,
                 message: &ars_domain::NewMessage,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> $crate::Result<ars_domain::Message> {
@@ -65,12 +64,12 @@ macro_rules! impl_conversation_store {
                         .map(|spent| $crate::runs::rows::stored_tokens(pick(&spent.usage)))
                         .transpose()
                 };
-                let query = Self::message_binds(sqlx::query(sql), message, now)
+                let query = Self::message_binds(sqlx::query(at_once.text(scope)), message, now)
                     .bind(tokens(|usage| usage.prompt_tokens)?)
                     .bind(tokens(|usage| usage.completion_tokens)?)
                     .bind(spent.and_then(|spent| spent.model.as_deref()))
                     .bind(spent.is_some());
-                let row = Self::rows_at_once(&mut *conn, query, alone).await?.pop();
+                let row = Self::rows_at_once(&mut *conn, query, scope).await?.pop();
                 match (row, message.run_id) {
                     // Decoded after its commit: a row the store wrote itself.
                     (Some(row), _) => {
@@ -288,15 +287,8 @@ macro_rules! impl_conversation_store {
                 self.write("append_message", move |mut conn| async move {
                     let now = ars_domain::time::now();
                     if let (Some(at_once), None) = (Self::APPEND_MESSAGE_AT_ONCE, message.tells) {
-                        let (conn, alone) = conn.at_once();
-                        return Self::append_at_once(
-                            conn,
-                            at_once.text(alone),
-                            alone,
-                            &message,
-                            now,
-                        )
-                        .await;
+                        let (conn, scope) = conn.at_once();
+                        return Self::append_at_once(conn, at_once, scope, &message, now).await;
                     }
                     let mut tx = conn.begin().await?;
                     // Bumping `updated_at` first also takes the thread's row lock (PostgreSQL;

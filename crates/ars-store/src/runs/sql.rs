@@ -79,13 +79,13 @@ macro_rules! impl_run_store {
             /// Creates `new`'s run with its input with a text of `at_once`, the store's
             /// [`CREATE_RUN_WITH_INPUT_AT_ONCE`](crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE):
             /// the run's new thread if it has one, the run, the thread's `updated_at` and the
-            /// run's user message in one query that begins and ends its own transaction (or,
-            /// not `alone`, its savepoint: [`crate::sql_store::AtOnce`]). `None` when no run
-            /// was written, and then nothing was (see [`Self::why_no_run`]).
+            /// run's user message in one query that begins and ends its own transaction (in a
+            /// batch, its savepoint: [`crate::sql_store::AtOnce`]). `None` when no run was
+            /// written, and then nothing was (see [`Self::why_no_run`]).
             async fn create_with_input_at_once(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 at_once: $crate::runs::RunAtOnce,
-                alone: bool,
+                scope: $crate::sql_store::Scope,
                 id: ars_domain::RunId,
                 new: &ars_domain::NewRun,
                 now: chrono::DateTime<chrono::Utc>,
@@ -95,12 +95,12 @@ macro_rules! impl_run_store {
                     Some(_) => at_once.with_thread,
                     None => at_once.on_thread,
                 };
-                let mut query = Self::run_binds(sqlx::query(texts.text(alone)), id, new, now)
+                let mut query = Self::run_binds(sqlx::query(texts.text(scope)), id, new, now)
                     .bind(ars_domain::MessageId::new().to_string());
                 if let Some(thread) = &new.new_thread {
                     query = Self::thread_binds(query, thread);
                 }
-                let rows = Self::rows_at_once(&mut *conn, query, alone).await?;
+                let rows = Self::rows_at_once(&mut *conn, query, scope).await?;
                 match rows.as_slice() {
                     [] => Ok(None),
                     [run, input] => {
@@ -277,9 +277,9 @@ macro_rules! impl_run_store {
                             _ => None,
                         };
                         if let Some(at_once) = at_once {
-                            let (conn, alone) = conn.at_once();
+                            let (conn, scope) = conn.at_once();
                             match Self::create_with_input_at_once(
-                                conn, at_once, alone, id, &new, now,
+                                conn, at_once, scope, id, &new, now,
                             )
                             .await?
                             {

@@ -36,6 +36,19 @@ pub(crate) async fn attach(slirp4netns: PathBuf, launcher: u32) -> Option<Child>
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
+    // bwrap gives the namespace its loopback (an address, then up) before anything else;
+    // slirp4netns brings the loopback up too, and if it gets there first — which makes the
+    // kernel give it its address — bwrap's own address is refused and the command never
+    // starts (`bwrap: loopback: Failed RTM_NEWADDR`). So slirp4netns joins only once the
+    // loopback's local routes show: bwrap is past it.
+    let routes = PathBuf::from(format!("/proc/{child}/net/fib_trie"));
+    while !loopback_is_up(&routes) {
+        if started.elapsed() > FIND_CHILD_FOR {
+            tracing::warn!("the sandbox's loopback never came up; joining its network anyway");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let mut command = Command::new(&slirp4netns);
     command
         .env_clear()
@@ -55,6 +68,12 @@ pub(crate) async fn attach(slirp4netns: PathBuf, launcher: u32) -> Option<Child>
             None
         }
     }
+}
+
+/// Whether a network namespace's routing tables (its `/proc/<pid>/net/fib_trie`) hold the
+/// loopback's address: bwrap has set its loopback up.
+fn loopback_is_up(routes: &Path) -> bool {
+    std::fs::read_to_string(routes).is_ok_and(|tables| tables.contains("127.0.0.1"))
 }
 
 /// The first pid listed in a `/proc/<pid>/task/<tid>/children` file.

@@ -3,7 +3,8 @@
 //! simply drops this future: every `.await` here is a cancellation point.
 //!
 //! **Invariant:** each complete message is committed to the store before the next step starts
-//! (the checkpoint), so a crash loses at most the message being streamed.
+//! (the checkpoint), so a crash loses at most the message being streamed. The final answer is
+//! committed by the runner, together with the run's end ([`Answer`]).
 //!
 //! A turn whose calls include one that needs a person — a tool whose approval rule is `ask`, or
 //! a valid `ask_user` — is committed and then stops the loop before any of its calls runs
@@ -87,26 +88,66 @@ pub struct TreeBudget {
 /// How a loop ended on its own.
 #[derive(Debug, PartialEq)]
 pub enum LoopEnd {
-    /// A final answer.
-    Answer(String),
+    /// A final answer: its runner writes it with the run's end.
+    Answer(Box<Answer>),
     /// A limit or an error ended the run; the failure says which.
     Failed(RunFailure),
     /// The last turn's calls need decisions: none of them ran.
     Waiting(Waiting),
 }
 
-/// Runs the loop over the thread's committed history (which already holds the user's input).
-pub async fn run_loop(spec: &LoopSpec) -> LoopEnd {
-    match run_steps(spec).await {
+/// A run's final answer, as the loop leaves it to its runner.
+#[derive(Debug, PartialEq)]
+pub struct Answer {
+    /// The run's output.
+    pub text: String,
+    /// Its message, not written yet, and the last seq the loop holds: the runner writes the
+    /// message with the run's end in one commit, which the store refuses when something was
+    /// sent into the run after that seq — and then hands the answer back to the loop
+    /// ([`Progress::sent_in`]). `None` when the message is written already.
+    pub unwritten: Option<(NewMessage, i64)>,
+}
+
+/// Where a loop stands, kept by its runner between the loop's calls: a loop whose final answer
+/// was handed back goes on from there. A loop dropped halfway (cancelled, out of time) leaves
+/// it empty: its run ends.
+#[derive(Default)]
+pub struct Progress(Option<State>);
+
+impl Progress {
+    /// Something was sent into the run before `answer` could end it: the loop's next call
+    /// commits the answer alone, reads what was sent, and goes on.
+    pub fn sent_in(&mut self, answer: Box<Answer>) {
+        if let Some(state) = &mut self.0 {
+            state.answered = Some(answer);
+        }
+    }
+}
+
+/// What a loop has built up between its steps.
+struct State {
+    /// The model's messages so far.
+    messages: Vec<Message>,
+    cursor: Cursor,
+    definitions: Arc<Vec<ToolDefinition>>,
+    /// Model steps taken.
+    steps: u32,
+    invalid_turns: u32,
+    /// The final answer handed back ([`Progress::sent_in`]).
+    answered: Option<Box<Answer>>,
+}
+
+/// Runs the loop over the thread's committed history (which already holds the user's input),
+/// from where `progress` stands.
+pub async fn run_loop(spec: &LoopSpec, progress: &mut Progress) -> LoopEnd {
+    match run_steps(spec, progress).await {
         Ok(end) => end,
         Err(message) => LoopEnd::Failed(message),
     }
 }
 
-/// Each step's future is boxed: a run's task lives as long as the run, waiting in one step
-/// (its model, or the tools it called) at a time, and an unboxed loop would hold room for the
-/// largest step all along.
-async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
+/// Settles the calls a resumed run waited on, and reads the history the loop begins from.
+async fn begin(spec: &LoopSpec) -> Result<State, RunFailure> {
     let thread_id = &spec.tool_ctx.thread_id;
     if let Some(resolutions) = &spec.resume {
         Box::pin(settle(spec, resolutions)).await?;
@@ -121,11 +162,11 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
     };
     // Everything up to the cursor is in `messages`; what others add to the thread after it (a
     // steer message, a notice) is read before each model call.
-    let mut cursor = Cursor::at(history.last().map_or(0, |m| m.seq));
+    let cursor = Cursor::at(history.last().map_or(0, |m| m.seq));
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(Message::system(spec.system_prompt.clone()));
     messages.extend(to_model_messages(&history));
-    let definitions: std::sync::Arc<Vec<ToolDefinition>> = std::sync::Arc::new(
+    let definitions = Arc::new(
         spec.tools
             .iter()
             .map(|t| ToolDefinition {
@@ -135,14 +176,50 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             })
             .collect(),
     );
+    Ok(State {
+        messages,
+        cursor,
+        definitions,
+        steps: 0,
+        invalid_turns: 0,
+        answered: None,
+    })
+}
 
-    let mut invalid_turns = 0;
-    for step in 0..spec.limits.max_steps {
-        if step > 0 {
-            messages.extend(Box::pin(arrivals(spec, &mut cursor)).await?);
+/// Each step's future is boxed: a run's task lives as long as the run, waiting in one step
+/// (its model, or the tools it called) at a time, and an unboxed loop would hold room for the
+/// largest step all along.
+async fn run_steps(spec: &LoopSpec, progress: &mut Progress) -> Result<LoopEnd, RunFailure> {
+    let mut state = match progress.0.take() {
+        Some(state) => state,
+        None => Box::pin(begin(spec)).await?,
+    };
+    if let Some(answer) = state.answered.take() {
+        // Sent in before the run's end: the answer is committed alone, and what was sent is
+        // answered too, not left behind.
+        let Some((message, _)) = answer.unwritten else {
+            return Ok(LoopEnd::Answer(answer));
+        };
+        let stored = Box::pin(commit(spec, message)).await?;
+        state.cursor.wrote(&stored);
+        state.cursor.behind = true;
+        let arrived = Box::pin(arrivals(spec, &mut state.cursor)).await?;
+        if arrived.is_empty() {
+            return Ok(LoopEnd::Answer(Box::new(Answer {
+                text: answer.text,
+                unwritten: None,
+            })));
         }
+        state.messages.extend(arrived);
+    }
+    while state.steps < spec.limits.max_steps {
+        if state.steps > 0 {
+            let arrived = Box::pin(arrivals(spec, &mut state.cursor)).await?;
+            state.messages.extend(arrived);
+        }
+        state.steps += 1;
         let request =
-            ChatRequest::new(messages.clone()).with_tools(std::sync::Arc::clone(&definitions));
+            ChatRequest::new(state.messages.clone()).with_tools(Arc::clone(&state.definitions));
         let step = Step {
             model: &spec.model,
             emitter: &spec.emitter,
@@ -202,6 +279,18 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             }
         }
 
+        if turn.tool_calls.is_empty() {
+            // Written with the run's end, unless something was sent in meanwhile: then it
+            // comes back here (`Progress::sent_in`), and what was sent is answered too.
+            let message = assistant_message(spec, &turn.text, &[], spent);
+            let seen = state.cursor.seen;
+            state.messages.push(turn.to_message());
+            progress.0 = Some(state);
+            return Ok(LoopEnd::Answer(Box::new(Answer {
+                text: turn.text,
+                unwritten: Some((message, seen)),
+            })));
+        }
         let records: Vec<ToolCallRecord> = turn
             .tool_calls
             .iter()
@@ -217,17 +306,8 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             assistant_message(spec, &turn.text, &records, spent),
         ))
         .await?;
-        cursor.wrote(&answer);
-        messages.push(turn.to_message());
-        if turn.tool_calls.is_empty() {
-            // A message sent in while the model answered is answered too, not left behind.
-            let arrived = Box::pin(arrivals(spec, &mut cursor)).await?;
-            if arrived.is_empty() {
-                return Ok(LoopEnd::Answer(turn.text));
-            }
-            messages.extend(arrived);
-            continue;
-        }
+        state.cursor.wrote(&answer);
+        state.messages.push(turn.to_message());
 
         if let Some(waiting) = awaited(spec, &turn.tool_calls) {
             return Ok(LoopEnd::Waiting(waiting));
@@ -236,12 +316,16 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
             spec,
             &turn.tool_calls,
             None,
-            Some(&mut cursor),
+            Some(&mut state.cursor),
         ))
         .await?;
-        messages.extend(results);
-        invalid_turns = if any_invalid { invalid_turns + 1 } else { 0 };
-        if invalid_turns >= MAX_INVALID_ARGUMENT_TURNS {
+        state.messages.extend(results);
+        state.invalid_turns = if any_invalid {
+            state.invalid_turns + 1
+        } else {
+            0
+        };
+        if state.invalid_turns >= MAX_INVALID_ARGUMENT_TURNS {
             return Ok(LoopEnd::Failed(RunFailure::new(
                 RunErrorCode::InvalidToolArguments,
                 format!(
@@ -265,9 +349,10 @@ async fn run_steps(spec: &LoopSpec) -> Result<LoopEnd, RunFailure> {
 /// else wrote first (steering, a notice) takes one of those seqs: the loop's next message lands
 /// past it, and the cursor falls `behind` until [`arrivals`] reads the thread again.
 ///
-/// A message written after the loop's last own message is read at its next check, or — after
-/// the final answer — not in this run: as before a check that reads, a message that comes in
-/// between the last check and the run's end is in the thread for its next run.
+/// A message written after the loop's last own message is read at its next check. The final
+/// answer is written with the run's end only while nothing was sent into the run after the
+/// cursor ([`Answer::unwritten`]): a message sent in before the end is read, and answered, by
+/// this run.
 struct Cursor {
     seen: i64,
     behind: bool,

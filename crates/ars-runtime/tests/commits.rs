@@ -24,10 +24,11 @@ fn made(
 }
 
 /// The most commits one delegated turn may cost: the parent's run (created running with its
-/// input, its answer with the call, the call's result, its final answer, its end), the child's
-/// thread and run (created together, running, with its input; its answer, its end). Each model
-/// answer carries the run's usage in its own commit.
-const MOST_COMMITS_PER_DELEGATION: u64 = 8;
+/// input, its answer with the call, the call's result, its final answer with its end), the
+/// child's thread and run (created together, running, with its input; its answer with its
+/// end). Each model answer carries the run's usage in its own commit; a final answer is
+/// written with its run's end.
+const MOST_COMMITS_PER_DELEGATION: u64 = 6;
 
 #[tokio::test]
 async fn a_delegated_turn_costs_at_most_its_budget_of_commits() {

@@ -86,7 +86,9 @@ pub use outcome::{Bound, Deleted, Retried, Updated, Written};
 pub use postgres::{DEFAULT_MAX_CONNECTIONS as PG_DEFAULT_MAX_CONNECTIONS, PgStore};
 pub use protocols::ProtocolStore;
 pub use providers::{DeletedProvider, ModelSettings, ProviderStore};
-pub use runs::{FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput, StoredWaiting};
+pub use runs::{
+    AnsweredRun, FinishedRun, INTERRUPTED_ERROR, RunStore, RunWithInput, StoredWaiting,
+};
 pub use skills::{SkillFilter, SkillStore};
 pub use sqlite::SqliteStore;
 pub use usage::{UsageFilter, UsageRow, UsageStore};

@@ -159,6 +159,9 @@ impl PgStore {
     /// None, for the same reasons.
     const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> = None;
 
+    /// None, for the same reasons.
+    const FINISH_RUN_WITH_ANSWER_AT_ONCE: Option<crate::sql_store::AtOnce> = None;
+
     /// PostgreSQL's text of a statement the two databases spell differently.
     fn dialect(statement: &crate::shares::Dialects) -> &'static str {
         statement.postgres

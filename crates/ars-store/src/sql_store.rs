@@ -13,9 +13,10 @@
 //! - `CLAIM_KB_DOCUMENT`, its variant of the claim query, and `USAGE_ROWS`, of the usage
 //!   roll-up (the day of a timestamp); `dialect`, its text of a statement written for both
 //!   ([`crate::shares::Dialects`]: a shared resource read with its shares, as JSON);
-//! - `APPEND_MESSAGE_AT_ONCE` and `CREATE_RUN_WITH_INPUT_AT_ONCE`: `Some` query that does the
-//!   whole write in one round trip (SQLite: several statements in one query, [`AtOnce`]), or
-//!   `None` for the statement-by-statement path;
+//! - `APPEND_MESSAGE_AT_ONCE`, `CREATE_RUN_WITH_INPUT_AT_ONCE` and
+//!   `FINISH_RUN_WITH_ANSWER_AT_ONCE`: `Some` query that does the whole write in one round trip
+//!   (SQLite: several statements in one query, [`AtOnce`]), or `None` for the
+//!   statement-by-statement path;
 //! - `Clone`, cheaply (pools and `Arc`s).
 //!
 //! **Invariant:** every write runs through `write` on the connection it is given (SQLite: the

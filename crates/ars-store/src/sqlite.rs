@@ -222,6 +222,10 @@ impl SqliteStore {
     const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> =
         Some(crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE);
 
+    /// The same for a run's end with its answer: one round trip instead of two writes.
+    const FINISH_RUN_WITH_ANSWER_AT_ONCE: Option<crate::sql_store::AtOnce> =
+        Some(crate::runs::queries::FINISH_RUN_WITH_ANSWER_AT_ONCE_SQLITE);
+
     /// SQLite's text of a statement the two databases spell differently.
     fn dialect(statement: &crate::shares::Dialects) -> &'static str {
         statement.sqlite

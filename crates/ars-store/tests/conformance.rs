@@ -142,6 +142,7 @@ conformance!(
     waiting::check_a_waiting_run_resumes_once_and_only_on_what_it_waited_on,
     waiting::check_expired_waits_and_the_waiting_runs_under_a_thread,
     steering::check_steer_messages_keep_their_mark_and_read_after_a_seq,
+    steering::check_a_runs_answer_and_end_are_one_write_refused_while_a_message_was_sent_in,
     protocols::check_thread_metadata_is_the_owners_and_goes_with_the_thread,
     protocols::check_only_an_empty_thread_is_bound_to_another_agent,
     results::check_a_background_childs_end_is_told_once_by_a_message_a_wake_or_the_mark,

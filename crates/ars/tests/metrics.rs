@@ -199,11 +199,20 @@ async fn metrics_parse_as_prometheus_text_and_move_with_runs() {
     );
     assert_eq!(moved("ars_model_request_errors_total", &scripted), 1.0);
 
+    // The worker's turn with its three calls and their results; each run's final answer goes
+    // with its end (worker, helper).
     assert!(
         moved(
             "ars_store_write_duration_seconds_count",
             &[("operation", "append_message")]
-        ) >= 6.0
+        ) >= 4.0
+    );
+    assert_eq!(
+        moved(
+            "ars_store_write_duration_seconds_count",
+            &[("operation", "finish_run_with_answer")]
+        ),
+        2.0
     );
     assert!(
         after.get("ars_lease_renewals_total", &[]) >= 1.0,

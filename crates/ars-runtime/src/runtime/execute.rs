@@ -15,10 +15,10 @@ use ars_domain::{
 };
 use ars_events::EventKind;
 use ars_models::ChatModel;
-use ars_store::FinishedRun;
+use ars_store::{AnsweredRun, FinishedRun};
 
 use super::Runtime;
-use crate::agent_loop::{LoopEnd, LoopSpec, TreeBudget, UsageBeyond, run_loop};
+use crate::agent_loop::{Answer, LoopEnd, LoopSpec, Progress, TreeBudget, UsageBeyond, run_loop};
 use crate::emitter::Emitter;
 use crate::metrics::{self, InGauge};
 use crate::plugin::RunSetup;
@@ -35,6 +35,8 @@ enum Ending {
 /// Where driving a run left it.
 enum Driven {
     Ended(RunOutcome),
+    /// Its end is written already (with its final answer), as `FinishedRun` says.
+    Written(Box<FinishedRun>, RunOutcome),
     /// It waits for decisions on `Waiting`, having spent `Usage` so far.
     Waits(Waiting, Usage),
 }
@@ -158,6 +160,9 @@ impl Runtime {
         let store = &self.inner.store;
         let outcome = match driven {
             Driven::Ended(outcome) => outcome,
+            Driven::Written(finished, outcome) => {
+                return self.ended(run, *finished, &outcome, emitter).await;
+            }
             Driven::Waits(waiting, usage) => {
                 match store.wait_run(run.id, &waiting, usage).await {
                     Ok(waits) if waits.status == RunStatus::Waiting => {
@@ -183,6 +188,18 @@ impl Runtime {
                 return None;
             }
         };
+        self.ended(run, finished, &outcome, emitter).await
+    }
+
+    /// Tells of a run's end as `finished` says it was written (by this executor, or by another
+    /// writer first), and answers the run as it ended.
+    async fn ended(
+        &self,
+        run: &Run,
+        finished: FinishedRun,
+        outcome: &RunOutcome,
+        emitter: &Emitter,
+    ) -> Option<Run> {
         match &finished {
             FinishedRun::Ended(ended) => {
                 metrics::run_ended(ended);
@@ -198,7 +215,7 @@ impl Runtime {
             && let RunOutcome::Error {
                 code: Some(RunErrorCode::BudgetExceeded),
                 ..
-            } = &outcome
+            } = outcome
         {
             // The tree's budget is spent: nothing it started goes on spending.
             self.cancel_started(run.id).await;
@@ -219,7 +236,9 @@ impl Runtime {
         Some(finished)
     }
 
-    /// Runs the loop until it ends, the run is cancelled, or the time limit passes.
+    /// Runs the loop until it ends, the run is cancelled, or the time limit passes. A final
+    /// answer is written with the run's end; when something was sent into the run first, the
+    /// loop goes on where it stood (within the same time limit).
     async fn drive(
         &self,
         spec: &LoopSpec,
@@ -227,27 +246,88 @@ impl Runtime {
         usage: &Arc<Mutex<Usage>>,
     ) -> Driven {
         let limit_s = spec.limits.timeout_s;
-        let ending = tokio::select! {
-            end = run_loop(spec) => Ending::Loop(end),
-            () = cancel.cancelled() => Ending::Cancelled,
-            () = tokio::time::sleep(Duration::from_secs(limit_s)) => Ending::TimedOut,
-        };
-        let usage = usage.lock().map(|u| *u).unwrap_or_default();
-        // A turn that waits ran none of its calls: nothing was started with the token.
-        if let Ending::Loop(LoopEnd::Waiting(waiting)) = ending {
-            if !cancel.is_cancelled() {
-                return Driven::Waits(waiting, usage);
-            }
-            return Driven::Ended(self.cancelled_outcome(usage));
+        let limit = Duration::from_secs(limit_s);
+        let began = tokio::time::Instant::now();
+        let mut progress = Progress::default();
+        loop {
+            let ending = tokio::select! {
+                end = run_loop(spec, &mut progress) => Ending::Loop(end),
+                () = cancel.cancelled() => Ending::Cancelled,
+                () = tokio::time::sleep(limit.saturating_sub(began.elapsed())) => Ending::TimedOut,
+            };
+            let usage = usage.lock().map(|u| *u).unwrap_or_default();
+            let ending = match ending {
+                // A turn that waits ran none of its calls: nothing was started with the token.
+                Ending::Loop(LoopEnd::Waiting(waiting)) if !cancel.is_cancelled() => {
+                    return Driven::Waits(waiting, usage);
+                }
+                Ending::Loop(LoopEnd::Answer(answer)) => {
+                    match Box::pin(self.answer(spec, answer, usage)).await {
+                        Ok(driven) => {
+                            cancel.cancel();
+                            return driven;
+                        }
+                        Err(answer) => {
+                            progress.sent_in(answer);
+                            continue;
+                        }
+                    }
+                }
+                ending => ending,
+            };
+            // Whatever ended the loop, the runs waited for with its token end with it.
+            cancel.cancel();
+            return Driven::Ended(match ending {
+                Ending::Loop(LoopEnd::Waiting(_)) | Ending::Cancelled => {
+                    self.cancelled_outcome(usage)
+                }
+                Ending::Loop(LoopEnd::Answer(answer)) => RunOutcome::Success {
+                    output: answer.text,
+                    usage,
+                },
+                Ending::Loop(LoopEnd::Failed(failure)) => RunOutcome::failed(failure, usage),
+                Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
+            });
         }
-        // Whatever ended the loop, the runs waited for with its token end with it.
-        cancel.cancel();
-        Driven::Ended(match ending {
-            Ending::Loop(LoopEnd::Waiting(_)) | Ending::Cancelled => self.cancelled_outcome(usage),
-            Ending::Loop(LoopEnd::Answer(output)) => RunOutcome::Success { output, usage },
-            Ending::Loop(LoopEnd::Failed(failure)) => RunOutcome::failed(failure, usage),
-            Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
-        })
+    }
+
+    /// Writes the loop's final answer with the run's end, in one commit, and announces the
+    /// answer; `Err` hands the answer back when something was sent into the run first (nothing
+    /// was written).
+    async fn answer(
+        &self,
+        spec: &LoopSpec,
+        answer: Box<Answer>,
+        usage: Usage,
+    ) -> Result<Driven, Box<Answer>> {
+        let outcome = RunOutcome::Success {
+            output: answer.text.clone(),
+            usage,
+        };
+        let Some((message, seen)) = &answer.unwritten else {
+            return Ok(Driven::Ended(outcome));
+        };
+        let store = &self.inner.store;
+        match store
+            .finish_run_with_answer(spec.tool_ctx.run_id, &outcome, message, *seen)
+            .await
+        {
+            Ok(AnsweredRun::Ended { run, answer }) => {
+                spec.emitter
+                    .emit(EventKind::MessageCompleted { message: answer })
+                    .await;
+                Ok(Driven::Written(Box::new(FinishedRun::Ended(run)), outcome))
+            }
+            Ok(AnsweredRun::AlreadyEnded(run)) => Ok(Driven::Written(
+                Box::new(FinishedRun::AlreadyEnded(run)),
+                outcome,
+            )),
+            Ok(AnsweredRun::SentIn) => Err(answer),
+            Err(e) => Ok(Driven::Ended(RunOutcome::failed(
+                format!("cannot save a message: {e}").into(),
+                usage,
+            ))),
+        }
     }
 
     /// Cancellation caused by shutdown is an interruption, not a user's cancel.

@@ -56,6 +56,19 @@ impl FinishedRun {
     }
 }
 
+/// What [`RunStore::finish_run_with_answer`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnsweredRun {
+    /// This call wrote the run's answer and its end, in one commit.
+    Ended { run: Run, answer: Box<Message> },
+    /// The run had already ended (another writer won): nothing was written; the run as it
+    /// stands.
+    AlreadyEnded(Run),
+    /// A message was sent into the run after the seq its loop holds: nothing was written, and
+    /// the run goes on (its loop commits the answer alone and reads what was sent).
+    SentIn,
+}
+
 /// What a waiting run waits on, with the text it is stored as: [`RunStore::resume_run`] takes
 /// the run only if it still waits on exactly that.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,6 +123,21 @@ pub trait RunStore: Send + Sync {
     /// [`FinishedRun::AlreadyEnded`], so a cancel racing a success records exactly one of them
     /// and exactly one caller learns it wrote the end. `NotFound` when there is no such run.
     async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<FinishedRun>;
+    /// Ends active run `id` with `outcome` and commits its final answer `answer` (a message of
+    /// the run: its usage and model recorded on the run with the end) in one transaction — only
+    /// while nothing was sent into the run (a `steer` message on its thread) after seq `seen`,
+    /// the last its loop holds. So a message sent in before the end is answered by the run,
+    /// never left for the thread's next one: [`AnsweredRun::SentIn`], nothing written. The
+    /// first writer of the end wins as in [`RunStore::finish_run`]
+    /// ([`AnsweredRun::AlreadyEnded`], nothing written). `NotFound` when there is no such run;
+    /// `Invalid` when `answer` is not the run's.
+    async fn finish_run_with_answer(
+        &self,
+        id: RunId,
+        outcome: &RunOutcome,
+        answer: &ars_domain::NewMessage,
+        seen: i64,
+    ) -> Result<AnsweredRun>;
     /// Ends every active run as `interrupted`, with `finished_at` and [`INTERRUPTED_ERROR`], and
     /// returns their ids. Meant for startup after a stop: it ends the active runs of every
     /// instance sharing the database, so a scaled deployment calls it only when no other

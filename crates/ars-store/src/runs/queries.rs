@@ -185,18 +185,101 @@ pub(crate) const REAP_EXPIRED_RUNS: &str = concat!(
     " AND (lease_expires_ms IS NULL OR lease_expires_ms < $3) RETURNING id"
 );
 
+/// What a run's end clears: what it waited on, and its lease.
+macro_rules! ended_run_clears {
+    () => {
+        "waiting_json = NULL, waiting_until_ms = NULL, lease_owner = NULL, \
+         lease_expires_ms = NULL"
+    };
+}
+
+/// No message was sent into the run (`steer`: steering, a background result for a running
+/// parent) on thread `$thread` after seq `$seen`: the fence of a run's end with its answer.
+macro_rules! none_sent_in {
+    ($thread:literal, $seen:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM messages WHERE thread_id = ",
+            $thread,
+            " AND seq > ",
+            $seen,
+            " AND steer)"
+        )
+    };
+}
+
 /// `$1`: the run; `$2`: the terminal status; `$3`: output; `$4`: error; `$5`, `$6`: prompt and
 /// completion tokens; `$7`: now; `$8`: the error's code. Only an active run finishes: the first
 /// writer wins, and on PostgreSQL a second writer waits for the first's row lock, then finds
 /// the run terminal.
 pub(crate) const FINISH_RUN: &str = concat!(
     "UPDATE runs SET status = $2, output = $3, error = $4, prompt_tokens = $5, \
-     completion_tokens = $6, finished_at = $7, error_code = $8, waiting_json = NULL, \
-     waiting_until_ms = NULL, lease_owner = NULL, lease_expires_ms = NULL WHERE id = $1 AND ",
+     completion_tokens = $6, finished_at = $7, error_code = $8, ",
+    ended_run_clears!(),
+    " WHERE id = $1 AND ",
     active!(),
     " RETURNING ",
     run_columns!()
 );
+
+/// A run's end with its final answer, on PostgreSQL (in `finish_run_with_answer`'s transaction,
+/// after the thread's row lock, before the answer's insert): [`FINISH_RUN`]'s `$1`–`$8`; `$9`:
+/// the model the run talks to (`provider/model`), kept when NULL; `$10`: the thread; `$11`: the
+/// last seq the run's loop holds. Only while nothing was sent into the run after it.
+pub(crate) const FINISH_RUN_ANSWERED: &str = concat!(
+    "UPDATE runs SET status = $2, output = $3, error = $4, prompt_tokens = $5, \
+     completion_tokens = $6, finished_at = $7, error_code = $8, model = COALESCE($9, model), ",
+    ended_run_clears!(),
+    " WHERE id = $1 AND ",
+    active!(),
+    " AND ",
+    none_sent_in!("$10", "$11"),
+    " RETURNING ",
+    run_columns!()
+);
+
+/// `finish_run_with_answer` as one round trip to SQLite's writer connection: the answer at the
+/// thread's next seq, the thread's `updated_at`, the run's end — each only while the run is
+/// active and nothing was sent into it after the loop's last seq, so a refused end (no row back)
+/// changes nothing. Two rows back (the answer, then the run) when it was written. `$1`–`$12` as
+/// in `APPEND_MESSAGE` (`$3`: the run; `$12`: now); `$13`, `$14`: prompt and completion tokens;
+/// `$15`: the model, kept when NULL; `$16`: the last seq the loop holds; `$17`: the terminal
+/// status; `$18`: output; `$19`: error; `$20`: the error's code. SQLite's one writer holds the
+/// write lock for the whole transaction: nothing is sent in, and the run cannot end, in between.
+macro_rules! finish_run_with_answer_at_once {
+    () => {
+        concat!(
+            "INSERT INTO messages (",
+            message_insert_columns!(),
+            ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
+             WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3 AND thread_id = $2 AND ",
+            active!(),
+            ") AND ",
+            none_sent_in!("$2", "$16"),
+            " RETURNING ",
+            message_columns!(),
+            "; UPDATE threads SET updated_at = $12 WHERE id = $2 \
+             AND EXISTS (SELECT 1 FROM runs WHERE id = $3 AND thread_id = $2 AND ",
+            active!(),
+            ") AND ",
+            none_sent_in!("$2", "$16"),
+            "; UPDATE runs SET status = $17, output = $18, error = $19, prompt_tokens = $13, \
+             completion_tokens = $14, finished_at = $12, error_code = $20, \
+             model = COALESCE($15, model), ",
+            ended_run_clears!(),
+            " WHERE id = $3 AND thread_id = $2 AND ",
+            active!(),
+            " AND ",
+            none_sent_in!("$2", "$16"),
+            " RETURNING ",
+            run_columns!()
+        )
+    };
+}
+
+/// [`finish_run_with_answer_at_once!`]'s two texts (see [`crate::sql_store::AtOnce`]).
+pub(crate) const FINISH_RUN_WITH_ANSWER_AT_ONCE_SQLITE: crate::sql_store::AtOnce =
+    crate::sql_store::at_once!(finish_run_with_answer_at_once!());
 
 /// `$1`: now; `$2`: the error to record. A waiting run is left waiting: nothing of it was
 /// executing.

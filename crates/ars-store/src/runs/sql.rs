@@ -492,6 +492,135 @@ macro_rules! impl_run_store {
                 .await
             }
 
+            async fn finish_run_with_answer(
+                &self,
+                id: ars_domain::RunId,
+                outcome: &ars_domain::RunOutcome,
+                answer: &ars_domain::NewMessage,
+                seen: i64,
+            ) -> $crate::Result<$crate::AnsweredRun> {
+                if answer.run_id != Some(id) || answer.tells.is_some() {
+                    return Err($crate::StoreError::Invalid(
+                        "a run's answer is a message of that run and tells nothing".into(),
+                    ));
+                }
+                let outcome = outcome.clone();
+                let answer = answer.clone();
+                self.write("finish_run_with_answer", move |mut conn| async move {
+                    use sqlx::FromRow;
+                    let now = ars_domain::time::now();
+                    let usage = outcome.usage();
+                    let prompt = $crate::runs::rows::stored_tokens(usage.prompt_tokens)?;
+                    let completion = $crate::runs::rows::stored_tokens(usage.completion_tokens)?;
+                    let model = answer.spent.as_ref().and_then(|s| s.model.clone());
+                    let code = outcome.error_code().map(ars_domain::RunErrorCode::as_str);
+                    let written = match Self::FINISH_RUN_WITH_ANSWER_AT_ONCE {
+                        Some(at_once) => {
+                            let (conn, scope) = conn.at_once();
+                            let query =
+                                Self::message_binds(sqlx::query(at_once.text(scope)), &answer, now)
+                                    .bind(prompt)
+                                    .bind(completion)
+                                    .bind(model.as_deref())
+                                    .bind(seen)
+                                    .bind(outcome.status().as_str())
+                                    .bind(outcome.output())
+                                    .bind(outcome.error())
+                                    .bind(code);
+                            match Self::rows_at_once(&mut *conn, query, scope)
+                                .await?
+                                .as_slice()
+                            {
+                                [] => None,
+                                // Decoded after its commit: rows the store wrote itself.
+                                [message, run] => Some((
+                                    $crate::runs::rows::RunRow::from_row(run)?.into_run()?,
+                                    $crate::conversations::rows::MessageRow::from_row(message)?
+                                        .into_message()?,
+                                )),
+                                rows => {
+                                    return Err($crate::StoreError::Invalid(format!(
+                                        "ending a run with its answer answered {} rows, not 2",
+                                        rows.len()
+                                    )));
+                                }
+                            }
+                        }
+                        None => {
+                            let mut tx = conn.begin().await?;
+                            // The thread's row lock first, as every append takes it: a message
+                            // sent into the run is committed before this end (and refuses it)
+                            // or after (and finds the run ended).
+                            let touched = sqlx::query($crate::conversations::queries::TOUCH_THREAD)
+                                .bind(answer.thread_id.as_str())
+                                .bind(now)
+                                .execute(&mut *tx)
+                                .await?;
+                            if touched.rows_affected() == 0 {
+                                return Err($crate::StoreError::NotFound);
+                            }
+                            let run = sqlx::query_as::<_, $crate::runs::rows::RunRow>(
+                                $crate::runs::queries::FINISH_RUN_ANSWERED,
+                            )
+                            .bind(id.to_string())
+                            .bind(outcome.status().as_str())
+                            .bind(outcome.output())
+                            .bind(outcome.error())
+                            .bind(prompt)
+                            .bind(completion)
+                            .bind(now)
+                            .bind(code)
+                            .bind(model.as_deref())
+                            .bind(answer.thread_id.as_str())
+                            .bind(seen)
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                            match run {
+                                // Rolled back: the thread's touch goes with it.
+                                None => None,
+                                Some(run) => {
+                                    let message =
+                                        Self::message_binds(
+                                            sqlx::query_as::<
+                                                _,
+                                                $crate::conversations::rows::MessageRow,
+                                            >(
+                                                $crate::conversations::queries::APPEND_MESSAGE
+                                            ),
+                                            &answer,
+                                            now,
+                                        )
+                                        .fetch_one(&mut *tx)
+                                        .await?;
+                                    // Decoded before the commit: what cannot be read back is
+                                    // not written.
+                                    let written = (run.into_run()?, message.into_message()?);
+                                    tx.commit().await?;
+                                    Some(written)
+                                }
+                            }
+                        }
+                    };
+                    match written {
+                        Some((run, answer)) => Ok($crate::AnsweredRun::Ended {
+                            run,
+                            answer: Box::new(answer),
+                        }),
+                        // Nothing written: the run ended, or — still active — something was
+                        // sent into it.
+                        None => {
+                            let run = Self::existing_run_on(&mut conn, id).await?;
+                            Ok(if run.status.is_terminal() {
+                                $crate::AnsweredRun::AlreadyEnded(run)
+                            } else {
+                                $crate::AnsweredRun::SentIn
+                            })
+                        }
+                    }
+                })
+                .await
+            }
+
             async fn interrupt_active_runs(&self) -> $crate::Result<Vec<ars_domain::RunId>> {
                 self.write("interrupt_active_runs", move |mut conn| async move {
                     let ids: Vec<(String,)> =

@@ -256,7 +256,7 @@ impl Runtime {
                 () = tokio::time::sleep(limit.saturating_sub(began.elapsed())) => Ending::TimedOut,
             };
             let usage = usage.lock().map(|u| *u).unwrap_or_default();
-            let ending = match ending {
+            let outcome = match ending {
                 // A turn that waits ran none of its calls: nothing was started with the token.
                 Ending::Loop(LoopEnd::Waiting(waiting)) if !cancel.is_cancelled() => {
                     return Driven::Waits(waiting, usage);
@@ -273,21 +273,15 @@ impl Runtime {
                         }
                     }
                 }
-                ending => ending,
-            };
-            // Whatever ended the loop, the runs waited for with its token end with it.
-            cancel.cancel();
-            return Driven::Ended(match ending {
                 Ending::Loop(LoopEnd::Waiting(_)) | Ending::Cancelled => {
                     self.cancelled_outcome(usage)
                 }
-                Ending::Loop(LoopEnd::Answer(answer)) => RunOutcome::Success {
-                    output: answer.text,
-                    usage,
-                },
                 Ending::Loop(LoopEnd::Failed(failure)) => RunOutcome::failed(failure, usage),
                 Ending::TimedOut => RunOutcome::Timeout { limit_s, usage },
-            });
+            };
+            // Whatever ended the loop, the runs waited for with its token end with it.
+            cancel.cancel();
+            return Driven::Ended(outcome);
         }
     }
 

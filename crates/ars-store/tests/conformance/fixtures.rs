@@ -191,6 +191,22 @@ pub async fn finished(store: &dyn Store, run: &Run) -> Run {
         .into_run()
 }
 
+/// The models of `user`'s usage rows of the last day and the next, as the roll-up names them.
+pub async fn models_used(store: &dyn Store, user: UserId) -> Vec<Option<String>> {
+    let now = ars_domain::time::now();
+    store
+        .usage_rows(&ars_store::UsageFilter {
+            user: Some(user),
+            from: now - chrono::Duration::days(1),
+            to: now + chrono::Duration::days(1),
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|row| row.model)
+        .collect()
+}
+
 /// A file of a skill.
 pub fn file(path: &str, content: &[u8]) -> SkillFile {
     SkillFile {

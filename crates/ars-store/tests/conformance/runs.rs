@@ -8,7 +8,7 @@ use ars_store::{FinishedRun, INTERRUPTED_ERROR, Store, StoreError};
 use futures::future::join_all;
 
 use crate::fixtures::{
-    child_thread, finished, new_child_run, new_run, outcome, owner, root_thread,
+    child_thread, finished, models_used, new_child_run, new_run, outcome, owner, root_thread,
 };
 
 /// The run that a `Busy` result names; panics on anything else.
@@ -661,16 +661,10 @@ pub async fn check_a_message_carries_its_runs_spend_and_a_refused_one_writes_not
     assert_eq!(updated_at().await, touched);
 
     // The model recorded is the first message's.
-    let rows = store
-        .usage_rows(&ars_store::UsageFilter {
-            user: Some(alice.user.id),
-            from: now() - chrono::Duration::days(1),
-            to: now() + chrono::Duration::days(1),
-        })
-        .await
-        .unwrap();
-    let models: Vec<_> = rows.iter().map(|r| r.model.as_deref()).collect();
-    assert_eq!(models, vec![Some("paid/m")]);
+    assert_eq!(
+        models_used(store, alice.user.id).await,
+        [Some("paid/m".to_owned())]
+    );
 
     // A message of no run carries no spend anywhere; a thread that is gone is not found.
     let note = NewMessage {

@@ -1,10 +1,10 @@
 //! Messages sent into a run: a steer message round-trips its mark, is written only while its
 //! run is active (the fence), and a loop reads what arrived after the last message it holds.
 
-use ars_domain::{MessageRole, NewMessage, RunOutcome, RunSpend, RunStatus, Usage, time::now};
+use ars_domain::{MessageRole, NewMessage, RunOutcome, RunSpend, RunStatus, Usage};
 use ars_store::{AnsweredRun, Store, StoreError};
 
-use crate::fixtures::{new_run, outcome, owner, root_thread};
+use crate::fixtures::{models_used, new_run, outcome, owner, root_thread};
 
 pub async fn check_steer_messages_keep_their_mark_and_read_after_a_seq(store: &dyn Store) {
     let alice = owner(store, "alice").await;
@@ -161,16 +161,10 @@ pub async fn check_a_runs_answer_and_end_are_one_write_refused_while_a_message_w
         stored.created_at
     );
     // The model the answer names is recorded on the run with the end.
-    let rows = store
-        .usage_rows(&ars_store::UsageFilter {
-            user: Some(alice.user.id),
-            from: now() - chrono::Duration::days(1),
-            to: now() + chrono::Duration::days(1),
-        })
-        .await
-        .unwrap();
-    let models: Vec<_> = rows.iter().map(|r| r.model.as_deref()).collect();
-    assert_eq!(models, vec![Some("paid/m")]);
+    assert_eq!(
+        models_used(store, alice.user.id).await,
+        [Some("paid/m".to_owned())]
+    );
 
     // The first writer of the end wins: a second answer, or one after a cancel, writes nothing.
     let again = store

@@ -22,6 +22,17 @@ pub struct Server {
     pub log: Vec<String>,
 }
 
+/// A server its test did not stop (it failed first) dies with it, instead of serving on after
+/// the test binary has gone.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Server {
     pub fn start(data_dir: &Path, admin_password: Option<&str>) -> Server {
         Self::start_with(data_dir, admin_password, &[])

@@ -70,10 +70,19 @@ pub(crate) async fn attach(slirp4netns: PathBuf, launcher: u32) -> Option<Child>
     }
 }
 
-/// Whether a network namespace's routing tables (its `/proc/<pid>/net/fib_trie`) hold the
-/// loopback's address: bwrap has set its loopback up.
+/// How much of a namespace's routing tables [`loopback_is_up`] reads: a new namespace's are
+/// about 1 KB, and the command inside may add routes of its own — no reason to read them all.
+const ROUTES_READ: u64 = 16 * 1024;
+
+/// Whether a network namespace's routing tables (its `/proc/<pid>/net/fib_trie`, the kernel's
+/// text, not a path the command names) hold the loopback's address: bwrap has set its loopback
+/// up. Read only so far ([`ROUTES_READ`]): not finding it only means joining after the bound.
 fn loopback_is_up(routes: &Path) -> bool {
-    std::fs::read_to_string(routes).is_ok_and(|tables| tables.contains("127.0.0.1"))
+    use std::io::Read;
+    let mut tables = String::new();
+    std::fs::File::open(routes)
+        .and_then(|file| file.take(ROUTES_READ).read_to_string(&mut tables))
+        .is_ok_and(|_| tables.contains("127.0.0.1"))
 }
 
 /// The first pid listed in a `/proc/<pid>/task/<tid>/children` file.
@@ -84,4 +93,31 @@ fn first_pid(children: &Path) -> Option<u32> {
         .next()?
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_loopback_is_up_once_its_address_shows_within_the_read_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let routes = dir.path().join("fib_trie");
+        assert!(!loopback_is_up(&routes), "no file: not up");
+        std::fs::write(&routes, "Main:\nLocal:\n").unwrap();
+        assert!(!loopback_is_up(&routes), "empty tables: not up");
+        std::fs::write(
+            &routes,
+            "Main:\n  +-- 127.0.0.0/8 2 0 2\n     |-- 127.0.0.1\n        /32 host LOCAL\n",
+        )
+        .unwrap();
+        assert!(loopback_is_up(&routes));
+        // Routes a command added itself push the address past what is read: not up (the
+        // caller joins after its time bound), and the rest is never read.
+        let padding = "     |-- 10.9.9.9\n".repeat(2 * ROUTES_READ as usize / 17);
+        std::fs::write(&routes, format!("Main:\n{padding}     |-- 127.0.0.1\n")).unwrap();
+        assert!(!loopback_is_up(&routes));
+    }
 }

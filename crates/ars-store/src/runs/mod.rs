@@ -130,7 +130,7 @@ pub trait RunStore: Send + Sync {
     /// never left for the thread's next one: [`AnsweredRun::SentIn`], nothing written. The
     /// first writer of the end wins as in [`RunStore::finish_run`]
     /// ([`AnsweredRun::AlreadyEnded`], nothing written). `NotFound` when there is no such run;
-    /// `Invalid` when `answer` is not the run's.
+    /// `Invalid` (nothing written) when `answer` is not the run's or not on its thread.
     async fn finish_run_with_answer(
         &self,
         id: RunId,

@@ -223,13 +223,14 @@ pub(crate) const FINISH_RUN: &str = concat!(
 
 /// A run's end with its final answer, on PostgreSQL (in `finish_run_with_answer`'s transaction,
 /// after the thread's row lock, before the answer's insert): [`FINISH_RUN`]'s `$1`–`$8`; `$9`:
-/// the model the run talks to (`provider/model`), kept when NULL; `$10`: the thread; `$11`: the
-/// last seq the run's loop holds. Only while nothing was sent into the run after it.
+/// the model the run talks to (`provider/model`), kept when NULL; `$10`: the answer's thread,
+/// the run's; `$11`: the last seq the run's loop holds. Only while nothing was sent into the run
+/// after it.
 pub(crate) const FINISH_RUN_ANSWERED: &str = concat!(
     "UPDATE runs SET status = $2, output = $3, error = $4, prompt_tokens = $5, \
      completion_tokens = $6, finished_at = $7, error_code = $8, model = COALESCE($9, model), ",
     ended_run_clears!(),
-    " WHERE id = $1 AND ",
+    " WHERE id = $1 AND thread_id = $10 AND ",
     active!(),
     " AND ",
     none_sent_in!("$10", "$11"),
@@ -237,11 +238,26 @@ pub(crate) const FINISH_RUN_ANSWERED: &str = concat!(
     run_columns!()
 );
 
+/// The fence of every statement of [`finish_run_with_answer_at_once!`]: run `$3` is active on
+/// thread `$2`, and nothing was sent into it after seq `$16`.
+macro_rules! answer_allowed {
+    () => {
+        concat!(
+            "EXISTS (SELECT 1 FROM runs WHERE id = $3 AND thread_id = $2 AND ",
+            active!(),
+            ") AND ",
+            none_sent_in!("$2", "$16")
+        )
+    };
+}
+
 /// `finish_run_with_answer` as one round trip to SQLite's writer connection: the answer at the
 /// thread's next seq, the thread's `updated_at`, the run's end — each only while the run is
-/// active and nothing was sent into it after the loop's last seq, so a refused end (no row back)
-/// changes nothing. Two rows back (the answer, then the run) when it was written. `$1`–`$12` as
-/// in `APPEND_MESSAGE` (`$3`: the run; `$12`: now); `$13`, `$14`: prompt and completion tokens;
+/// active on the answer's thread and nothing was sent into it after the loop's last seq
+/// ([`answer_allowed!`], evaluated before any statement changes what it reads: the answer is
+/// no steer message, and the end comes last), so a refused end (no row back) changes nothing.
+/// Two rows back (the answer, then the run) when it was written. `$1`–`$12` as in
+/// `APPEND_MESSAGE` (`$3`: the run; `$12`: now); `$13`, `$14`: prompt and completion tokens;
 /// `$15`: the model, kept when NULL; `$16`: the last seq the loop holds; `$17`: the terminal
 /// status; `$18`: output; `$19`: error; `$20`: the error's code. SQLite's one writer holds the
 /// write lock for the whole transaction: nothing is sent in, and the run cannot end, in between.
@@ -251,26 +267,18 @@ macro_rules! finish_run_with_answer_at_once {
             "INSERT INTO messages (",
             message_insert_columns!(),
             ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
-             WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-             WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3 AND thread_id = $2 AND ",
-            active!(),
-            ") AND ",
-            none_sent_in!("$2", "$16"),
+             WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE ",
+            answer_allowed!(),
             " RETURNING ",
             message_columns!(),
-            "; UPDATE threads SET updated_at = $12 WHERE id = $2 \
-             AND EXISTS (SELECT 1 FROM runs WHERE id = $3 AND thread_id = $2 AND ",
-            active!(),
-            ") AND ",
-            none_sent_in!("$2", "$16"),
+            "; UPDATE threads SET updated_at = $12 WHERE id = $2 AND ",
+            answer_allowed!(),
             "; UPDATE runs SET status = $17, output = $18, error = $19, prompt_tokens = $13, \
              completion_tokens = $14, finished_at = $12, error_code = $20, \
              model = COALESCE($15, model), ",
             ended_run_clears!(),
-            " WHERE id = $3 AND thread_id = $2 AND ",
-            active!(),
-            " AND ",
-            none_sent_in!("$2", "$16"),
+            " WHERE id = $3 AND ",
+            answer_allowed!(),
             " RETURNING ",
             run_columns!()
         )

@@ -606,15 +606,19 @@ macro_rules! impl_run_store {
                             run,
                             answer: Box::new(answer),
                         }),
-                        // Nothing written: the run ended, or — still active — something was
-                        // sent into it.
+                        // Nothing written: the answer is not on the run's thread, the run
+                        // ended, or — still active — something was sent into it.
                         None => {
                             let run = Self::existing_run_on(&mut conn, id).await?;
-                            Ok(if run.status.is_terminal() {
-                                $crate::AnsweredRun::AlreadyEnded(run)
+                            if run.thread_id != answer.thread_id {
+                                Err($crate::StoreError::Invalid(
+                                    "a run's answer goes on the run's thread".into(),
+                                ))
+                            } else if run.status.is_terminal() {
+                                Ok($crate::AnsweredRun::AlreadyEnded(run))
                             } else {
-                                $crate::AnsweredRun::SentIn
-                            })
+                                Ok($crate::AnsweredRun::SentIn)
+                            }
                         }
                     }
                 })

@@ -207,4 +207,24 @@ pub async fn check_a_runs_answer_and_end_are_one_write_refused_while_a_message_w
         .finish_run_with_answer(cancelled.id, &success, &answer, 0)
         .await;
     assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
+    // An answer of the run on another thread: refused, and neither thread nor run is touched.
+    let third = root_thread(store, &alice, "third").await;
+    let active = store.create_run(&new_run(&third, "go")).await.unwrap();
+    let elsewhere = NewMessage::text(
+        other.id.clone(),
+        Some(active.id),
+        MessageRole::Assistant,
+        "elsewhere".into(),
+    );
+    let other_touched = store.thread(&other.id).await.unwrap().unwrap().updated_at;
+    let result = store
+        .finish_run_with_answer(active.id, &success, &elsewhere, 0)
+        .await;
+    assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
+    assert_eq!(store.run(active.id).await.unwrap().unwrap(), active);
+    assert!(store.messages(&other.id).await.unwrap().is_empty());
+    assert_eq!(
+        store.thread(&other.id).await.unwrap().unwrap().updated_at,
+        other_touched
+    );
 }

@@ -138,10 +138,9 @@ impl ModelSource {
     /// otherwise. When the store cannot be read, the last view serves (logged), so a
     /// database hiccup does not fail runs whose providers are known.
     pub async fn snapshot(&self) -> Result<Arc<ModelSnapshot>, StoreError> {
-        let cached = self.cached();
         let version = match self.inner.store.model_settings_version().await {
             Ok(version) => version,
-            Err(e) => match cached {
+            Err(e) => match self.cached() {
                 Some(cached) => {
                     tracing::warn!(error = %e, "cannot check the model providers for changes; using the last known ones");
                     return Ok(cached);
@@ -149,7 +148,14 @@ impl ModelSource {
                 None => return Err(e),
             },
         };
-        if let Some(cached) = cached.filter(|c| c.version == version) {
+        self.snapshot_at(version).await
+    }
+
+    /// The view for the store's `version`, read by the caller (with what it read anyway: see
+    /// `AgentStore::agent_for_run`): the last one while it is that version, a fresh one
+    /// otherwise.
+    pub async fn snapshot_at(&self, version: i64) -> Result<Arc<ModelSnapshot>, StoreError> {
+        if let Some(cached) = self.cached().filter(|c| c.version == version) {
             return Ok(cached);
         }
         let _reloading = self.inner.reloading.lock().await;

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use ars_domain::{
     Agent, Caller, Message, MessageId, MessageNotice, ResolvedContext, Run, RunId, RunInput,
-    RunLineage, Thread,
+    RunLineage, Thread, Usage,
 };
 use ars_events::EventBus;
 use ars_store::{Store, StoreError};
@@ -55,10 +55,11 @@ pub trait Runs: Send + Sync {
     /// its own ([`ParentLink::slots`]) sizes it alike.
     fn max_concurrent_runs(&self) -> usize;
 
-    /// Whether `run_id` is known to have started no run (no run has it as its parent run):
-    /// it executes here, was started here rather than resumed, and started none. `false` when
+    /// What the runs `run_id` started (those that have it as their parent run) spent, when
+    /// this process knows it without reading the store: `run_id` executes here, was started
+    /// here rather than resumed, and every run it started (none, say) ended here. `None` when
     /// that is not known — read the store.
-    fn started_no_run(&self, run_id: RunId) -> bool;
+    fn started_usage(&self, run_id: RunId) -> Option<Usage>;
 
     /// An owned handle, for tools that act on runs after the setup is gone.
     fn handle(&self) -> Arc<dyn Runs>;

@@ -541,4 +541,41 @@ async fn a_runs_told_total_adds_its_childrens_tokens_and_only_theirs() {
     let (run, total) = told_end(&h, &alone).await;
     assert_eq!(run.usage.total(), 12);
     assert_eq!(total, 12, "a run that started none has only its own");
+
+    // Two children at once, both ended here before their parent: each counted once.
+    let usage = common::delegation::answer_usage();
+    let twice = parent(
+        &h,
+        json!([
+            {"tool_calls": [task("helper", "one"), task("helper", "two")], "usage": usage},
+            {"text": "both done", "usage": usage}
+        ]),
+        &[],
+        Some(vec!["helper"]),
+    )
+    .await;
+    let (run, total) = told_end(&h, &twice).await;
+    assert_eq!(run.usage.total(), 24);
+    assert_eq!(total, 48, "its own and both children's");
+
+    // A child still running when its parent ends: what it spent so far is read (nothing yet).
+    sub(
+        &h,
+        "slow",
+        json!([{"text": "late", "usage": usage, "delay_ms": 400}]),
+    )
+    .await;
+    let leaving = parent(
+        &h,
+        json!([
+            {"tool_calls": [start_call("slow", "in the background")], "usage": usage},
+            {"text": "started it", "usage": usage}
+        ]),
+        &["subagent_start"],
+        Some(vec!["slow"]),
+    )
+    .await;
+    let (run, total) = told_end(&h, &leaving).await;
+    assert_eq!(run.usage.total(), 24);
+    assert_eq!(total, 24, "the child has spent nothing yet");
 }

@@ -157,6 +157,7 @@ conformance!(
     providers::check_default_model_follows_renames_and_deletions,
     providers::check_model_provider_schema_rejects_forbidden_rows,
     providers::check_failed_runs_keep_their_error_code,
+    providers::check_an_agent_is_read_for_a_run_with_the_providers_version,
     mcp_servers::check_mcp_servers_round_trip,
     mcp_servers::check_mcp_server_slugs_are_unique_and_a_conflict_writes_nothing,
     mcp_servers::check_update_mcp_server_replaces_fields_and_shares_and_keeps_the_slug,

@@ -394,15 +394,21 @@ impl Runtime {
             Begin::Resume(resolutions) => (None, Some(resolutions)),
         };
         let store = &self.inner.store;
-        // Two reads on two connections, at once: the run waits for one round trip, not two.
-        let (agent, models) =
-            tokio::join!(store.agent(thread.agent_id), self.inner.models.snapshot());
-        let agent: Agent = agent
+        // The agent and the providers' version in one read: the providers are read again
+        // only when they changed.
+        let (agent, version): (Agent, i64) = store
+            .agent_for_run(thread.agent_id)
+            .await
             .map_err(|e| format!("cannot load the agent: {e}"))?
-            .filter(|a| caller.can_view(a))
+            .filter(|(a, _)| caller.can_view(a))
             .ok_or("the thread's agent no longer exists or is no longer shared with you")?;
         crate::spans::record_agent(&tracing::Span::current(), &agent);
-        let models = models.map_err(|e| format!("cannot load the model providers: {e}"))?;
+        let models = self
+            .inner
+            .models
+            .snapshot_at(version)
+            .await
+            .map_err(|e| format!("cannot load the model providers: {e}"))?;
         let context = models
             .defaults(&self.inner.config.defaults)
             .resolve(agent.backend_id, &agent.config_json.context);

@@ -119,11 +119,61 @@ struct ActiveRun {
     /// Its agent's `max_total_tokens` as the run started with it (`Some(None)`: none), once
     /// prepared: what the runs it starts read here instead of from the store.
     tree_limit: Option<Option<u64>>,
-    /// Whether it may have started runs (some may have it as their parent run): set before
-    /// it starts one, and from the outset for a run resumed after a wait (it may have started
-    /// some before, on any instance). A run started here that never started one is known to
-    /// have none without reading the store (`Runs::started_no_run`).
-    may_have_started: bool,
+    /// The runs it started, as far as this process knows them (`Runs::started_usage`).
+    started: Started,
+}
+
+/// What a run executing here knows of the runs it started (those that have it as their
+/// parent run), so that counting its tree's tokens need not read them back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Started {
+    /// Every run it started was started here: `open` of them have not ended yet, and those
+    /// that ended spent `usage` between them.
+    Here { open: usize, usage: Usage },
+    /// Some may have been started, or may end, where this process does not see: it was
+    /// resumed after a wait (it may have started some before, on any instance), one of them
+    /// stopped to wait (it may resume anywhere), or a start's outcome is unknown.
+    Unknown,
+}
+
+impl Started {
+    const NONE: Self = Self::Here {
+        open: 0,
+        usage: Usage {
+            prompt_tokens: 0,
+            completion_tokens: 0,
+        },
+    };
+
+    /// One more is about to be started (before it exists: nobody may count them meanwhile).
+    fn starting(&mut self) {
+        if let Self::Here { open, .. } = self {
+            *open += 1;
+        }
+    }
+
+    /// One of them stopped executing here: ended, having spent `spent`, or not ended
+    /// (`None`: it waits, or its end could not be recorded).
+    fn stopped(&mut self, spent: Option<Usage>) {
+        *self = match (*self, spent) {
+            (Self::Here { open, mut usage }, Some(spent)) if open > 0 => {
+                usage.add(spent);
+                Self::Here {
+                    open: open - 1,
+                    usage,
+                }
+            }
+            _ => Self::Unknown,
+        };
+    }
+
+    /// What they spent, when every one of them ended here.
+    fn spent(self) -> Option<Usage> {
+        match self {
+            Self::Here { open: 0, usage } => Some(usage),
+            _ => None,
+        }
+    }
 }
 
 struct Inner {
@@ -360,8 +410,7 @@ impl Runtime {
             && let Ok(mut active) = self.inner.active.lock()
             && let Some(starter) = active.get_mut(&parent.lineage.parent_run_id)
         {
-            // Before the run exists: nobody may count the starter's runs as none meanwhile.
-            starter.may_have_started = true;
+            starter.started.starting();
         }
         let pool = slots.unwrap_or_else(|| self.inner.slots.clone());
         // A slot free now is taken before the run is written, so the run is written `running`:
@@ -385,7 +434,12 @@ impl Runtime {
                 .then(|| start.thread.clone()),
             running: held.is_some(),
         };
-        let created = match store.create_run_with_input(&new, start.replace_from).await {
+        let created = store.create_run_with_input(&new, start.replace_from).await;
+        if let (Err(_), Some(parent)) = (&created, &start.parent) {
+            // Whether it was written is not known: the starter's runs are read from now on.
+            self.started_stopped(parent.lineage.parent_run_id, None);
+        }
+        let created = match created {
             Err(StoreError::Busy { active }) => return Err(RuntimeError::Busy { active }),
             other => other?,
         };
@@ -441,13 +495,17 @@ impl Runtime {
                     cancel: cancel.clone(),
                     done: done_rx,
                     tree_limit: None,
-                    may_have_started: matches!(begin, execute::Begin::Resume(_)),
+                    started: match begin {
+                        execute::Begin::Resume(_) => Started::Unknown,
+                        execute::Begin::New { .. } => Started::NONE,
+                    },
                 },
             );
         }
         let runtime = self.clone();
         let span = crate::spans::run(&run);
         let id = run.id;
+        let starter = run.lineage.as_ref().map(|l| l.parent_run_id);
         // Boxed: the task holds a pointer to what the run needs, not a copy of it per step.
         let execution = Box::new(execute::Execution {
             run,
@@ -461,6 +519,14 @@ impl Runtime {
         tokio::spawn(
             async move {
                 let ended = runtime.execute(execution).await;
+                // Its starter counts what it spent before anyone waiting on it hears it ended.
+                if let Some(starter) = starter {
+                    let spent = ended
+                        .as_ref()
+                        .filter(|run| run.status.is_terminal())
+                        .map(|run| run.usage);
+                    runtime.started_stopped(starter, spent);
+                }
                 // Only this execution's entry: a run that waited may already be executing
                 // again here, resumed by a decision, under an entry of its own.
                 if let Ok(mut active) = runtime.inner.active.lock()
@@ -671,6 +737,16 @@ impl Runtime {
         Feed::new(Arc::clone(&self.inner.events), thread.id.clone(), observers)
     }
 
+    /// One of the runs `starter` started stopped executing here: ended, having spent `spent`
+    /// (`None`: not ended, or not known to have been started at all).
+    fn started_stopped(&self, starter: RunId, spent: Option<Usage>) {
+        if let Ok(mut active) = self.inner.active.lock()
+            && let Some(entry) = active.get_mut(&starter)
+        {
+            entry.started.stopped(spent);
+        }
+    }
+
     /// Tells `feed` that its run's row changed; an ended run's thread hears its total tokens.
     async fn tell_changed(&self, feed: &Feed, run: &Run) {
         let total = if run.status.is_terminal() {
@@ -730,13 +806,12 @@ impl Runs for Runtime {
         self.inner.config.max_concurrent_runs
     }
 
-    fn started_no_run(&self, run_id: RunId) -> bool {
+    fn started_usage(&self, run_id: RunId) -> Option<Usage> {
         self.inner
             .active
             .lock()
             .ok()
-            .and_then(|a| a.get(&run_id).map(|r| !r.may_have_started))
-            .unwrap_or(false)
+            .and_then(|a| a.get(&run_id).and_then(|r| r.started.spent()))
     }
 
     fn handle(&self) -> Arc<dyn Runs> {
@@ -777,5 +852,50 @@ pub fn run_ref(run: &Run, thread: &Thread) -> RunRef {
             parent_tool_call_id: lineage.run.parent_tool_call_id.clone(),
             parent_thread_id: lineage.parent_thread_id().clone(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spent(prompt_tokens: u64) -> Option<Usage> {
+        Some(Usage {
+            prompt_tokens,
+            completion_tokens: 1,
+        })
+    }
+
+    #[test]
+    fn a_runs_started_runs_are_known_only_while_every_one_ended_here() {
+        let mut started = Started::NONE;
+        assert_eq!(started.spent(), Some(Usage::default()), "none started");
+        started.starting();
+        started.starting();
+        assert_eq!(started.spent(), None, "two still open");
+        started.stopped(spent(10));
+        assert_eq!(started.spent(), None, "one still open");
+        started.stopped(spent(20));
+        assert_eq!(
+            started.spent(),
+            spent(30).map(|mut u| {
+                u.completion_tokens = 2;
+                u
+            })
+        );
+
+        // One that stopped without an end (it waits: it may resume anywhere) makes them
+        // unknown for good.
+        started.starting();
+        started.stopped(None);
+        assert_eq!(started, Started::Unknown);
+        started.starting();
+        started.stopped(spent(5));
+        assert_eq!(started.spent(), None, "unknown stays unknown");
+
+        // One more stopped than started: unknown.
+        let mut started = Started::NONE;
+        started.stopped(spent(5));
+        assert_eq!(started, Started::Unknown);
     }
 }

@@ -127,11 +127,15 @@ impl MiddlewareFactory for SubagentMiddlewareFactory {
     }
 
     /// A run's children's tokens. A child has no children of its own (subagents do not nest),
-    /// so one level is all there is; a run known to have started none has none to read.
+    /// so one level is all there is; the runtime knows them without a read when they all
+    /// ended here.
     async fn usage_beyond(&self, run: &Run, runs: &dyn Runs) -> Result<Usage, StoreError> {
         let mut total = Usage::default();
-        if run.lineage.is_some() || runs.started_no_run(run.id) {
+        if run.lineage.is_some() {
             return Ok(total);
+        }
+        if let Some(spent) = runs.started_usage(run.id) {
+            return Ok(spent);
         }
         for child in runs.store().child_runs(run.id).await? {
             total.add(child.usage);

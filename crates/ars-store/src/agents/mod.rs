@@ -52,6 +52,11 @@ pub trait AgentStore: Send + Sync {
     /// The agent with this id, shares included; no visibility check (callers apply
     /// `ars_domain::Caller`).
     async fn agent(&self, id: AgentId) -> Result<Option<Agent>>;
+    /// [`AgentStore::agent`] and the model settings' version
+    /// ([`crate::ProviderStore::model_settings_version`]) as one statement read them: what a
+    /// run starts from, in one round trip where there were two. `None` when there is no such
+    /// agent.
+    async fn agent_for_run(&self, id: AgentId) -> Result<Option<(Agent, i64)>>;
     /// The agent with this slug (`subagent_slug` lookups), shares included.
     async fn agent_by_slug(&self, slug: &str) -> Result<Option<Agent>>;
     /// Agents matching `filter`: built-in rows first, then by name (byte order), then id.

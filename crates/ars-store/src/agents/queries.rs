@@ -52,6 +52,18 @@ pub(crate) const AGENT_BY_ID: Dialects = with_shares!(
     " FROM agents WHERE id = $1"
 );
 
+/// [`AGENT_BY_ID`] with the model settings' version (column `settings_version`): what a run
+/// starts from, in one round trip.
+pub(crate) const AGENT_FOR_RUN: Dialects = with_shares!(
+    ("agents", "agent_shares", "agent_id"),
+    concat!(
+        "SELECT ",
+        agent_columns!(),
+        ", (SELECT version FROM model_settings WHERE id = 1) AS settings_version"
+    ),
+    " FROM agents WHERE id = $1"
+);
+
 pub(crate) const AGENT_BY_SLUG: Dialects = with_shares!(
     ("agents", "agent_shares", "agent_id"),
     concat!("SELECT ", agent_columns!()),

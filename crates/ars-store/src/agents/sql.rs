@@ -86,6 +86,28 @@ macro_rules! impl_agent_store {
                 .await
             }
 
+            async fn agent_for_run(
+                &self,
+                id: ars_domain::AgentId,
+            ) -> $crate::Result<Option<(ars_domain::Agent, i64)>> {
+                use sqlx::{FromRow, Row};
+                let Some(row) = sqlx::query(Self::dialect(&$crate::agents::queries::AGENT_FOR_RUN))
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let version: Option<i64> = row.try_get("settings_version")?;
+                let version = version.ok_or_else(|| {
+                    $crate::StoreError::Corrupt("model_settings has no row".into())
+                })?;
+                let agent =
+                    $crate::shares::WithShares::<$crate::agents::rows::AgentRow>::from_row(&row)?
+                        .into_resource()?;
+                Ok(Some((agent, version)))
+            }
+
             async fn agent_by_slug(&self, slug: &str) -> $crate::Result<Option<ars_domain::Agent>> {
                 self.shared_where::<$crate::agents::rows::AgentRow>(
                     &$crate::agents::queries::AGENT_BY_SLUG,

@@ -10,7 +10,7 @@ use ars_domain::{
 use ars_store::test_support::RawSql;
 use ars_store::{FinishedRun, Store, StoreError};
 
-use crate::fixtures::{new_run, owner, root_thread, user};
+use crate::fixtures::{draft, new_run, owner, root_thread, shares, user, wide_shares};
 
 fn sealed(text: &str) -> Sealed {
     Sealed::from_stored(format!("v1.0000abcd.{text}"))
@@ -300,5 +300,70 @@ pub async fn check_failed_runs_keep_their_error_code(store: &dyn Store) {
     assert_eq!(
         store.run(run.id).await.unwrap().unwrap().error_code,
         Some(RunErrorCode::NoModelConfigured)
+    );
+}
+
+/// What a run starts from: its agent, shares included, and the providers' version, read in one
+/// statement — the version as every change to the providers raises it.
+pub async fn check_an_agent_is_read_for_a_run_with_the_providers_version(store: &dyn Store) {
+    let owner = user(store, "owner").await;
+    let (share_config, _, _) = wide_shares(store, 2, 1).await;
+    let agent = store
+        .create_agent(
+            &ars_domain::AgentDraft {
+                share_config,
+                ..draft("helper")
+            },
+            Some(owner.id),
+        )
+        .await
+        .unwrap();
+    let (read, version) = store.agent_for_run(agent.id).await.unwrap().unwrap();
+    assert_eq!(
+        read, agent,
+        "the agent as `agent` reads it, shares included"
+    );
+    assert_eq!(read, store.agent(agent.id).await.unwrap().unwrap());
+    assert_eq!(version, store.model_settings_version().await.unwrap());
+
+    store
+        .create_model_provider(ModelProviderId::new(), &fields("local"), None)
+        .await
+        .unwrap();
+    let (_, raised) = store.agent_for_run(agent.id).await.unwrap().unwrap();
+    assert!(
+        raised > version,
+        "a provider's change raises the version read with the agent"
+    );
+    assert_eq!(raised, store.model_settings_version().await.unwrap());
+    store
+        .set_default_model(Some("local/qwen2.5:7b"))
+        .await
+        .unwrap();
+    let (_, again) = store.agent_for_run(agent.id).await.unwrap().unwrap();
+    assert!(again > raised, "so does a new default model");
+
+    // A private agent without shares reads as one.
+    let private = store
+        .create_agent(
+            &ars_domain::AgentDraft {
+                share_config: shares(ars_domain::Visibility::Private, &[], &[]),
+                ..draft("private")
+            },
+            Some(owner.id),
+        )
+        .await
+        .unwrap();
+    let (read, _) = store.agent_for_run(private.id).await.unwrap().unwrap();
+    assert_eq!(read, private);
+    assert!(read.share_config.user_ids.is_empty());
+
+    assert_eq!(
+        store
+            .agent_for_run(ars_domain::AgentId::new())
+            .await
+            .unwrap(),
+        None,
+        "no such agent"
     );
 }

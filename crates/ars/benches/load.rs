@@ -75,10 +75,15 @@ fn ms(d: Duration) -> f64 {
 
 /// The resident set of process `pid`, in MiB.
 fn rss_mib(pid: u32) -> f64 {
+    status_mib(pid, "VmRSS:")
+}
+
+/// Field `field` (in kB) of process `pid`'s `/proc/<pid>/status`, in MiB.
+fn status_mib(pid: u32, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
@@ -366,7 +371,15 @@ async fn bench(name: &str, postgres: bool, args: &Args) {
     );
     let token = login(&base, "admin", PASSWORD).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    println!("idle RSS: {:.1} MiB", rss_mib(pid));
+    // Most of an idle server is the binary's pages it touched; how many of them a fault maps
+    // depends on how the page cache holds the file (a binary just copied or built reads
+    // bigger than once it was read back), so the anonymous part is told apart.
+    println!(
+        "idle RSS: {:.1} MiB (anonymous {:.1} MiB, file-backed {:.1} MiB)",
+        rss_mib(pid),
+        status_mib(pid, "RssAnon:"),
+        status_mib(pid, "RssFile:")
+    );
     // A burst of logins: each password hash holds its memory cost (19 MiB) while it runs.
     for _ in 0..6 {
         futures::future::join_all((0..8).map(|_| burst_login(&base))).await;

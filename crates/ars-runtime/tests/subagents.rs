@@ -558,18 +558,24 @@ async fn a_runs_told_total_adds_its_childrens_tokens_and_only_theirs() {
     assert_eq!(run.usage.total(), 24);
     assert_eq!(total, 48, "its own and both children's");
 
-    // A child still running when its parent ends: what it spent so far is read (nothing yet).
-    sub(
+    // A child still running when its parent ends, having spent 12 already (its first answer):
+    // what it spent so far is read, not taken as nothing.
+    sub_with(
         &h,
         "slow",
-        json!([{"text": "late", "usage": usage, "delay_ms": 400}]),
+        json!([
+            {"tool_calls": [{"name": "ls", "arguments": {}}], "usage": usage},
+            {"text": "late", "usage": usage, "delay_ms": 3000}
+        ]),
+        &["ls"],
+        Limits::default(),
     )
     .await;
     let leaving = parent(
         &h,
         json!([
             {"tool_calls": [start_call("slow", "in the background")], "usage": usage},
-            {"text": "started it", "usage": usage}
+            {"text": "started it", "usage": usage, "delay_ms": 300}
         ]),
         &["subagent_start"],
         Some(vec!["slow"]),
@@ -577,5 +583,5 @@ async fn a_runs_told_total_adds_its_childrens_tokens_and_only_theirs() {
     .await;
     let (run, total) = told_end(&h, &leaving).await;
     assert_eq!(run.usage.total(), 24);
-    assert_eq!(total, 24, "the child has spent nothing yet");
+    assert_eq!(total, 36, "its own and what the running child spent so far");
 }

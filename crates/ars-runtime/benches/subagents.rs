@@ -74,14 +74,9 @@ async fn agent(
     store.create_agent(&draft, Some(owner.id)).await.unwrap()
 }
 
-/// Peak resident set size of this process, from `/proc/self/status` (`VmHWM`), in MiB.
+/// Peak resident set size of this process (`VmHWM`), in MiB.
 fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
+    support::status_mib("self", "VmHWM:")
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

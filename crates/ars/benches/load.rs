@@ -75,17 +75,7 @@ fn ms(d: Duration) -> f64 {
 
 /// The resident set of process `pid`, in MiB.
 fn rss_mib(pid: u32) -> f64 {
-    status_mib(pid, "VmRSS:")
-}
-
-/// Field `field` (in kB) of process `pid`'s `/proc/<pid>/status`, in MiB.
-fn status_mib(pid: u32, field: &str) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
+    support::status_mib(&pid.to_string(), "VmRSS:")
 }
 
 fn http1() -> reqwest::Client {
@@ -377,8 +367,8 @@ async fn bench(name: &str, postgres: bool, args: &Args) {
     println!(
         "idle RSS: {:.1} MiB (anonymous {:.1} MiB, file-backed {:.1} MiB)",
         rss_mib(pid),
-        status_mib(pid, "RssAnon:"),
-        status_mib(pid, "RssFile:")
+        support::status_mib(&pid.to_string(), "RssAnon:"),
+        support::status_mib(&pid.to_string(), "RssFile:")
     );
     // A burst of logins: each password hash holds its memory cost (19 MiB) while it runs.
     for _ in 0..6 {

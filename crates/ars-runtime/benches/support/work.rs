@@ -1,5 +1,5 @@
 //! What a process has done so far, read from Linux's `/proc`: its threads' context switches and
-//! its CPU time. On a shared 2-core machine wall times move with the neighbours; these counts
+//! its CPU time, and its memory (`status_mib`). On a shared 2-core machine wall times move with the neighbours; these counts
 //! say what a path costs the process itself (the load bench reads them for its server).
 
 use std::time::Duration;
@@ -36,4 +36,15 @@ pub fn work(pid: &str) -> (u64, Duration) {
         })
         .unwrap_or(0);
     (switches, Duration::from_millis(ticks * 10))
+}
+
+/// Field `field` (a `/proc/<pid>/status` line's name with its colon, in kB: `VmRSS:`, `VmHWM:`,
+/// `RssAnon:`, …) of process `pid` (a number or `"self"`), in MiB; NaN where it cannot be read.
+pub fn status_mib(pid: &str, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
 }

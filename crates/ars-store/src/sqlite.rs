@@ -249,6 +249,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use ars_domain::Role;
+    use sqlx::Row;
 
     use super::*;
     use crate::{AccountStore, NewUser, StoreError};
@@ -587,5 +588,120 @@ mod tests {
         assert!(store.user_credentials("before").await.unwrap().is_none());
         store.create_user(user("after")).await.unwrap();
         assert!(store.user_credentials("after").await.unwrap().is_some());
+    }
+
+    /// The texts of every write of a run or a message, as the stores run them.
+    fn run_and_message_writes() -> Vec<&'static str> {
+        use crate::conversations::queries as conversations;
+        use crate::runs::queries as runs;
+        use crate::sql_store::Scope;
+
+        let mut texts = vec![
+            runs::INSERT_RUN,
+            runs::MARK_RUN_RUNNING,
+            runs::SET_RUN_USAGE,
+            runs::RUN_IS_ACTIVE,
+            runs::FINISH_RUN,
+            runs::FINISH_RUN_ANSWERED,
+            runs::WAIT_RUN,
+            runs::RESUME_RUN,
+            conversations::APPEND_MESSAGE,
+        ];
+        for scope in [Scope::Alone, Scope::InBatch] {
+            texts.extend([
+                runs::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE
+                    .on_thread
+                    .text(scope),
+                runs::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE
+                    .with_thread
+                    .text(scope),
+                runs::FINISH_RUN_WITH_ANSWER_AT_ONCE_SQLITE.text(scope),
+                conversations::APPEND_MESSAGE_AT_ONCE_SQLITE.text(scope),
+            ]);
+        }
+        texts
+    }
+
+    /// SQLite tests a value against a list of more than two constants (`status IN ('pending',
+    /// 'running', 'waiting')`, in a CHECK, a partial index's predicate or a query) with a
+    /// temporary index built each time the statement runs; a run's status update built four.
+    /// What is left are temporary tables without a key: the rows `RETURNING` collects, and the
+    /// rows of an `INSERT … SELECT`, materialised first.
+    #[tokio::test]
+    async fn writes_of_runs_and_messages_build_no_temporary_index_for_a_list_of_values() {
+        let (store, _dir) = fresh().await;
+        let mut explained = 0;
+        for text in run_and_message_writes() {
+            for statement in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                let program = sqlx::query(&format!("EXPLAIN {statement}"))
+                    .fetch_all(&store.pool)
+                    .await
+                    .unwrap();
+                let temporary: Vec<Option<String>> = program
+                    .iter()
+                    .filter(|op| op.get::<String, _>("opcode") == "OpenEphemeral")
+                    .map(|op| op.get("p4"))
+                    .collect();
+                // A temporary index shows its key in P4 (`k(1,B)`); a table has none.
+                assert!(
+                    temporary.iter().flatten().all(|p4| !p4.starts_with("k(")),
+                    "{statement}: {temporary:?}"
+                );
+                let returning = usize::from(statement.contains(" RETURNING "));
+                // SQLite fills the rows of an `INSERT … SELECT` into a temporary table first
+                // when the statement reads the table it writes, or has a trigger (`RETURNING`
+                // is one).
+                let table = statement
+                    .strip_prefix("INSERT INTO ")
+                    .and_then(|rest| rest.split_whitespace().next());
+                let materialised = usize::from(table.is_some_and(|table| {
+                    statement.contains(") SELECT ")
+                        && (returning == 1 || statement.contains(&format!("FROM {table} ")))
+                }));
+                assert_eq!(temporary.len(), returning + materialised, "{statement}");
+                explained += 1;
+            }
+        }
+        assert!(explained > 20, "{explained} statements explained");
+    }
+
+    /// The writes at once (a run with its input, a message, an answer with its run's end) read
+    /// their rows back by key instead of `RETURNING` them, which would collect them in a
+    /// temporary table and turn each `INSERT … SELECT` into two.
+    #[tokio::test]
+    async fn writes_at_once_read_their_rows_back_without_a_temporary_table() {
+        use crate::conversations::queries as conversations;
+        use crate::runs::queries as runs;
+        use crate::sql_store::Scope;
+
+        let (store, _dir) = fresh().await;
+        for text in [
+            runs::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE
+                .on_thread
+                .text(Scope::Alone),
+            runs::CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE
+                .with_thread
+                .text(Scope::InBatch),
+            runs::FINISH_RUN_WITH_ANSWER_AT_ONCE_SQLITE.text(Scope::Alone),
+            conversations::APPEND_MESSAGE_AT_ONCE_SQLITE.text(Scope::InBatch),
+        ] {
+            let mut temporary = 0;
+            for statement in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                let program = sqlx::query(&format!("EXPLAIN {statement}"))
+                    .fetch_all(&store.pool)
+                    .await
+                    .unwrap();
+                temporary += program
+                    .iter()
+                    .filter(|op| op.get::<String, _>("opcode") == "OpenEphemeral")
+                    .count();
+            }
+            // Only an insert of a message, which reads its table for the next seq.
+            assert_eq!(
+                temporary,
+                text.matches("INSERT INTO messages").count(),
+                "{text}"
+            );
+        }
     }
 }

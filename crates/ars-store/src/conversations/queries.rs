@@ -118,6 +118,24 @@ pub(crate) const APPEND_MESSAGE: &str = concat!(
     message_columns!()
 );
 
+/// The message `$id` just inserted, read back by the statement after the insert in a write at
+/// once: a row only when the insert wrote one (`changes()`: the rows the statement before
+/// wrote). SQLite collects the rows of a `RETURNING` in a temporary table (and an
+/// `INSERT … SELECT` with one in another), each built and dropped as the statement runs; a read
+/// by key builds none.
+macro_rules! written_message {
+    ($id:literal) => {
+        concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM messages WHERE id = ",
+            $id,
+            " AND changes() > 0"
+        )
+    };
+}
+pub(crate) use written_message;
+
 /// The message's run (`$3`), if it has one, is active: the fence of an append at once.
 macro_rules! message_allowed {
     () => {
@@ -130,8 +148,9 @@ macro_rules! message_allowed {
 }
 
 /// `append_message` as one round trip to SQLite's writer connection, for a message that tells
-/// no parent of a child's end: three statements that run together. The run's usage, when the
-/// message carries it (`$16`); the thread's `updated_at`; the message at the thread's next seq.
+/// no parent of a child's end: statements that run together. The run's usage, when the
+/// message carries it (`$16`); the thread's `updated_at`; the message at the thread's next seq,
+/// read back ([`written_message!`]).
 /// Each is written only while the thread exists and the run (if the message has one) is
 /// active, so a refused message — no row back — changes nothing. `$1`–`$12` as in
 /// [`APPEND_MESSAGE`]; `$13`, `$14`: prompt and completion tokens; `$15`: the model. SQLite's
@@ -152,8 +171,8 @@ macro_rules! append_message_at_once {
              WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 \
              WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) AND ",
             message_allowed!(),
-            " RETURNING ",
-            message_columns!()
+            "; ",
+            written_message!("$1")
         )
     };
 }

@@ -1,7 +1,9 @@
 //! The statements of runs, written once for both databases (`$N` placeholders:
 //! see the crate docs).
 
-use crate::conversations::queries::{message_columns, message_insert_columns, thread_columns};
+use crate::conversations::queries::{
+    message_columns, message_insert_columns, thread_columns, written_message,
+};
 
 // Runs.
 
@@ -14,11 +16,14 @@ macro_rules! run_columns {
     };
 }
 
-/// The statuses of an active run, as SQL; the same predicate as the one-active-run index. A
-/// waiting run is active: it holds its thread, and its end is written like any other's.
+/// The statuses of an active run, as SQL; the same predicate as the one-active-run index,
+/// word for word (SQLite matches `ON CONFLICT … WHERE` to an index's predicate term by term).
+/// A waiting run is active: it holds its thread, and its end is written like any other's.
+/// Comparisons joined by OR, not `IN (…)`: SQLite builds a temporary B-tree for a list of more
+/// than two constants each time a statement runs (migration 0021).
 macro_rules! active {
     () => {
-        "status IN ('pending', 'running', 'waiting')"
+        "(status = 'pending' OR status = 'running' OR status = 'waiting')"
     };
 }
 pub(crate) use active;
@@ -49,6 +54,20 @@ pub(crate) const INSERT_RUN: &str = concat!(
     run_columns!()
 );
 
+/// The run `$id` the statement before inserted or updated, read back in a write at once: a row
+/// only when that statement wrote one (see `written_message!`).
+macro_rules! written_run {
+    ($id:literal) => {
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE id = ",
+            $id,
+            " AND changes() > 0"
+        )
+    };
+}
+
 /// `create_run_with_input` as one round trip to SQLite's writer connection, for a run that
 /// neither wakes a parent nor replaces messages: `$thread` (the run's new thread, or nothing),
 /// the run ([`INSERT_RUN`], written only while the thread exists and no other run holds it),
@@ -68,8 +87,8 @@ macro_rules! create_run_with_input_at_once {
              WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) \
              ON CONFLICT (thread_id) WHERE ",
             active!(),
-            " DO NOTHING RETURNING ",
-            run_columns!(),
+            " DO NOTHING; ",
+            written_run!("$1"),
             "; UPDATE threads SET updated_at = $8 WHERE id = $2 \
              AND EXISTS (SELECT 1 FROM runs WHERE id = $1); \
              INSERT INTO messages (",
@@ -77,8 +96,8 @@ macro_rules! create_run_with_input_at_once {
             ") SELECT $15, $2, $1, \
              (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $2), \
              'user', $5, '[]', NULL, NULL, FALSE, NULL, FALSE, $8 \
-             WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1) RETURNING ",
-            message_columns!()
+             WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1); ",
+            written_message!("$15")
         )
     };
 }
@@ -269,8 +288,8 @@ macro_rules! finish_run_with_answer_at_once {
             ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
              WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE ",
             answer_allowed!(),
-            " RETURNING ",
-            message_columns!(),
+            "; ",
+            written_message!("$1"),
             "; UPDATE threads SET updated_at = $12 WHERE id = $2 AND ",
             answer_allowed!(),
             "; UPDATE runs SET status = $17, output = $18, error = $19, prompt_tokens = $13, \
@@ -279,8 +298,8 @@ macro_rules! finish_run_with_answer_at_once {
             ended_run_clears!(),
             " WHERE id = $3 AND ",
             answer_allowed!(),
-            " RETURNING ",
-            run_columns!()
+            "; ",
+            written_run!("$3")
         )
     };
 }

@@ -622,6 +622,19 @@ mod tests {
         texts
     }
 
+    /// The P4 of each `OpenEphemeral` (a temporary B-tree) in `statement`'s program: a key
+    /// (`k(1,B)`) for a temporary index, nothing for a table.
+    async fn temporary_b_trees(store: &SqliteStore, statement: &str) -> Vec<Option<String>> {
+        sqlx::query(&format!("EXPLAIN {statement}"))
+            .fetch_all(&store.pool)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|op| op.get::<String, _>("opcode") == "OpenEphemeral")
+            .map(|op| op.get("p4"))
+            .collect()
+    }
+
     /// SQLite tests a value against a list of more than two constants (`status IN ('pending',
     /// 'running', 'waiting')`, in a CHECK, a partial index's predicate or a query) with a
     /// temporary index built each time the statement runs; a run's status update built four.
@@ -633,16 +646,7 @@ mod tests {
         let mut explained = 0;
         for text in run_and_message_writes() {
             for statement in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                let program = sqlx::query(&format!("EXPLAIN {statement}"))
-                    .fetch_all(&store.pool)
-                    .await
-                    .unwrap();
-                let temporary: Vec<Option<String>> = program
-                    .iter()
-                    .filter(|op| op.get::<String, _>("opcode") == "OpenEphemeral")
-                    .map(|op| op.get("p4"))
-                    .collect();
-                // A temporary index shows its key in P4 (`k(1,B)`); a table has none.
+                let temporary = temporary_b_trees(&store, statement).await;
                 assert!(
                     temporary.iter().flatten().all(|p4| !p4.starts_with("k(")),
                     "{statement}: {temporary:?}"
@@ -687,14 +691,7 @@ mod tests {
         ] {
             let mut temporary = 0;
             for statement in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                let program = sqlx::query(&format!("EXPLAIN {statement}"))
-                    .fetch_all(&store.pool)
-                    .await
-                    .unwrap();
-                temporary += program
-                    .iter()
-                    .filter(|op| op.get::<String, _>("opcode") == "OpenEphemeral")
-                    .count();
+                temporary += temporary_b_trees(&store, statement).await.len();
             }
             // Only an insert of a message, which reads its table for the next seq.
             assert_eq!(

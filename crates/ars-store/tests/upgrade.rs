@@ -411,6 +411,15 @@ where
 /// `postgres`), read from copies of the crate's files: the same bytes, so the same checksums
 /// the embedded migrator later compares with what `_sqlx_migrations` records.
 async fn old_migrator(kind: &str) -> Migrator {
+    let migrator = migrator_up_to(kind, OLD_VERSION).await;
+    let versions: Vec<i64> = migrator.iter().map(|m| m.version).collect();
+    assert_eq!(versions, [1, 2], "the old schema is 0001 and 0002");
+    migrator
+}
+
+/// A migrator holding only the first `count` migrations of `kind`, as [`old_migrator`] reads
+/// them.
+async fn migrator_up_to(kind: &str, count: usize) -> Migrator {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("migrations")
         .join(kind);
@@ -421,14 +430,105 @@ async fn old_migrator(kind: &str) -> Migrator {
         .collect();
     files.sort();
     let old = tempfile::tempdir().unwrap();
-    for file in &files[..OLD_VERSION] {
+    for file in &files[..count] {
         std::fs::copy(file, old.path().join(file.file_name().unwrap())).unwrap();
     }
     // `Migrator::new` reads the files now, so the copies may go when it returns.
-    let migrator = Migrator::new(old.path()).await.unwrap();
-    let versions: Vec<i64> = migrator.iter().map(|m| m.version).collect();
-    assert_eq!(versions, [1, 2], "the old schema is 0001 and 0002");
-    migrator
+    Migrator::new(old.path()).await.unwrap()
+}
+
+/// Every row of `table`, each as a JSON array of all its columns (by name, so a rebuilt table
+/// is read in the same order), ordered by id.
+async fn rows_as_json(pool: &sqlx::SqlitePool, table: &str) -> Vec<String> {
+    let columns: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT name FROM pragma_table_info('{table}') ORDER BY name"
+    ))
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    for column in &columns {
+        let set: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL"
+        ))
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        assert!(
+            set > 0,
+            "no row of {table} sets {column}: the check could not see it lost"
+        );
+    }
+    sqlx::query_scalar(&format!(
+        "SELECT json_array({}) FROM {table} ORDER BY id",
+        columns.join(", ")
+    ))
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// Migration 0021 rebuilds `runs` and `messages` (their lists of values as comparisons): a
+/// database at 0020 whose runs and messages set every column keeps every value.
+#[tokio::test]
+async fn a_database_at_0020_keeps_every_column_of_its_runs_and_messages_through_their_rebuild() {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ars.db");
+    let open = |read_only: bool| {
+        SqlitePoolOptions::new().max_connections(1).connect_with(
+            SqliteConnectOptions::new()
+                .filename(&file)
+                .create_if_missing(true)
+                .read_only(read_only)
+                .foreign_keys(false),
+        )
+    };
+    let pool = open(false).await.unwrap();
+    migrator_up_to("sqlite", 20).await.run(&pool).await.unwrap();
+    sqlx::raw_sql(&old_data_sql()).execute(&pool).await.unwrap();
+    // Every column of both tables set somewhere (a waiting run too), so a value the rebuild
+    // dropped or moved to another column shows.
+    sqlx::raw_sql(
+        "UPDATE runs SET delivery = 'background', lease_owner = 'instance', \
+             lease_expires_ms = 12345, error_code = 'code', model = 'provider/model', \
+             parent_told = TRUE, wake_of = (SELECT MIN(id) FROM runs), \
+             output = COALESCE(output, 'out'), error = COALESCE(error, 'err'), \
+             started_at = COALESCE(started_at, created_at), \
+             parent_tool_call_id = COALESCE(parent_tool_call_id, 'call'), \
+             parent_run_id = COALESCE(parent_run_id, (SELECT MIN(id) FROM runs)); \
+         UPDATE runs SET status = 'waiting', waiting_json = '{\"calls\":[]}', \
+             waiting_until_ms = 99 WHERE status IN ('pending', 'running'); \
+         UPDATE messages SET notice = '{\"run_id\":\"r\"}', replaced_by_run_id = 'r', \
+             steer = TRUE, is_error = TRUE, tool_call_id = COALESCE(tool_call_id, 'c'), \
+             tool_name = COALESCE(tool_name, 't'), run_id = COALESCE(run_id, \
+             (SELECT MIN(id) FROM runs));",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let before = (
+        rows_as_json(&pool, "runs").await,
+        rows_as_json(&pool, "messages").await,
+    );
+    pool.close().await;
+
+    let store = ars_store::connect(&format!("sqlite://{}", file.display()))
+        .await
+        .unwrap();
+    let pool = open(true).await.unwrap();
+    let after = (
+        rows_as_json(&pool, "runs").await,
+        rows_as_json(&pool, "messages").await,
+    );
+    assert!(!before.0.is_empty() && !before.1.is_empty());
+    assert_eq!(after, before);
+    let version: i64 = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(version >= 21, "0021 ran: {version}");
+    drop(store);
 }
 
 /// A top-level run on `thread` by its user and agent, without a lease.

@@ -558,6 +558,11 @@ pub async fn check_messages_seq_and_round_trip(store: &dyn Store) {
     );
     assert_eq!(store_updated(store, &thread).await, last.created_at);
     assert_eq!(store.messages(&ThreadId::new()).await.unwrap(), vec![]);
+
+    // A refused message takes no seq: the next one follows the last written, without a gap.
+    let after = text(None, MessageRole::User, "after the refusals");
+    let after = store.append_message(&after).await.unwrap();
+    assert_eq!(after.seq, last.seq + 1);
 }
 
 pub async fn check_concurrent_appends(store: &dyn Store) {

@@ -697,4 +697,25 @@ mod tests {
             }
         }
     }
+
+    /// The bundled SQLite is built as `.cargo/config.toml` says (`LIBSQLITE3_FLAGS`): without
+    /// memory statistics, which took a global mutex around every allocation and free, and
+    /// without the shared page-cache group of `SQLITE_ENABLE_MEMORY_MANAGEMENT`, which took one
+    /// around every page fetched and released.
+    #[tokio::test]
+    async fn the_bundled_sqlite_takes_no_global_mutex_per_allocation_or_page() {
+        let (store, _dir) = fresh().await;
+        let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+    }
 }

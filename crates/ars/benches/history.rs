@@ -268,6 +268,10 @@ fn seed_sql(postgres: bool, messages: u64) -> Vec<String> {
             ts("((i - 1) / 10 + 1) * 10"),
             numbers(messages),
         ),
+        // Each thread's last seq, as the store keeps it, so appends continue after the seeds.
+        "UPDATE threads SET last_seq = COALESCE((SELECT MAX(seq) FROM messages \
+         WHERE messages.thread_id = threads.id), 0)"
+            .to_string(),
     ]
 }
 

@@ -82,9 +82,12 @@ pub(crate) const DELETE_THREAD: &str = "DELETE FROM threads WHERE id = $1";
 /// A row when thread `$1` exists.
 pub(crate) const THREAD_EXISTS: &str = "SELECT id FROM threads WHERE id = $1";
 
-/// `$1`: the thread; `$2`: now. Inside `append_message`'s transaction this also locks the thread
-/// row (PostgreSQL), so appends to one thread take their turns.
-pub(crate) const TOUCH_THREAD: &str = "UPDATE threads SET updated_at = $2 WHERE id = $1";
+/// `$1`: the thread; `$2`: now. Takes the thread's next seq (`last_seq`) for the one message
+/// the transaction appends ([`APPEND_MESSAGE`] reads it back from the row). Inside the append's
+/// transaction this also locks the thread row (PostgreSQL), so appends to one thread take their
+/// turns.
+pub(crate) const TOUCH_THREAD: &str =
+    "UPDATE threads SET updated_at = $2, last_seq = last_seq + 1 WHERE id = $1";
 
 // Messages.
 
@@ -105,18 +108,49 @@ macro_rules! message_columns {
 }
 pub(crate) use message_columns;
 
-/// Appends a message at the thread's next seq (previous maximum + 1, from 1, replaced messages
-/// counted too). `$1`: id; `$2`: thread; `$3`: run; `$4`: role; `$5`: content; `$6`: tool
-/// calls; `$7`: tool call id; `$8`: tool name; `$9`: is error; `$10`: notice; `$11`: steer;
-/// `$12`: now.
-/// Callers hold the thread's lock (see [`TOUCH_THREAD`]).
+/// Appends a message at the seq its transaction took from the thread ([`TOUCH_THREAD`]: the
+/// last one + 1, from 1, replaced messages counted too). `$1`: id; `$2`: thread; `$3`: run;
+/// `$4`: role; `$5`: content; `$6`: tool calls; `$7`: tool call id; `$8`: tool name; `$9`: is
+/// error; `$10`: notice; `$11`: steer; `$12`: now.
+/// The seq comes from the thread's row, not from `messages`' maximum: an `INSERT … SELECT`
+/// that reads the table it writes is filled into a temporary table first (SQLite).
 pub(crate) const APPEND_MESSAGE: &str = concat!(
     "INSERT INTO messages (",
     message_insert_columns!(),
-    ") SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-     FROM messages WHERE thread_id = $2 RETURNING ",
+    ") SELECT $1, $2, $3, last_seq, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+     FROM threads WHERE id = $2 RETURNING ",
     message_columns!()
 );
+
+/// In a write at once, the thread's `updated_at` = `$now` and its next seq taken ([`TOUCH_THREAD`]),
+/// only `WHERE` the fence holds (the rest of the statement): the statement that decides whether
+/// the write at once writes anything, every later one following it with `changes() > 0`.
+macro_rules! take_next_seq {
+    ($now:literal) => {
+        concat!(
+            "UPDATE threads SET updated_at = ",
+            $now,
+            ", last_seq = last_seq + 1 WHERE id = $2 AND "
+        )
+    };
+}
+pub(crate) use take_next_seq;
+
+/// In a write at once, right after [`take_next_seq!`]: the message (the values after `SELECT`,
+/// with `last_seq` as its seq), only when the thread's update took a seq (`changes()`: the rows
+/// the statement before wrote).
+macro_rules! message_at_taken_seq {
+    ($values:literal) => {
+        concat!(
+            "INSERT INTO messages (",
+            message_insert_columns!(),
+            ") SELECT ",
+            $values,
+            " FROM threads WHERE id = $2 AND changes() > 0"
+        )
+    };
+}
+pub(crate) use message_at_taken_seq;
 
 /// The message `$id` just inserted, read back by the statement after the insert in a write at
 /// once: a row only when the insert wrote one (`changes()`: the rows the statement before
@@ -149,10 +183,11 @@ macro_rules! message_allowed {
 
 /// `append_message` as one round trip to SQLite's writer connection, for a message that tells
 /// no parent of a child's end: statements that run together. The run's usage, when the
-/// message carries it (`$16`); the thread's `updated_at`; the message at the thread's next seq,
-/// read back ([`written_message!`]).
+/// message carries it (`$16`); the thread's `updated_at` and next seq ([`take_next_seq!`]);
+/// the message at that seq ([`message_at_taken_seq!`]), read back ([`written_message!`]).
 /// Each is written only while the thread exists and the run (if the message has one) is
-/// active, so a refused message — no row back — changes nothing. `$1`–`$12` as in
+/// active — the thread's update tests it, the message follows that update — so a refused
+/// message (no row back) changes nothing. `$1`–`$12` as in
 /// [`APPEND_MESSAGE`]; `$13`, `$14`: prompt and completion tokens; `$15`: the model. SQLite's
 /// one writer holds the write lock for the whole transaction, so the order PostgreSQL needs
 /// (the thread's row lock before the seq is read) does not matter here, and neither can the
@@ -163,14 +198,11 @@ macro_rules! append_message_at_once {
             "UPDATE runs SET prompt_tokens = $13, completion_tokens = $14, \
              model = COALESCE($15, model) WHERE $16 AND id = $3 AND ",
             active!(),
-            "; UPDATE threads SET updated_at = $12 WHERE id = $2 AND ",
+            "; ",
+            take_next_seq!("$12"),
             message_allowed!(),
-            "; INSERT INTO messages (",
-            message_insert_columns!(),
-            ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
-             WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-             WHERE EXISTS (SELECT 1 FROM threads WHERE id = $2) AND ",
-            message_allowed!(),
+            "; ",
+            message_at_taken_seq!("$1, $2, $3, last_seq, $4, $5, $6, $7, $8, $9, $10, $11, $12"),
             "; ",
             written_message!("$1")
         )

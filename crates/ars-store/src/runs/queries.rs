@@ -2,7 +2,8 @@
 //! see the crate docs).
 
 use crate::conversations::queries::{
-    message_columns, message_insert_columns, thread_columns, written_message,
+    message_at_taken_seq, message_columns, message_insert_columns, take_next_seq, thread_columns,
+    written_message,
 };
 
 // Runs.
@@ -89,14 +90,13 @@ macro_rules! create_run_with_input_at_once {
             active!(),
             " DO NOTHING; ",
             written_run!("$1"),
-            "; UPDATE threads SET updated_at = $8 WHERE id = $2 \
-             AND EXISTS (SELECT 1 FROM runs WHERE id = $1); \
-             INSERT INTO messages (",
-            message_insert_columns!(),
-            ") SELECT $15, $2, $1, \
-             (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE thread_id = $2), \
-             'user', $5, '[]', NULL, NULL, FALSE, NULL, FALSE, $8 \
-             WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1); ",
+            "; ",
+            take_next_seq!("$8"),
+            "EXISTS (SELECT 1 FROM runs WHERE id = $1); ",
+            message_at_taken_seq!(
+                "$15, $2, $1, last_seq, 'user', $5, '[]', NULL, NULL, FALSE, NULL, FALSE, $8"
+            ),
+            "; ",
             written_message!("$15")
         )
     };
@@ -257,8 +257,9 @@ pub(crate) const FINISH_RUN_ANSWERED: &str = concat!(
     run_columns!()
 );
 
-/// The fence of every statement of [`finish_run_with_answer_at_once!`]: run `$3` is active on
-/// thread `$2`, and nothing was sent into it after seq `$16`.
+/// The fence of [`finish_run_with_answer_at_once!`] (its first statement tests it, the others
+/// follow that one): run `$3` is active on thread `$2`, and nothing was sent into it after seq
+/// `$16`.
 macro_rules! answer_allowed {
     () => {
         concat!(
@@ -270,11 +271,12 @@ macro_rules! answer_allowed {
     };
 }
 
-/// `finish_run_with_answer` as one round trip to SQLite's writer connection: the answer at the
-/// thread's next seq, the thread's `updated_at`, the run's end — each only while the run is
-/// active on the answer's thread and nothing was sent into it after the loop's last seq
-/// ([`answer_allowed!`], evaluated before any statement changes what it reads: the answer is
-/// no steer message, and the end comes last), so a refused end (no row back) changes nothing.
+/// `finish_run_with_answer` as one round trip to SQLite's writer connection: the thread's
+/// `updated_at` and next seq, the answer at that seq, the run's end — each only while the run
+/// is active on the answer's thread and nothing was sent into it after the loop's last seq
+/// ([`answer_allowed!`], tested once, by the thread's update, before any statement changes
+/// what it reads; each later write follows the one before it with `changes() > 0`), so a
+/// refused end (no row back) changes nothing.
 /// Two rows back (the answer, then the run) when it was written. `$1`–`$12` as in
 /// `APPEND_MESSAGE` (`$3`: the run; `$12`: now); `$13`, `$14`: prompt and completion tokens;
 /// `$15`: the model, kept when NULL; `$16`: the last seq the loop holds; `$17`: the terminal
@@ -283,22 +285,18 @@ macro_rules! answer_allowed {
 macro_rules! finish_run_with_answer_at_once {
     () => {
         concat!(
-            "INSERT INTO messages (",
-            message_insert_columns!(),
-            ") SELECT $1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
-             WHERE thread_id = $2), $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE ",
+            take_next_seq!("$12"),
             answer_allowed!(),
             "; ",
+            message_at_taken_seq!("$1, $2, $3, last_seq, $4, $5, $6, $7, $8, $9, $10, $11, $12"),
+            "; ",
             written_message!("$1"),
-            "; UPDATE threads SET updated_at = $12 WHERE id = $2 AND ",
-            answer_allowed!(),
+            // `changes()`: still the answer's insert's (a read changes no count).
             "; UPDATE runs SET status = $17, output = $18, error = $19, prompt_tokens = $13, \
              completion_tokens = $14, finished_at = $12, error_code = $20, \
              model = COALESCE($15, model), ",
             ended_run_clears!(),
-            " WHERE id = $3 AND ",
-            answer_allowed!(),
-            "; ",
+            " WHERE id = $3 AND changes() > 0; ",
             written_run!("$3")
         )
     };

@@ -197,6 +197,12 @@ pub async fn check_schema_rejects_forbidden_conversation_rows<S: Store + RawSql>
     assert_invalid(store, &message(2, "robot", "[]")).await;
     assert_invalid(store, &message(2, "assistant", r#"{"id":"call"}"#)).await;
     assert_invalid(store, &message(0, "user", "[]")).await;
+    // A thread's last seq (the next message's, less one) is never negative.
+    assert_invalid(
+        store,
+        &format!("UPDATE threads SET last_seq = -1 WHERE id = '{}'", idle.id),
+    )
+    .await;
 
     let run = |thread: &ars_domain::ThreadId, status: &str, tokens: i64, finished: &str| {
         format!(

@@ -122,9 +122,10 @@ pub(crate) const APPEND_MESSAGE: &str = concat!(
     message_columns!()
 );
 
-/// In a write at once, the thread's `updated_at` = `$now` and its next seq taken ([`TOUCH_THREAD`]),
-/// only `WHERE` the fence holds (the rest of the statement): the statement that decides whether
-/// the write at once writes anything, every later one following it with `changes() > 0`.
+/// In a write at once, the thread's `updated_at` = `$now` and its next seq taken (as
+/// [`TOUCH_THREAD`] does), only `WHERE` the fence holds (the rest of the statement): the
+/// statement that decides whether the write at once writes anything, every later one following
+/// it with `changes() > 0`.
 macro_rules! take_next_seq {
     ($now:literal) => {
         concat!(

@@ -166,6 +166,8 @@ flow("providers, API tokens and users are the same table as agents and skills", 
   const look = async (testId) => {
     const table = testId ? page.getByTestId(testId) : page.locator("main table").first();
     await table.waitFor();
+    // A table may show its header before its rows have arrived (the tokens' list does).
+    await table.locator("tbody td").first().waitFor();
     return table.evaluate((element) => {
       const pick = (el, names) => Object.fromEntries(names.map((n) => [n, getComputedStyle(el)[n]]));
       return {

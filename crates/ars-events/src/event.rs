@@ -5,8 +5,8 @@
 //! the conformance suite snapshots each variant's JSON shape.
 
 use ars_domain::{Message, MessageRole, RunErrorCode, RunId, RunStatus, ThreadId, Usage};
-use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize, Serializer};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 /// How many characters of a tool result an event carries: enough for a UI line, never the
 /// megabytes a tool can return (the full result lives in the thread's messages).
@@ -61,7 +61,6 @@ pub struct RunEvent {
     #[serde(flatten)]
     pub run: RunRef,
     /// When the bus accepted the event.
-    #[serde(serialize_with = "rfc3339")]
     pub at: DateTime<Utc>,
     #[serde(flatten)]
     pub kind: EventKind,
@@ -176,20 +175,9 @@ pub fn preview(text: &str, max_chars: usize) -> String {
     }
 }
 
-/// An event's time as chrono's own `Serialize` writes it (RFC 3339, as many fraction digits as
-/// it needs, `Z`), written into a string first and handed over whole. chrono hands serde_json
-/// its pieces one `write_char` at a time, each escaped on its own: that made the time most of
-/// the cost of writing an event — and every event is written at least once, to weigh it
-/// against the bus's memory budget (`estimated_size`), and again for its SSE readers.
-fn rfc3339<S: Serializer>(at: &DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&at.to_rfc3339_opts(SecondsFormat::AutoSi, true))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use chrono::TimeZone;
 
     #[test]
     fn preview_keeps_short_text_and_cuts_long_text_on_char_boundaries() {
@@ -222,29 +210,5 @@ mod tests {
             "RunEvent is {} bytes",
             std::mem::size_of::<RunEvent>()
         );
-    }
-
-    /// `at` is written exactly as chrono's `Serialize` writes a time, for every number of
-    /// fraction digits it chooses (none, 3, 6, 9), so the wire did not change.
-    #[test]
-    fn an_events_time_is_written_as_chrono_writes_it() {
-        let second = Utc.with_ymd_and_hms(2026, 12, 6, 5, 8, 51).unwrap();
-        for nanos in [0, 692_000_000, 692_457_000, 692_457_123, 1] {
-            let at = second + chrono::Duration::nanoseconds(nanos);
-            let event = RunEvent {
-                id: 1,
-                run: RunRef::top_level(RunId::new(), ThreadId::new()),
-                at,
-                kind: EventKind::MessageDelta { text: "x".into() },
-            };
-            let written = serde_json::to_value(&event).unwrap();
-            assert_eq!(
-                written["at"],
-                serde_json::to_value(at).unwrap(),
-                "{nanos} ns"
-            );
-            let read: RunEvent = serde_json::from_value(written).unwrap();
-            assert_eq!(read.at, at);
-        }
     }
 }

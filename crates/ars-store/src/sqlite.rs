@@ -718,21 +718,4 @@ mod tests {
             "{options:?}"
         );
     }
-
-    /// Each connection's page cache starts empty (`SQLITE_DEFAULT_PCACHE_INITSZ=0` in
-    /// `LIBSQLITE3_FLAGS`): with a cache group per connection, the default took 20 pages in one
-    /// allocation on a connection's first read and held them for its life, used or not
-    /// (docs/BENCHMARKS.md).
-    #[tokio::test]
-    async fn a_connections_page_cache_takes_no_pages_up_front() {
-        let (store, _dir) = fresh().await;
-        let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
-            .fetch_all(&store.pool)
-            .await
-            .unwrap();
-        assert!(
-            options.iter().any(|o| o == "DEFAULT_PCACHE_INITSZ=0"),
-            "{options:?}"
-        );
-    }
 }

@@ -192,3 +192,32 @@ describe("sending with attached files", () => {
     expect(chips()).toEqual([]);
   });
 });
+
+describe("the message box and the focus", () => {
+  const composer = (props: { disabled?: boolean; focusKey?: string }) => (
+    <>
+      <input data-testid="elsewhere" />
+      <Composer onSend={async () => true} onStop={() => {}} active={false} {...props} />
+    </>
+  );
+
+  test("becoming usable does not take the focus from another field", () => {
+    const { rerender } = render(composer({ disabled: true, focusKey: "draft" }));
+    screen.getByTestId("elsewhere").focus();
+    rerender(composer({ disabled: false, focusKey: "draft" }));
+    expect(document.activeElement).toBe(screen.getByTestId("elsewhere"));
+  });
+
+  test("becoming usable takes the focus when nothing holds it", () => {
+    const { rerender } = render(composer({ disabled: true, focusKey: "draft" }));
+    rerender(composer({ disabled: false, focusKey: "draft" }));
+    expect(document.activeElement).toBe(screen.getByTestId("chat-input"));
+  });
+
+  test("another conversation takes the focus from wherever it is", () => {
+    const { rerender } = render(composer({ focusKey: "a" }));
+    screen.getByTestId("elsewhere").focus();
+    rerender(composer({ focusKey: "b" }));
+    expect(document.activeElement).toBe(screen.getByTestId("chat-input"));
+  });
+});

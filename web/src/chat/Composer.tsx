@@ -49,9 +49,18 @@ export function Composer({ onSend, onStop, active, disabled, focusKey }: Compose
   const { t } = useTranslation();
   const box = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
+  // A conversation opened (mounted, or another one shown) takes the focus from wherever it is;
+  // the same one merely become usable (the agents arrived) takes it only if nothing else holds
+  // it: a person may already be typing elsewhere, in the thread list's search say.
+  const shownFor = useRef<string | undefined>(undefined);
   useEffect(() => {
+    const opened = shownFor.current !== focusKey;
+    shownFor.current = focusKey;
+    if (disabled) return;
+    const held = document.activeElement;
+    const free = held === null || held === document.body || held === box.current;
     // No scrolling: a linked message keeps its place in the conversation.
-    if (!disabled) box.current?.focus({ preventScroll: true });
+    if (opened || free) box.current?.focus({ preventScroll: true });
   }, [focusKey, disabled]);
   const [input, setInput] = useState("");
   const [sending, setSending] = useState(false);

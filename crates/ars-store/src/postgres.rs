@@ -152,15 +152,19 @@ impl PgStore {
     /// The UTC day of a `timestamptz`.
     const USAGE_ROWS: &'static str = crate::usage::queries::USAGE_ROWS_POSTGRES;
 
-    /// None: PostgreSQL runs one statement per query with binds, and an append must take the
-    /// thread's row lock before it reads the next seq.
-    const APPEND_MESSAGE_AT_ONCE: Option<crate::sql_store::AtOnce> = None;
+    /// PostgreSQL runs one statement per query with binds: each write at once is a call of a
+    /// function that runs the statement-by-statement path's statements, in their order, in
+    /// one statement (migration 0022).
+    const APPEND_MESSAGE_AT_ONCE: Option<crate::sql_store::AtOnce> =
+        Some(crate::conversations::queries::APPEND_MESSAGE_AT_ONCE_POSTGRES);
 
-    /// None, for the same reasons.
-    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> = None;
+    /// As `APPEND_MESSAGE_AT_ONCE`.
+    const CREATE_RUN_WITH_INPUT_AT_ONCE: Option<crate::runs::RunAtOnce> =
+        Some(crate::runs::queries::CREATE_RUN_WITH_INPUT_AT_ONCE_POSTGRES);
 
-    /// None, for the same reasons.
-    const FINISH_RUN_WITH_ANSWER_AT_ONCE: Option<crate::sql_store::AtOnce> = None;
+    /// As `APPEND_MESSAGE_AT_ONCE`.
+    const FINISH_RUN_WITH_ANSWER_AT_ONCE: Option<crate::sql_store::AtOnce> =
+        Some(crate::runs::queries::FINISH_RUN_WITH_ANSWER_AT_ONCE_POSTGRES);
 
     /// PostgreSQL's text of a statement the two databases spell differently.
     fn dialect(statement: &crate::shares::Dialects) -> &'static str {

@@ -15,8 +15,10 @@
 //!   ([`crate::shares::Dialects`]: a shared resource read with its shares, as JSON);
 //! - `APPEND_MESSAGE_AT_ONCE`, `CREATE_RUN_WITH_INPUT_AT_ONCE` and
 //!   `FINISH_RUN_WITH_ANSWER_AT_ONCE`: `Some` query that does the whole write in one round trip
-//!   (SQLite: several statements in one query, [`AtOnce`]), or `None` for the
-//!   statement-by-statement path;
+//!   ([`AtOnce`]; SQLite: several statements in one query; PostgreSQL: one call of a function
+//!   that runs the statements, migration 0022), or `None` for the statement-by-statement path
+//!   (which the writes these do not cover still take: a message that tells a parent of its
+//!   child's end, a run that wakes a parent or replaces messages);
 //! - `Clone`, cheaply (pools and `Arc`s).
 //!
 //! **Invariant:** every write runs through `write` on the connection it is given (SQLite: the
@@ -88,6 +90,9 @@ macro_rules! impl_store {
             ) -> $crate::Result<Vec<<$db as sqlx::Database>::Row>> {
                 match query.fetch_all(&mut *conn).await {
                     Ok(rows) => Ok(rows),
+                    // PostgreSQL's function refused the write: its statement, and so everything
+                    // it wrote, is rolled back already.
+                    Err(err) if $crate::sql_store::refused(&err) => Ok(Vec::new()),
                     Err(err) => {
                         let undone =
                             sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(scope.undo()))
@@ -172,7 +177,9 @@ impl<'q, DB: sqlx::Database, O> Binds<'q, DB>
 /// [`crate::write::WriteConn::at_once`].
 ///
 /// Every statement is conditioned so that a refused write (no row back) changes nothing: the
-/// text ends its transaction whatever happened, and the caller reads why after.
+/// text ends its transaction whatever happened, and the caller reads why after. PostgreSQL's
+/// text is one statement, a function's call, and so its own transaction: its function refuses
+/// by raising [`REFUSED`], which rolls the statement back, and `rows_at_once` answers no row.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AtOnce {
     pub(crate) alone: &'static str,
@@ -180,6 +187,15 @@ pub(crate) struct AtOnce {
 }
 
 impl AtOnce {
+    /// A write whose one text is the same wherever it runs: PostgreSQL's, one statement that
+    /// is its own transaction (every PostgreSQL write has its connection to itself).
+    pub(crate) const fn one(text: &'static str) -> Self {
+        Self {
+            alone: text,
+            in_batch: text,
+        }
+    }
+
     /// The text for a write in `scope`.
     pub(crate) fn text(self, scope: Scope) -> &'static str {
         match scope {
@@ -187,6 +203,18 @@ impl AtOnce {
             Scope::InBatch => self.in_batch,
         }
     }
+}
+
+/// The SQLSTATE with which PostgreSQL's writes at once refuse to write (migration 0022): the
+/// statement fails, so nothing it wrote stays, and the store answers as for a write at once
+/// that returned no row.
+pub(crate) const REFUSED: &str = "ARS01";
+
+/// Whether `err` is a write at once's refusal ([`REFUSED`]).
+pub(crate) fn refused(err: &sqlx::Error) -> bool {
+    err.as_database_error()
+        .and_then(|db| db.code())
+        .is_some_and(|code| code == REFUSED)
 }
 
 /// Where a write at once runs: alone on the writer's connection, or in a batch's transaction.

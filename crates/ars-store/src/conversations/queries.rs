@@ -214,6 +214,15 @@ macro_rules! append_message_at_once {
 pub(crate) const APPEND_MESSAGE_AT_ONCE_SQLITE: crate::sql_store::AtOnce =
     crate::sql_store::at_once!(append_message_at_once!());
 
+/// [`append_message_at_once!`] on PostgreSQL: one call of the function that runs
+/// `append_message`'s statements (migration 0022), with its binds in the same order. It raises
+/// [`crate::sql_store::REFUSED`] where SQLite's text returns no row.
+pub(crate) const APPEND_MESSAGE_AT_ONCE_POSTGRES: crate::sql_store::AtOnce =
+    crate::sql_store::AtOnce::one(
+        "SELECT * FROM ars_append_message($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+         $13, $14, $15, $16)",
+    );
+
 /// The thread's history: its messages no run has replaced.
 pub(crate) const THREAD_MESSAGES: &str = concat!(
     "SELECT ",

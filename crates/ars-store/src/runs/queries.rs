@@ -115,6 +115,21 @@ pub(crate) const CREATE_RUN_WITH_INPUT_AT_ONCE_SQLITE: crate::runs::RunAtOnce =
         ))),
     };
 
+/// [`create_run_with_input_at_once!`] on PostgreSQL: one call of the function that runs
+/// `create_run_with_input`'s statements (migration 0022), with the same binds, which raises
+/// [`crate::sql_store::REFUSED`] where SQLite's text returns no row.
+pub(crate) const CREATE_RUN_WITH_INPUT_AT_ONCE_POSTGRES: crate::runs::RunAtOnce =
+    crate::runs::RunAtOnce {
+        on_thread: crate::sql_store::AtOnce::one(
+            "SELECT * FROM ars_create_run_with_input($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             $11, $12, $13, $14, $15)",
+        ),
+        with_thread: crate::sql_store::AtOnce::one(
+            "SELECT * FROM ars_create_run_with_input($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)",
+        ),
+    };
+
 pub(crate) const RUN_BY_ID: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
 
 pub(crate) const ACTIVE_RUN: &str = concat!(
@@ -305,6 +320,15 @@ macro_rules! finish_run_with_answer_at_once {
 /// [`finish_run_with_answer_at_once!`]'s two texts (see [`crate::sql_store::AtOnce`]).
 pub(crate) const FINISH_RUN_WITH_ANSWER_AT_ONCE_SQLITE: crate::sql_store::AtOnce =
     crate::sql_store::at_once!(finish_run_with_answer_at_once!());
+
+/// [`finish_run_with_answer_at_once!`] on PostgreSQL: one call of the function that runs
+/// `finish_run_with_answer`'s statements (migration 0022), with the same binds, which raises
+/// [`crate::sql_store::REFUSED`] where SQLite's text returns no row.
+pub(crate) const FINISH_RUN_WITH_ANSWER_AT_ONCE_POSTGRES: crate::sql_store::AtOnce =
+    crate::sql_store::AtOnce::one(
+        "SELECT * FROM ars_finish_run_with_answer($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+    );
 
 /// `$1`: now; `$2`: the error to record. A waiting run is left waiting: nothing of it was
 /// executing.

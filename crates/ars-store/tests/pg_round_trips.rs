@@ -22,6 +22,17 @@ use ars_store::{AnsweredRun, Store, StoreError};
 use fixtures::{new_run, owner, root_thread};
 use queries::Queries;
 
+/// What a run's message spent: `tokens` in, half as many out.
+fn spent(tokens: u64) -> RunSpend {
+    RunSpend {
+        usage: Usage {
+            prompt_tokens: tokens,
+            completion_tokens: tokens / 2,
+        },
+        model: Some("paid/m".into()),
+    }
+}
+
 /// The queries counted since the last look, forgotten.
 fn taken(queries: &Queries) -> BTreeMap<String, u64> {
     let seen = queries.snapshot();
@@ -59,37 +70,21 @@ async fn each_common_write_is_one_statement_on_postgresql_and_a_refused_one_writ
     assert_eq!(created.input.run_id, Some(created.run.id));
     let run = created.run;
 
-    let spent = |tokens| RunSpend {
-        usage: Usage {
-            prompt_tokens: tokens,
-            completion_tokens: tokens / 2,
-        },
-        model: Some("paid/m".into()),
+    // The run's assistant message `text`, which spent `tokens`.
+    let said = |text: &str, tokens| NewMessage {
+        spent: Some(spent(tokens)),
+        ..NewMessage::text(
+            thread.id.clone(),
+            Some(run.id),
+            MessageRole::Assistant,
+            text.into(),
+        )
     };
-    let call = store
-        .append_message(&NewMessage {
-            spent: Some(spent(10)),
-            ..NewMessage::text(
-                thread.id.clone(),
-                Some(run.id),
-                MessageRole::Assistant,
-                "看一下".into(),
-            )
-        })
-        .await
-        .unwrap();
+    let prompt_tokens = async |run| store.run(run).await.unwrap().unwrap().usage.prompt_tokens;
+    let call = store.append_message(&said("看一下", 10)).await.unwrap();
     one_call(&taken(&queries), "ars_append_message");
     assert_eq!(call.seq, created.input.seq + 1);
-    assert_eq!(
-        store
-            .run(run.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .usage
-            .prompt_tokens,
-        10
-    );
+    assert_eq!(prompt_tokens(run.id).await, 10);
 
     // A second run on the busy thread is refused, names the run that holds it, and writes
     // nothing: the thread's next message still takes the next seq.
@@ -102,15 +97,7 @@ async fn each_common_write_is_one_statement_on_postgresql_and_a_refused_one_writ
     );
     taken(&queries);
 
-    let answer = NewMessage {
-        spent: Some(spent(20)),
-        ..NewMessage::text(
-            thread.id.clone(),
-            Some(run.id),
-            MessageRole::Assistant,
-            "完成".into(),
-        )
-    };
+    let answer = said("完成", 20);
     let success = RunOutcome::Success {
         output: "完成".into(),
         usage: spent(20).usage,
@@ -129,31 +116,12 @@ async fn each_common_write_is_one_statement_on_postgresql_and_a_refused_one_writ
 
     // The run has ended: its message is refused, and nothing of it is written — neither the
     // message nor the thread's seq (the next message takes the next one) nor its usage.
-    let late = store
-        .append_message(&NewMessage {
-            spent: Some(spent(99)),
-            ..NewMessage::text(
-                thread.id.clone(),
-                Some(run.id),
-                MessageRole::Assistant,
-                "太晚了".into(),
-            )
-        })
-        .await;
+    let late = store.append_message(&said("太晚了", 99)).await;
     assert!(
         matches!(late, Err(StoreError::RunEnded { run: ended }) if ended == run.id),
         "{late:?}"
     );
-    assert_eq!(
-        store
-            .run(run.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .usage
-            .prompt_tokens,
-        20
-    );
+    assert_eq!(prompt_tokens(run.id).await, 20);
     let next = store
         .create_run_with_input(&new_run(&thread, "下一个"), None)
         .await

@@ -1,6 +1,6 @@
 -- The three commonest writes as one round trip each: a message's append, a run created with its
--- input, a run's end with its final answer. Each was a transaction of three or four statements,
--- every one a round trip with `BEGIN` and `COMMIT` besides (five or six per write). Each is now
+-- input, a run's end with its final answer. Each was a transaction of two to four statements,
+-- every one a round trip with `BEGIN` and `COMMIT` besides (four to six per write). Each is now
 -- one function called by one statement, which is its own transaction; the statements inside
 -- are the same, in the same order, with the same locks. A function that may not write raises
 -- SQLSTATE `ARS01`, so the whole statement is rolled back and nothing of it stays; the store

@@ -25,6 +25,8 @@ CREATE FUNCTION ars_append_message(
     p_now timestamptz, p_prompt bigint, p_completion bigint, p_model text, p_spent boolean
 ) RETURNS SETOF messages
 LANGUAGE plpgsql AS $$
+DECLARE
+    m messages;
 BEGIN
     UPDATE threads SET updated_at = p_now, last_seq = last_seq + 1 WHERE id = p_thread;
     IF NOT FOUND THEN
@@ -47,8 +49,9 @@ BEGIN
                           tool_name, is_error, notice, steer, created_at)
     SELECT p_id, p_thread, p_run, last_seq, p_role, p_content, p_tool_calls, p_tool_call_id,
            p_tool_name, p_is_error, p_notice, p_steer, p_now
-    FROM threads WHERE id = p_thread;
-    RETURN QUERY SELECT * FROM messages WHERE id = p_id;
+    FROM threads WHERE id = p_thread
+    RETURNING * INTO m;
+    RETURN NEXT m;
 END
 $$;
 
@@ -65,26 +68,24 @@ CREATE TYPE ars_run_or_message AS (
     tool_name text, is_error boolean, notice jsonb, steer boolean, replaced_by_run_id text
 );
 
--- Run `p_run` as a row of `ars_run_or_message`.
-CREATE FUNCTION ars_run_row(p_run text) RETURNS SETOF ars_run_or_message
-LANGUAGE sql STABLE AS $$
-    SELECT id, thread_id, agent_id, user_id, status, input, output, error, prompt_tokens,
-           completion_tokens, parent_run_id, parent_tool_call_id, created_at, started_at,
-           finished_at, delivery, error_code, waiting_json, NULL::text, NULL::bigint,
-           NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text, NULL::boolean,
-           NULL::jsonb, NULL::boolean, NULL::text
-    FROM runs WHERE id = p_run
+-- Run `r` as a row of `ars_run_or_message` (the row its write returned: no read again).
+CREATE FUNCTION ars_run_row(r runs) RETURNS ars_run_or_message
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT r.id, r.thread_id, r.agent_id, r.user_id, r.status, r.input, r.output, r.error,
+           r.prompt_tokens, r.completion_tokens, r.parent_run_id, r.parent_tool_call_id,
+           r.created_at, r.started_at, r.finished_at, r.delivery, r.error_code, r.waiting_json,
+           NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::jsonb, NULL::text,
+           NULL::text, NULL::boolean, NULL::jsonb, NULL::boolean, NULL::text
 $$;
 
--- Message `p_message` as a row of `ars_run_or_message`.
-CREATE FUNCTION ars_message_row(p_message text) RETURNS SETOF ars_run_or_message
-LANGUAGE sql STABLE AS $$
-    SELECT id, thread_id, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
-           NULL::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, created_at,
-           NULL::timestamptz, NULL::timestamptz, NULL::text, NULL::text, NULL::text, run_id,
-           seq, role, content, tool_calls, tool_call_id, tool_name, is_error, notice, steer,
-           replaced_by_run_id
-    FROM messages WHERE id = p_message
+-- Message `m` as a row of `ars_run_or_message`.
+CREATE FUNCTION ars_message_row(m messages) RETURNS ars_run_or_message
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT m.id, m.thread_id, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+           NULL::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, m.created_at,
+           NULL::timestamptz, NULL::timestamptz, NULL::text, NULL::text, NULL::text, m.run_id,
+           m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name, m.is_error,
+           m.notice, m.steer, m.replaced_by_run_id
 $$;
 
 -- `create_run_with_input` for a run that neither wakes a parent nor replaces messages: the
@@ -104,6 +105,9 @@ CREATE FUNCTION ars_create_run_with_input(
     p_thread_created_at timestamptz DEFAULT NULL, p_thread_updated_at timestamptz DEFAULT NULL
 ) RETURNS SETOF ars_run_or_message
 LANGUAGE plpgsql AS $$
+DECLARE
+    r runs;
+    m messages;
 BEGIN
     IF p_thread_id IS NOT NULL THEN
         INSERT INTO threads (id, user_id, agent_id, title, parent_thread_id, subagent_slug,
@@ -122,7 +126,8 @@ BEGIN
     VALUES (p_id, p_thread, p_agent, p_user, p_status, p_input, p_parent_run,
             p_parent_tool_call, p_now, p_delivery, p_lease_owner, p_lease_expires_ms,
             p_wake_of, p_started_at)
-    ON CONFLICT (thread_id) WHERE status IN ('pending', 'running', 'waiting') DO NOTHING;
+    ON CONFLICT (thread_id) WHERE status IN ('pending', 'running', 'waiting') DO NOTHING
+    RETURNING * INTO r;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'thread % has an active run', p_thread USING ERRCODE = 'ARS01';
     END IF;
@@ -130,9 +135,10 @@ BEGIN
                           tool_name, is_error, notice, steer, created_at)
     SELECT p_message, p_thread, p_id, last_seq, 'user', p_input, '[]'::jsonb, NULL, NULL,
            FALSE, NULL, FALSE, p_now
-    FROM threads WHERE id = p_thread;
-    RETURN QUERY SELECT * FROM ars_run_row(p_id);
-    RETURN QUERY SELECT * FROM ars_message_row(p_message);
+    FROM threads WHERE id = p_thread
+    RETURNING * INTO m;
+    RETURN NEXT ars_run_row(r);
+    RETURN NEXT ars_message_row(m);
 END
 $$;
 
@@ -148,6 +154,9 @@ CREATE FUNCTION ars_finish_run_with_answer(
     p_status text, p_output text, p_error text, p_error_code text
 ) RETURNS SETOF ars_run_or_message
 LANGUAGE plpgsql AS $$
+DECLARE
+    r runs;
+    m messages;
 BEGIN
     UPDATE threads SET updated_at = p_now, last_seq = last_seq + 1 WHERE id = p_thread;
     IF NOT FOUND THEN
@@ -160,7 +169,8 @@ BEGIN
                     waiting_until_ms = NULL, lease_owner = NULL, lease_expires_ms = NULL
     WHERE id = p_run AND thread_id = p_thread AND status IN ('pending', 'running', 'waiting')
       AND NOT EXISTS (SELECT 1 FROM messages
-                      WHERE thread_id = p_thread AND seq > p_seen AND steer);
+                      WHERE thread_id = p_thread AND seq > p_seen AND steer)
+    RETURNING * INTO r;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'run % may not end with this answer', p_run USING ERRCODE = 'ARS01';
     END IF;
@@ -168,8 +178,9 @@ BEGIN
                           tool_name, is_error, notice, steer, created_at)
     SELECT p_id, p_thread, p_run, last_seq, p_role, p_content, p_tool_calls, p_tool_call_id,
            p_tool_name, p_is_error, p_notice, p_steer, p_now
-    FROM threads WHERE id = p_thread;
-    RETURN QUERY SELECT * FROM ars_message_row(p_id);
-    RETURN QUERY SELECT * FROM ars_run_row(p_run);
+    FROM threads WHERE id = p_thread
+    RETURNING * INTO m;
+    RETURN NEXT ars_message_row(m);
+    RETURN NEXT ars_run_row(r);
 END
 $$;

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 
 use ars_domain::{Caller, ErrorReason, TokenId, User, credentials};
 
+use crate::credentials::Recalled;
 use crate::{ApiError, AppState};
 
 /// A JSON body. Malformed JSON is a 400; JSON of the wrong shape (wrong types, unknown or
@@ -292,12 +293,20 @@ impl Auth {
     pub(crate) async fn of_token(state: &AppState, token: &str) -> Result<Self, ApiError> {
         let hash = credentials::token_hash(token);
         let now = ars_domain::time::now();
-        let (user, token) = state
-            .store
-            .token_user(&hash, now)
-            .await?
-            .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
-        // Checked on every request, so disabling an account stops its tokens at once.
+        let (user, token) = match state.credentials.recall(&hash, now) {
+            Recalled::Known(user, token) => (user, token),
+            Recalled::Read(mark) => {
+                let (user, token) = state
+                    .store
+                    .token_user(&hash, now)
+                    .await?
+                    .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
+                state.credentials.keep(mark, &hash, &user, &token);
+                (user, token)
+            }
+        };
+        // Checked on every request (on what was read at most `FRESH_FOR` ago, and forgotten
+        // on every change), so disabling an account stops its tokens at once.
         if user.disabled {
             return Err(ApiError::AccountDisabled);
         }
@@ -306,8 +315,11 @@ impl Auth {
             .is_none_or(|at| now - at >= TOKEN_USE_GRANULARITY)
         {
             // Only a note for the token list: a failure to record it never fails the request.
-            if let Err(err) = state.store.touch_token(token.id, now).await {
-                tracing::warn!(%err, token = %token.id, "cannot record the token's use");
+            match state.store.touch_token(token.id, now).await {
+                Ok(()) => state.credentials.used(&hash, now),
+                Err(err) => {
+                    tracing::warn!(%err, token = %token.id, "cannot record the token's use")
+                }
             }
         }
         Ok(Auth {

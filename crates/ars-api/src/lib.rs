@@ -34,6 +34,7 @@ use ars_runtime::skills::SkillLibrary;
 use ars_store::Store;
 
 pub mod accounts;
+mod credentials;
 mod error;
 mod extract;
 pub mod mcp_endpoint;
@@ -131,6 +132,8 @@ pub struct AppState {
     login_throttle: Arc<throttle::LoginThrottle>,
     /// Upload bytes held in memory at once, across all requests.
     pub(crate) uploads: uploads::UploadBudget,
+    /// The API tokens read lately, so a request's token is not read once per request.
+    credentials: Arc<credentials::Credentials>,
 }
 
 impl AppState {
@@ -144,8 +147,11 @@ impl AppState {
     ) -> Self {
         let login_throttle = Arc::new(throttle::LoginThrottle::new(config.login_throttle.clone()));
         let uploads = uploads::UploadBudget::new(config.upload_memory);
+        let credentials = Arc::new(credentials::Credentials::default());
+        credentials.follow(&runtime);
         Self {
             uploads,
+            credentials,
             store,
             config: Arc::new(config),
             runtime,
@@ -154,6 +160,13 @@ impl AppState {
             knowledge,
             login_throttle,
         }
+    }
+
+    /// After a change to `user`'s account or tokens was written: this instance forgets the
+    /// user's credentials before it answers, and every other instance is told to.
+    pub(crate) async fn account_changed(&self, user: ars_domain::UserId) {
+        self.credentials.forget_user(user);
+        self.runtime.announce_account_change(user).await;
     }
 }
 

@@ -75,6 +75,58 @@ async fn me_logout_and_revoked_tokens() {
 }
 
 #[tokio::test]
+async fn an_account_change_written_past_this_instance_holds_within_a_second() {
+    let app = TestApp::spawn().await;
+    let (alice_id, alice) = app.user("alice").await;
+    assert_eq!(app.get("/api/me", &alice).await.status, StatusCode::OK);
+    // Written straight to the store, as another process would without a word to this one
+    // (the `ars user disable` command): this instance learns it by reading the token again.
+    let id = ars_domain::UserId::parse(&alice_id).unwrap();
+    let disable = ars_domain::AccountChange {
+        role: None,
+        disabled: Some(true),
+    };
+    app.store.update_user(id, disable).await.unwrap();
+    let changed = std::time::Instant::now();
+    loop {
+        let reply = app.get("/api/me", &alice).await;
+        if reply.status == StatusCode::FORBIDDEN {
+            assert_eq!(reply.code(), Some("account_disabled"), "{:?}", reply.body);
+            break;
+        }
+        assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+        assert!(
+            changed.elapsed() < std::time::Duration::from_millis(1500),
+            "still served {:?} after the change",
+            changed.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    // Through the API the change holds at once: enabled again, the next request is served.
+    let reply = app
+        .patch(
+            &format!("/api/users/{alice_id}"),
+            &app.admin,
+            json!({"disabled": false}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+    assert_eq!(app.get("/api/me", &alice).await.status, StatusCode::OK);
+    let reply = app
+        .patch(
+            &format!("/api/users/{alice_id}"),
+            &app.admin,
+            json!({"disabled": true}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+    assert_eq!(
+        app.get("/api/me", &alice).await.status,
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[tokio::test]
 async fn api_tokens_can_be_created_listed_and_revoked() {
     let app = TestApp::spawn().await;
     let (_, alice) = app.user("alice").await;

@@ -1,10 +1,11 @@
 //! The control channel: small signals between `ars serve` instances — "cancel this run",
-//! "this run ended" — delivered to every instance listening, this one included.
+//! "this run ended", "this account changed" — delivered to every instance listening, this one
+//! included.
 //!
 //! Unlike run events, signals are not stored: an instance that is not listening when one is
 //! sent never sees it. Whoever relies on a signal therefore has a slower path that does not
 //! (the lease heartbeat stops a run ended elsewhere; a waiter reads the store once its wait
-//! ends).
+//! ends; what an instance remembers of an account is read again within a second).
 //!
 //! - [`LocalChannel`]: one process (embedded SQLite).
 //! - [`RedisChannel`]: Redis pub/sub, when Redis is configured.
@@ -12,7 +13,7 @@
 
 use std::time::Duration;
 
-use ars_domain::RunId;
+use ars_domain::{RunId, UserId};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -38,6 +39,9 @@ pub enum Signal {
     Cancel { run_id: RunId },
     /// The run's terminal status was written: waiters on other instances may stop waiting.
     Ended { run_id: RunId },
+    /// A user's account or tokens changed (disabled, role, password, a token revoked): every
+    /// instance forgets what it remembers of the user's credentials.
+    AccountChanged { user_id: UserId },
 }
 
 impl Signal {
@@ -187,6 +191,15 @@ mod tests {
             cancel
                 .encode()
                 .starts_with(r#"{"signal":"cancel","run_id":""#)
+        );
+        let changed = Signal::AccountChanged {
+            user_id: UserId::new(),
+        };
+        assert_eq!(Signal::decode(&changed.encode()), Some(changed));
+        assert!(
+            changed
+                .encode()
+                .starts_with(r#"{"signal":"account_changed","user_id":""#)
         );
         for foreign in [
             "",

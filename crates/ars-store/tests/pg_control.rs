@@ -19,7 +19,9 @@ async fn next_of(stream: &mut SignalStream, runs: &[RunId]) -> Signal {
     tokio::time::timeout(PROMPT, async {
         loop {
             let signal = stream.next().await.expect("the signal stream ended");
-            let (Signal::Cancel { run_id } | Signal::Ended { run_id }) = signal;
+            let (Signal::Cancel { run_id } | Signal::Ended { run_id }) = signal else {
+                continue;
+            };
             if runs.contains(&run_id) {
                 return signal;
             }

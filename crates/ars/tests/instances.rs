@@ -570,3 +570,85 @@ async fn without_redis_cancel_and_wait_cross_instances_through_postgres_notify()
         "the wait answered {lag:?} after the run ended"
     );
 }
+
+/// How `token`'s request to instance `i` is answered, after how long it first was `status`
+/// (polled; at most `within`).
+async fn until_answered(c: &Cluster, i: usize, token: &str, status: u16, within: Duration) {
+    let started = Instant::now();
+    loop {
+        let (now, body) = common::call(
+            reqwest::Method::GET,
+            format!("{}/api/me", c.base(i)),
+            Some(token),
+            None,
+        )
+        .await;
+        if now == status {
+            return;
+        }
+        assert!(
+            started.elapsed() < within,
+            "instance {i} still answers {now} after {:?}: {body}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_account_change_on_one_instance_holds_on_every_other_before_remembered_credentials_go_stale()
+ {
+    let Some(c) = Cluster::start("inst_accounts", 2).await else {
+        return;
+    };
+    const ADA: &str = "correct horse battery";
+    let (status, ada) = c
+        .post(0, "/api/users", json!({"username": "ada", "password": ADA}))
+        .await;
+    assert_eq!(status, 201, "{ada}");
+    let laptop = common::login(&c.base(0), "ada", ADA).await;
+    let phone = common::login(&c.base(0), "ada", ADA).await;
+    // Both instances have read both sessions: each remembers them now.
+    for i in 0..2 {
+        for token in [&laptop, &phone] {
+            common::get(&c.base(i), "/api/me", token).await;
+        }
+    }
+    // Well under the second an instance trusts what it read: only the signal can say it.
+    let prompt = Duration::from_millis(600);
+
+    // The laptop logs out through instance 0: instance 1 refuses it, the phone goes on.
+    let (status, body) = common::call(
+        reqwest::Method::POST,
+        format!("{}/api/auth/logout", c.base(0)),
+        Some(&laptop),
+        None,
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+    until_answered(&c, 1, &laptop, 401, prompt).await;
+    common::get(&c.base(1), "/api/me", &phone).await;
+
+    // The admin disables ada through instance 1: instance 0 refuses the phone as disabled.
+    let (status, body) = common::call(
+        reqwest::Method::PATCH,
+        format!("{}/api/users/{}", c.base(1), ada["id"].as_str().unwrap()),
+        Some(&c.token),
+        Some(json!({"disabled": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    until_answered(&c, 0, &phone, 403, prompt).await;
+
+    // Enabled again: the phone works again on both (a token survives its account's disabling).
+    let (status, body) = common::call(
+        reqwest::Method::PATCH,
+        format!("{}/api/users/{}", c.base(0), ada["id"].as_str().unwrap()),
+        Some(&c.token),
+        Some(json!({"disabled": false})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    until_answered(&c, 1, &phone, 200, prompt).await;
+    until_answered(&c, 0, &phone, 200, prompt).await;
+}

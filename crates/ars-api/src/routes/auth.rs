@@ -93,10 +93,9 @@ fn locked_out(wait: std::time::Duration) -> ApiError {
 #[utoipa::path(post, path = "/auth/logout", tag = "auth", security(("bearer" = [])),
     responses((status = 204), (status = 401, body = ErrorBody)))]
 pub async fn logout(State(state): State<AppState>, auth: Auth) -> Result<StatusCode, ApiError> {
-    state
-        .store
-        .revoke_token(auth.user.id, auth.token_id)
-        .await?;
+    let revoked = state.store.revoke_token(auth.user.id, auth.token_id).await;
+    state.account_changed(auth.user.id).await;
+    revoked?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -196,7 +195,7 @@ pub async fn change_own_password(
         });
     }
     state.login_throttle.succeeded(attempt);
-    accounts::change_password(
+    let changed = accounts::change_password(
         state.store.as_ref(),
         policy,
         auth.user.id,
@@ -204,7 +203,9 @@ pub async fn change_own_password(
         Some(auth.token_id),
         "new_password",
     )
-    .await?;
+    .await;
+    state.account_changed(auth.user.id).await;
+    changed?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -323,7 +324,9 @@ pub async fn revoke_token(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let id = TokenId::parse(&id).ok_or_else(|| ApiError::not_found(ars_domain::Subject::Token))?;
-    if state.store.revoke_token(auth.user.id, id).await? == ars_store::Deleted::Deleted {
+    let revoked = state.store.revoke_token(auth.user.id, id).await;
+    state.account_changed(auth.user.id).await;
+    if revoked? == ars_store::Deleted::Deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found(ars_domain::Subject::Token))

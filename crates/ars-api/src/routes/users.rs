@@ -216,7 +216,9 @@ pub async fn update_user(
     let id = UserId::parse(&id).ok_or_else(not_found)?;
     let change = AccountChange::from(req);
     change.check_own(&auth.user, id)?;
-    match state.store.update_user(id, change).await {
+    let updated = state.store.update_user(id, change).await;
+    state.account_changed(id).await;
+    match updated {
         Ok(UserUpdate::Updated(user)) => {
             tracing::info!(user = %user.id, by = %auth.user.id, role = user.role.as_str(),
                 disabled = user.disabled, "account changed");
@@ -258,7 +260,7 @@ pub async fn reset_password(
     auth.require_admin()?;
     let user = existing_user(&state, &id).await?;
     let keep = (user.id == auth.user.id).then_some(auth.token_id);
-    accounts::change_password(
+    let changed = accounts::change_password(
         state.store.as_ref(),
         state.config.password_policy,
         user.id,
@@ -266,7 +268,9 @@ pub async fn reset_password(
         keep,
         "new_password",
     )
-    .await?;
+    .await;
+    state.account_changed(user.id).await;
+    changed?;
     tracing::info!(user = %user.id, by = %auth.user.id, "password reset");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,15 +1,17 @@
 //! The control channel as the runtime uses it: a cancel sent by any instance stops the run
-//! where it executes, and "this run ended" wakes waiters on every instance.
+//! where it executes, "this run ended" wakes waiters on every instance, and "this account
+//! changed" reaches whoever remembers credentials ([`Runtime::account_changes`]).
 //!
 //! **Invariant:** a signal only ever speeds things up. A missed `Cancel` is caught by the
 //! caller's fallback (it ends the run in the store after [`CANCEL_ANSWER`]) and, for the
-//! executor, by the next lease heartbeat; a missed `Ended` by the waiter's next store read.
+//! executor, by the next lease heartbeat; a missed `Ended` by the waiter's next store read; a
+//! missed `AccountChanged` by the credentials' next read, at most a second later.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use ars_domain::RunId;
 use ars_events::Signal;
@@ -90,6 +92,10 @@ fn handle(inner: &Weak<Inner>, signal: Signal) -> bool {
             // Nobody waiting is fine.
             let _ = inner.ended.send(run_id);
         }
+        Signal::AccountChanged { user_id } => {
+            // Nobody remembering credentials is fine.
+            let _ = inner.accounts.send(user_id);
+        }
     }
     true
 }
@@ -100,6 +106,22 @@ impl Runtime {
         if let Err(e) = self.inner.control.send(Signal::Ended { run_id }).await {
             tracing::warn!(run_id = %run_id, error = %e, "cannot announce the end of a run");
         }
+    }
+
+    /// Tells every instance, this one included, that `user`'s account or tokens changed (after
+    /// the change was written), so none goes on using what it remembers of them.
+    pub async fn announce_account_change(&self, user: ars_domain::UserId) {
+        let signal = Signal::AccountChanged { user_id: user };
+        if let Err(e) = self.inner.control.send(signal).await {
+            tracing::warn!(user_id = %user, error = %e, "cannot announce an account's change");
+        }
+    }
+
+    /// The users whose account or tokens changed from now on, on any instance, as the control
+    /// channel tells them. Lagging behind skips some (`RecvError::Lagged`): forget everything
+    /// then. A change the channel lost is not told at all.
+    pub fn account_changes(&self) -> broadcast::Receiver<ars_domain::UserId> {
+        self.inner.accounts.subscribe()
     }
 
     /// Waits until the control channel listens, at most `timeout`; whether it does. A server

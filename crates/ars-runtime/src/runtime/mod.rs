@@ -200,6 +200,9 @@ struct Inner {
     control: Arc<dyn ControlChannel>,
     /// Ends of runs the control channel announced, for waiters on runs executing elsewhere.
     ended: broadcast::Sender<RunId>,
+    /// Users whose account or tokens changed, as the control channel announced them (this
+    /// instance's changes included), for whoever remembers credentials.
+    accounts: broadcast::Sender<ars_domain::UserId>,
     /// Whether the control channel is being listened to.
     listening: watch::Receiver<bool>,
 }
@@ -271,6 +274,7 @@ impl Runtime {
                 closed: CancellationToken::new(),
                 control: parts.control,
                 ended: broadcast::channel(ENDED_CAPACITY).0,
+                accounts: broadcast::channel(ENDED_CAPACITY).0,
                 listening,
             }),
         }

@@ -1,0 +1,67 @@
+//! How many queries an HTTP run costs the store: `POST /api/threads`, `POST …/runs` and
+//! `GET /api/runs/{id}/wait`, every statement sqlx runs counted from its `sqlx::query` events.
+//! A binary of its own: the counter is this process's one subscriber.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+#[path = "../../ars-runtime/benches/support/queries.rs"]
+mod queries;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use common::TestApp;
+use queries::Queries;
+use serde_json::json;
+
+/// HTTP runs counted, one after the other.
+const RUNS: u64 = 5;
+
+/// The token's read: a join of the tokens and their users.
+const TOKEN_READ: &str = "FROM api_tokens t JOIN users u";
+
+/// One HTTP run: a thread, a run on it, a wait until it ends.
+async fn run(app: &TestApp, token: &str) {
+    let thread = app.thread(token, "echo").await;
+    let run = app.start_run(token, &thread, "hi").await;
+    let waited = app.wait(token, &run, 30).await;
+    assert_eq!(waited["run"]["status"], "success", "{waited}");
+}
+
+#[tokio::test]
+async fn an_http_run_reads_its_token_at_most_once_a_second_not_once_per_request() {
+    let queries = Queries::install();
+    let app = TestApp::spawn().await;
+    let (_, alice) = app.user("alice").await;
+    app.scripted_agent(&alice, "echo", json!([{"text": "hello"}]))
+        .await;
+    // Warm: the first run prepares the workdir and loads what is cached.
+    run(&app, &alice).await;
+
+    queries.clear();
+    let started = Instant::now();
+    for _ in 0..RUNS {
+        run(&app, &alice).await;
+    }
+    let elapsed = started.elapsed().as_secs();
+    let texts = queries.snapshot();
+    let mut made = BTreeMap::<String, u64>::new();
+    for (text, n) in texts.iter().filter(|(t, _)| !t.starts_with("PRAGMA")) {
+        let words: Vec<_> = text.split(' ').take(4).collect();
+        *made.entry(words.join(" ")).or_default() += *n;
+    }
+    println!("queries per {RUNS} HTTP runs in {elapsed} s: {made:#?}");
+    let token_reads: u64 = texts
+        .iter()
+        .filter(|(text, _)| text.contains(TOKEN_READ))
+        .map(|(_, n)| n)
+        .sum();
+    // Three requests a run: once per request would be fifteen reads.
+    assert!(
+        token_reads <= 1 + elapsed,
+        "{token_reads} reads of the token in {elapsed} s over {} requests",
+        3 * RUNS
+    );
+}

@@ -571,8 +571,20 @@ async fn without_redis_cancel_and_wait_cross_instances_through_postgres_notify()
     );
 }
 
-/// How `token`'s request to instance `i` is answered, after how long it first was `status`
-/// (polled; at most `within`).
+/// The admin disables (or enables) user `id` through instance `via`.
+async fn set_disabled(c: &Cluster, via: usize, id: &str, disabled: bool) {
+    let (status, body) = common::call(
+        reqwest::Method::PATCH,
+        format!("{}/api/users/{id}", c.base(via)),
+        Some(&c.token),
+        Some(json!({ "disabled": disabled })),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// Waits until instance `i` answers `token`'s `GET /api/me` with `status`; fails after
+/// `within`.
 async fn until_answered(c: &Cluster, i: usize, token: &str, status: u16, within: Duration) {
     let started = Instant::now();
     loop {
@@ -630,25 +642,12 @@ async fn an_account_change_on_one_instance_holds_on_every_other_before_remembere
     common::get(&c.base(1), "/api/me", &phone).await;
 
     // The admin disables ada through instance 1: instance 0 refuses the phone as disabled.
-    let (status, body) = common::call(
-        reqwest::Method::PATCH,
-        format!("{}/api/users/{}", c.base(1), ada["id"].as_str().unwrap()),
-        Some(&c.token),
-        Some(json!({"disabled": true})),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+    let ada = ada["id"].as_str().unwrap();
+    set_disabled(&c, 1, ada, true).await;
     until_answered(&c, 0, &phone, 403, prompt).await;
 
     // Enabled again: the phone works again on both (a token survives its account's disabling).
-    let (status, body) = common::call(
-        reqwest::Method::PATCH,
-        format!("{}/api/users/{}", c.base(0), ada["id"].as_str().unwrap()),
-        Some(&c.token),
-        Some(json!({"disabled": false})),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+    set_disabled(&c, 0, ada, false).await;
     until_answered(&c, 1, &phone, 200, prompt).await;
     until_answered(&c, 0, &phone, 200, prompt).await;
 }

@@ -183,24 +183,24 @@ mod tests {
 
     #[test]
     fn signals_round_trip_and_foreign_payloads_are_skipped() {
-        let cancel = Signal::Cancel {
-            run_id: RunId::new(),
-        };
-        assert_eq!(Signal::decode(&cancel.encode()), Some(cancel));
-        assert!(
-            cancel
-                .encode()
-                .starts_with(r#"{"signal":"cancel","run_id":""#)
-        );
-        let changed = Signal::AccountChanged {
-            user_id: UserId::new(),
-        };
-        assert_eq!(Signal::decode(&changed.encode()), Some(changed));
-        assert!(
-            changed
-                .encode()
-                .starts_with(r#"{"signal":"account_changed","user_id":""#)
-        );
+        let signals = [
+            (
+                Signal::Cancel {
+                    run_id: RunId::new(),
+                },
+                r#"{"signal":"cancel","run_id":""#,
+            ),
+            (
+                Signal::AccountChanged {
+                    user_id: UserId::new(),
+                },
+                r#"{"signal":"account_changed","user_id":""#,
+            ),
+        ];
+        for (signal, wire) in signals {
+            assert_eq!(Signal::decode(&signal.encode()), Some(signal));
+            assert!(signal.encode().starts_with(wire), "{}", signal.encode());
+        }
         for foreign in [
             "",
             "hello",
